@@ -1,0 +1,21 @@
+// Package schemas embeds treeloop's JSON Schemas (draft 2020-12). The
+// binaries enforce these embedded copies; .runner/state/*.json copies are for
+// humans and editors only (DESIGN.md decision 10).
+package schemas
+
+import _ "embed"
+
+// TaskTreeV1 is the task tree schema (seed 002, DESIGN.md decisions 2 and 8).
+//
+//go:embed task_tree.v1.schema.json
+var TaskTreeV1 []byte
+
+// AgentOutputV1 is the agent output schema (DESIGN.md decision 3).
+//
+//go:embed agent_output.v1.schema.json
+var AgentOutputV1 []byte
+
+// RunStateV1 is the run_state.json schema (seed 000 section 3.1).
+//
+//go:embed run_state.v1.schema.json
+var RunStateV1 []byte
