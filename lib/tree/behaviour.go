@@ -1,0 +1,173 @@
+package tree
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Agent statuses (DESIGN.md decision 3).
+const (
+	AgentDone       = "done"
+	AgentRetry      = "retry"
+	AgentDecomposed = "decomposed"
+)
+
+// Immutability checks that every node passed in prev is unchanged in next:
+// present, under the same parent, equal in every field and child (seed 002
+// §3). Problems are sorted by node id.
+func Immutability(prev, next *Node) Problems {
+	var ps Problems
+	before, after := Index(prev), Index(next)
+	ids := make([]string, 0)
+	for id, e := range before {
+		if e.Node.Passes {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		b := before[id]
+		a, ok := after[id]
+		if !ok {
+			ps = append(ps, Problem{LayerImmutability, b.Path, fmt.Sprintf("passed node '%s' missing in next tree", id)})
+			continue
+		}
+		if parentID(b.Parent) != parentID(a.Parent) {
+			ps = append(ps, Problem{LayerImmutability, a.Path, fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.Parent), parentID(a.Parent))})
+			continue
+		}
+		x, y := b.Node.Clone(), a.Node.Clone()
+		Sort(x)
+		Sort(y)
+		if !Equal(x, y) {
+			ps = append(ps, Problem{LayerImmutability, a.Path, fmt.Sprintf("passed node '%s' changed in next tree", id)})
+		}
+	}
+	return ps
+}
+
+func parentID(n *Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.ID
+}
+
+// NewNodes returns, sorted by id, the nodes of next whose ids prev lacks.
+func NewNodes(prev, next *Node) []Entry {
+	before := Index(prev)
+	var out []Entry
+	for id, e := range Index(next) {
+		if _, ok := before[id]; !ok {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Node.ID, b.Node.ID) })
+	return out
+}
+
+// ChildAdditions enforces seed 002 §5: the only node that may gain new
+// children is the selected node, and only when status is decomposed. A
+// child is new when its id does not occur anywhere in prev, so moving an open
+// node is not an addition.
+func ChildAdditions(prev, next *Node, selected, status string) Problems {
+	var ps Problems
+	for _, e := range NewNodes(prev, next) {
+		parent := parentID(e.Parent)
+		switch {
+		case e.Parent == nil:
+			ps = append(ps, Problem{LayerChildAddition, e.Path, fmt.Sprintf("root replaced by new node '%s'", e.Node.ID)})
+		case parent == selected && status == AgentDecomposed:
+		case parent == selected:
+			ps = append(ps, Problem{LayerChildAddition, e.Path, fmt.Sprintf("node '%s' gained child '%s' but status=%s", parent, e.Node.ID, status)})
+		default:
+			ps = append(ps, Problem{LayerChildAddition, e.Path, fmt.Sprintf("node '%s' gained child '%s' but only the selected node '%s' may gain children", parent, e.Node.ID, selected)})
+		}
+	}
+	return ps
+}
+
+// StatusInvariants enforces seed 002 §4 on the selected node: decomposed
+// must gain children, done and retry must not.
+func StatusInvariants(prev, next *Node, selected, status string) Problems {
+	b, _ := Find(prev, selected)
+	a, path := Find(next, selected)
+	if b == nil {
+		return Problems{{LayerStatus, "", fmt.Sprintf("selected node '%s' not found in previous tree", selected)}}
+	}
+	if a == nil {
+		return Problems{{LayerStatus, "", fmt.Sprintf("selected node '%s' missing in next tree", selected)}}
+	}
+	np, nn := len(b.Children), len(a.Children)
+	switch status {
+	case AgentDecomposed:
+		if nn <= np {
+			return Problems{{LayerStatus, path, fmt.Sprintf("status=decomposed but selected node '%s' did not gain children (prev=%d, next=%d)", selected, np, nn)}}
+		}
+	case AgentDone, AgentRetry:
+		if nn > np {
+			return Problems{{LayerStatus, path, fmt.Sprintf("status=%s but selected node '%s' gained children (prev=%d, next=%d)", status, selected, np, nn)}}
+		}
+	default:
+		return Problems{{LayerStatus, path, fmt.Sprintf("unknown status %q", status)}}
+	}
+	return nil
+}
+
+// RestoreRunnerOwned overwrites, on every node of next that also exists in
+// prev, the runner-owned fields (passes, attempts, next, max_attempts) with
+// prev's values (003, 2026-01-17: agent edits to them are ignored). It
+// returns one line per field it changed back, sorted.
+func RestoreRunnerOwned(prev, next *Node) []string {
+	before := Index(prev)
+	var notes []string
+	var walk func(n *Node, path string)
+	walk = func(n *Node, path string) {
+		if b, ok := before[n.ID]; ok {
+			p := b.Node
+			if n.Passes != p.Passes {
+				notes = append(notes, fmt.Sprintf("%s: passes %v restored to %v", path, n.Passes, p.Passes))
+				n.Passes = p.Passes
+			}
+			if n.Attempts != p.Attempts {
+				notes = append(notes, fmt.Sprintf("%s: attempts %d restored to %d", path, n.Attempts, p.Attempts))
+				n.Attempts = p.Attempts
+			}
+			if n.MaxAttempts != p.MaxAttempts {
+				notes = append(notes, fmt.Sprintf("%s: max_attempts %d restored to %d", path, n.MaxAttempts, p.MaxAttempts))
+				n.MaxAttempts = p.MaxAttempts
+			}
+			if n.Next != p.Next {
+				notes = append(notes, fmt.Sprintf("%s: next %s restored to %s", path, n.Next, p.Next))
+				n.Next = p.Next
+			}
+		}
+		for _, c := range n.Children {
+			walk(c, path+"/"+c.ID)
+		}
+	}
+	walk(next, next.ID)
+	slices.Sort(notes)
+	return notes
+}
+
+// CheckAgentEdits validates the tree an agent left (edited) against the
+// snapshot taken before its session (prev), for the selected leaf: passed
+// nodes unchanged, no new nodes anywhere (the runner itself inserts
+// decomposition children, DESIGN.md decisions 3-4), and the selected node
+// still present, open and a leaf. Problems are sorted.
+func CheckAgentEdits(prev, edited *Node, selected string) Problems {
+	ps := Immutability(prev, edited)
+	for _, e := range NewNodes(prev, edited) {
+		ps = append(ps, Problem{LayerChildAddition, e.Path, fmt.Sprintf("node '%s' added by the agent; only the runner adds children, from a decomposed output", e.Node.ID)})
+	}
+	n, path := Find(edited, selected)
+	switch {
+	case n == nil:
+		ps = append(ps, Problem{LayerStatus, "", fmt.Sprintf("selected node '%s' missing in next tree", selected)})
+	case !n.IsLeaf():
+		ps = append(ps, Problem{LayerStatus, path, fmt.Sprintf("selected node '%s' gained children (prev=0, next=%d)", selected, len(n.Children))})
+	}
+	return ps.Sorted()
+}

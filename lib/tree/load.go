@@ -1,0 +1,110 @@
+package tree
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/jsonstrict"
+	"github.com/treeloop/treeloop/lib/schema"
+)
+
+// Parse decodes data strictly (jsonstrict) and validates it against the
+// embedded task tree schema. It returns the tree, or nil and every problem
+// (layers json or schema). It does not check invariants.
+func Parse(data []byte) (*Node, Problems) {
+	v, err := jsonstrict.Decode(data)
+	if err != nil {
+		return nil, Problems{{Layer: LayerJSON, Message: err.Error()}}
+	}
+	if vs := schema.Validate(schema.TaskTree, v); len(vs) > 0 {
+		ps := make(Problems, 0, len(vs))
+		for _, x := range vs {
+			path, field := locate(v, x.Pointer)
+			msg := x.Message
+			if field != "" {
+				msg = field + ": " + msg
+			}
+			ps = append(ps, Problem{Layer: LayerSchema, Path: path, Message: msg})
+		}
+		return nil, ps.Sorted()
+	}
+	return build(v.(map[string]any)), nil
+}
+
+// Load is Parse followed by Check: the tree and all problems, sorted. The
+// tree is nil when the document does not satisfy the schema.
+func Load(data []byte) (*Node, Problems) {
+	root, ps := Parse(data)
+	if ps != nil {
+		return nil, ps
+	}
+	return root, Check(root)
+}
+
+// build converts a schema-valid document into nodes.
+func build(m map[string]any) *Node {
+	n := &Node{
+		ID:          m["id"].(string),
+		Order:       int64(m["order"].(float64)),
+		Title:       m["title"].(string),
+		Goal:        m["goal"].(string),
+		Next:        m["next"].(string),
+		Passes:      m["passes"].(bool),
+		Attempts:    int(m["attempts"].(float64)),
+		MaxAttempts: int(m["max_attempts"].(float64)),
+	}
+	acc := m["acceptance"].([]any)
+	n.Acceptance = make([]string, len(acc))
+	for i, a := range acc {
+		n.Acceptance[i] = a.(string)
+	}
+	kids := m["children"].([]any)
+	n.Children = make([]*Node, len(kids))
+	for i, k := range kids {
+		n.Children[i] = build(k.(map[string]any))
+	}
+	return n
+}
+
+// locate turns a JSON pointer into the node path of the deepest node on it
+// and the rest of the pointer (the field), e.g. "/children/1/attempts" →
+// ("root/b", "attempts"). Ids that do not match IDPattern appear as
+// "children[i]" so a path never carries hostile text.
+func locate(doc any, pointer string) (path, field string) {
+	toks := schema.Pointer(pointer)
+	cur, ok := doc.(map[string]any)
+	if !ok {
+		return "", strings.Join(toks, "/")
+	}
+	parts := []string{label(cur, "root")}
+	i := 0
+	for i+1 < len(toks) && toks[i] == "children" {
+		kids, ok := cur["children"].([]any)
+		if !ok {
+			break
+		}
+		idx, err := strconv.Atoi(toks[i+1])
+		if err != nil || idx < 0 || idx >= len(kids) {
+			break
+		}
+		child, ok := kids[idx].(map[string]any)
+		if !ok {
+			parts = append(parts, fmt.Sprintf("children[%d]", idx))
+			i += 2
+			cur = nil
+			break
+		}
+		parts = append(parts, label(child, fmt.Sprintf("children[%d]", idx)))
+		cur = child
+		i += 2
+	}
+	return strings.Join(parts, "/"), strings.Join(toks[i:], "/")
+}
+
+func label(m map[string]any, fallback string) string {
+	if id, ok := m["id"].(string); ok && IDPattern.MatchString(id) {
+		return id
+	}
+	return fallback
+}

@@ -1,0 +1,148 @@
+// Package tree is the task tree model (seeds 000 §4 and 002): the node type,
+// strict loading, canonical encoding, leftmost-open-leaf selection, semantic
+// invariants, behavioural checks between two trees and the runner-owned
+// transitions (003, 2026-01-17). Everything here is pure: no file, process or
+// clock access.
+package tree
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Values of Node.Next: how the agent works a leaf (DESIGN.md decision 2).
+const (
+	NextExecute   = "execute"
+	NextDecompose = "decompose"
+)
+
+// IDPattern is the node id pattern (DESIGN.md decision 8).
+var IDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// MaxIDLen is the longest id IDPattern admits.
+const MaxIDLen = 128
+
+// Node is one task tree node, its fields in schema order (the canonical key
+// order). passes, attempts, next and max_attempts are runner-owned on
+// existing nodes.
+type Node struct {
+	ID          string   `json:"id"`
+	Order       int64    `json:"order"`
+	Title       string   `json:"title"`
+	Goal        string   `json:"goal"`
+	Acceptance  []string `json:"acceptance"`
+	Next        string   `json:"next"`
+	Passes      bool     `json:"passes"`
+	Attempts    int      `json:"attempts"`
+	MaxAttempts int      `json:"max_attempts"`
+	Children    []*Node  `json:"children"`
+}
+
+// IsLeaf reports whether n has no children.
+func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
+
+// Clone returns a deep copy of n.
+func (n *Node) Clone() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Acceptance = append([]string{}, n.Acceptance...)
+	c.Children = make([]*Node, len(n.Children))
+	for i, ch := range n.Children {
+		c.Children[i] = ch.Clone()
+	}
+	return &c
+}
+
+// Equal reports whether a and b are equal in every field, children included,
+// in their current order.
+func Equal(a, b *Node) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
+		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
+		a.MaxAttempts != b.MaxAttempts || len(a.Acceptance) != len(b.Acceptance) ||
+		len(a.Children) != len(b.Children) {
+		return false
+	}
+	for i := range a.Acceptance {
+		if a.Acceptance[i] != b.Acceptance[i] {
+			return false
+		}
+	}
+	for i := range a.Children {
+		if !Equal(a.Children[i], b.Children[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Entry is one node found by Index: the node, its parent (nil for the root)
+// and its path of ids from the root joined by "/" (e.g. "root/backend/auth").
+type Entry struct {
+	Node   *Node
+	Parent *Node
+	Path   string
+}
+
+// Index maps every id in the tree to its first Entry in depth-first order
+// (children in their stored order).
+func Index(root *Node) map[string]Entry {
+	m := map[string]Entry{}
+	var walk func(n, parent *Node, prefix string)
+	walk = func(n, parent *Node, prefix string) {
+		p := n.ID
+		if prefix != "" {
+			p = prefix + "/" + n.ID
+		}
+		if _, dup := m[n.ID]; !dup {
+			m[n.ID] = Entry{Node: n, Parent: parent, Path: p}
+		}
+		for _, c := range n.Children {
+			walk(c, n, p)
+		}
+	}
+	if root != nil {
+		walk(root, nil, "")
+	}
+	return m
+}
+
+// Find returns the node with id and its path, or nil.
+func Find(root *Node, id string) (*Node, string) {
+	var found *Node
+	var path []string
+	var walk func(n *Node, stack []string) bool
+	walk = func(n *Node, stack []string) bool {
+		stack = append(stack, n.ID)
+		if n.ID == id {
+			found, path = n, stack
+			return true
+		}
+		for _, c := range n.Children {
+			if walk(c, stack) {
+				return true
+			}
+		}
+		return false
+	}
+	if root != nil {
+		walk(root, nil)
+	}
+	return found, strings.Join(path, "/")
+}
+
+// Count returns the number of nodes in the tree.
+func Count(root *Node) int {
+	if root == nil {
+		return 0
+	}
+	n := 1
+	for _, c := range root.Children {
+		n += Count(c)
+	}
+	return n
+}

@@ -1,0 +1,86 @@
+package tree
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Selection states reported by Select.
+const (
+	StatusOpen     = "open"     // an open leaf with attempts left
+	StatusComplete = "complete" // no open leaf remains
+	StatusStuck    = "stuck"    // the leftmost open leaf has attempts == max_attempts
+)
+
+// Selection is the result of Select. Node and Path are set unless the tree is
+// complete.
+type Selection struct {
+	Status string
+	Node   *Node
+	Path   string
+}
+
+// String renders the selection in tree-select's text form, e.g.
+// "status=open id=auth path=root/backend/auth next=execute attempts=0/3".
+// Every value matches [A-Za-z0-9._/-], so the line is safe for eval.
+func (s Selection) String() string {
+	if s.Node == nil {
+		return "status=" + s.Status
+	}
+	return fmt.Sprintf("status=%s id=%s path=%s next=%s attempts=%d/%d",
+		s.Status, s.Node.ID, s.Path, s.Node.Next, s.Node.Attempts, s.Node.MaxAttempts)
+}
+
+// Select finds the leftmost open leaf: depth-first, siblings visited by
+// (order ASC, id ASC) whatever their stored order, passed subtrees skipped
+// (seed 000 §4.2). A leaf whose attempts reached max_attempts makes the
+// selection stuck (003: stuck is a hard stop, decided by the runner).
+func Select(root *Node) Selection {
+	var path []string
+	var found *Node
+	var walk func(n *Node) bool
+	walk = func(n *Node) bool {
+		if n.Passes {
+			return false
+		}
+		path = append(path, n.ID)
+		if n.IsLeaf() {
+			found = n
+			return true
+		}
+		kids := n.Children
+		if !slices.IsSortedFunc(kids, compare) {
+			kids = slices.SortedStableFunc(slices.Values(kids), compare)
+		}
+		for _, c := range kids {
+			if walk(c) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if root == nil || !walk(root) {
+		return Selection{Status: StatusComplete}
+	}
+	s := Selection{Status: StatusOpen, Node: found, Path: joinPath(path)}
+	if found.Attempts >= found.MaxAttempts {
+		s.Status = StatusStuck
+	}
+	return s
+}
+
+func joinPath(ids []string) string {
+	n := 0
+	for _, id := range ids {
+		n += len(id) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, '/')
+		}
+		b = append(b, id...)
+	}
+	return string(b)
+}
