@@ -1,0 +1,80 @@
+// Package agentout parses and validates agent output (DESIGN.md decision 3):
+// one JSON object {"status", "summary", "children"} checked against the
+// embedded agent_output v1 schema and against the mode of the iteration.
+package agentout
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/jsonstrict"
+	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// MaxBytes is the largest output file accepted (1 MiB).
+const MaxBytes = 1 << 20
+
+// Modes of an iteration, taken from the selected leaf's next field.
+const (
+	ModeExecute   = tree.NextExecute
+	ModeDecompose = tree.NextDecompose
+)
+
+// Output is a validated agent output.
+type Output struct {
+	Status   string          `json:"status"`
+	Summary  string          `json:"summary"`
+	Children []tree.NewChild `json:"children"`
+}
+
+// Allowed lists the statuses an agent may report in mode.
+func Allowed(mode string) []string {
+	if mode == ModeDecompose {
+		return []string{tree.AgentDecomposed, tree.AgentRetry}
+	}
+	return []string{tree.AgentDone, tree.AgentRetry}
+}
+
+// Parse decodes data strictly, validates it against the schema and checks
+// the status is allowed in mode (execute: done or retry; decompose:
+// decomposed or retry). The error, one line, says every reason.
+func Parse(data []byte, mode string) (Output, error) {
+	if len(data) > MaxBytes {
+		return Output{}, fmt.Errorf("output is %d bytes, more than the %d allowed", len(data), MaxBytes)
+	}
+	v, err := jsonstrict.Decode(data)
+	if err != nil {
+		return Output{}, fmt.Errorf("output is not valid JSON: %w", err)
+	}
+	if vs := schema.Validate(schema.AgentOutput, v); len(vs) > 0 {
+		msgs := make([]string, len(vs))
+		for i, x := range vs {
+			loc := strings.TrimPrefix(x.Pointer, "/")
+			if loc == "" {
+				msgs[i] = x.Message
+			} else {
+				msgs[i] = loc + ": " + x.Message
+			}
+		}
+		return Output{}, fmt.Errorf("output does not match the agent output schema: %s", strings.Join(msgs, "; "))
+	}
+	m := v.(map[string]any)
+	o := Output{Status: m["status"].(string), Summary: m["summary"].(string)}
+	for _, c := range m["children"].([]any) {
+		cm := c.(map[string]any)
+		nc := tree.NewChild{Title: cm["title"].(string), Goal: cm["goal"].(string), Next: cm["next"].(string)}
+		for _, a := range cm["acceptance"].([]any) {
+			nc.Acceptance = append(nc.Acceptance, a.(string))
+		}
+		o.Children = append(o.Children, nc)
+	}
+	ok := false
+	for _, s := range Allowed(mode) {
+		ok = ok || s == o.Status
+	}
+	if !ok {
+		return Output{}, fmt.Errorf("status %q is not allowed in %s mode (allowed: %s)", o.Status, mode, strings.Join(Allowed(mode), ", "))
+	}
+	return o, nil
+}

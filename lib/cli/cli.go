@@ -1,0 +1,141 @@
+// Package cli runs one treeloop command: kong parsing into the command's
+// options struct, the shared -C flag, one-line diagnostics and the exit-code
+// table of lib/exit. Every command's Main is a call to Run.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/treeloop/treeloop/lib/exit"
+)
+
+// Env is what a command's Run method receives: its streams and the directory
+// it runs as if started in (-C).
+type Env struct {
+	Name   string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Dir    string // absolute
+}
+
+// Abs resolves p against the -C directory.
+func (e *Env) Abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(e.Dir, p)
+}
+
+// Rel shows p relative to the -C directory when it lies inside it.
+func (e *Env) Rel(p string) string {
+	if r, err := filepath.Rel(e.Dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
+// Warnf prints a one-line warning; warnings never change the exit code.
+func (e *Env) Warnf(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, "%s: warning: %s\n", e.Name, fmt.Sprintf(format, args...))
+}
+
+// Errorf prints one diagnostic line without ending the command.
+func (e *Env) Errorf(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, fmt.Sprintf(format, args...))
+}
+
+// Chdir is the -C flag every command embeds.
+type Chdir struct {
+	Chdir string `name:"chdir" short:"C" placeholder:"DIR" help:"Run as if started in DIR." env:"TREELOOP_DIR"`
+}
+
+// Silent is returned by a command that has already printed its diagnostics
+// and wants only the exit code.
+type Silent int
+
+func (s Silent) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+
+// ExitCode implements the exit-code interface of lib/exit.
+func (s Silent) ExitCode() int { return int(s) }
+
+type exitPanic int
+
+// Run parses args into cmd (a kong struct with a Run(*Env) error method,
+// optionally with subcommands) and runs it. It returns the exit code:
+// usage errors 80, --help 0, otherwise the code the error carries
+// (lib/exit), printing "<name>: <error>" to stderr for non-silent errors.
+func Run(name, description string, cmd any, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...kong.Option) (code int) {
+	env := &Env{Name: name, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	defer func() {
+		if r := recover(); r != nil {
+			if c, ok := r.(exitPanic); ok {
+				code = int(c)
+				return
+			}
+			panic(r)
+		}
+	}()
+	options := append([]kong.Option{
+		kong.Name(name),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitPanic(c)) }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
+		kong.Bind(env),
+	}, opts...)
+	parser, err := kong.New(cmd, options...)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exit.RunnerError
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exit.Usage
+	}
+	dir := "."
+	if c, ok := findChdir(cmd); ok && c.Chdir != "" {
+		dir = c.Chdir
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		var st os.FileInfo
+		st, err = os.Stat(abs)
+		if err == nil && !st.IsDir() {
+			err = fmt.Errorf("not a directory")
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: -C %s: %v\n", name, dir, err)
+		return exit.Usage
+	}
+	env.Dir = abs
+	err = kctx.Run(env)
+	if err == nil {
+		return exit.OK
+	}
+	var s Silent
+	if !errors.As(err, &s) {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	}
+	return exit.Code(err)
+}
+
+func findChdir(cmd any) (*Chdir, bool) {
+	type hasChdir interface{ chdir() *Chdir }
+	if h, ok := cmd.(hasChdir); ok {
+		return h.chdir(), true
+	}
+	return nil, false
+}
+
+func (c *Chdir) chdir() *Chdir { return c }

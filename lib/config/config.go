@@ -1,0 +1,240 @@
+// Package config loads the runner configuration, .runner/state/config.toml
+// (seed 000 §3, DESIGN.md decisions 6 and 13): strict TOML decoding, defaults
+// for absent keys, validation that names every bad key, and the RUNNER_*
+// environment overrides.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is the runner configuration. The toml tags are the file's keys.
+type Config struct {
+	MaxAttemptsDefault       int      `toml:"max_attempts_default"`        // attempts budget given to new nodes, >= 1
+	MaxIterations            int      `toml:"max_iterations"`              // iterations per run before the loop stops with the limit code, >= 1
+	IterationTimeoutSecs     int      `toml:"iteration_timeout_secs"`      // one wall-clock budget per iteration, agent + guard, >= 1
+	AgentIdleTimeoutSecs     int      `toml:"agent_idle_timeout_secs"`     // stop an agent that prints nothing this long; 0 = off
+	ExecutorOutputLimitBytes int      `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
+	GuardOutputLimitBytes    int      `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
+	PromptBudgetBytes        int      `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
+	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change
+	Guard                    Guard    `toml:"guard"`
+	Agent                    Agent    `toml:"agent"`
+}
+
+// Guard is the [guard] table.
+type Guard struct {
+	Command []string `toml:"command"` // argv, non-empty
+}
+
+// Agent is the [agent] table.
+type Agent struct {
+	Backend     string   `toml:"backend"`       // one of Backends
+	Bin         string   `toml:"bin"`           // executable; "" = the backend's default binary name
+	Model       string   `toml:"model"`         // model passed to the backend; "" = its default
+	ExtraArgs   []string `toml:"extra_args"`    // extra argv appended to the backend's invocation
+	OnRateLimit string   `toml:"on_rate_limit"` // RateLimitStop or RateLimitWait
+	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
+	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
+}
+
+// Backends are the accepted values of agent.backend (and RUNNER_AGENT).
+var Backends = []string{"command", "codex", "claude", "opencode", "gemini", "replay"}
+
+// The accepted values of agent.on_rate_limit.
+const (
+	RateLimitStop = "stop"
+	RateLimitWait = "wait"
+)
+
+// MinPromptBudgetBytes is the smallest accepted prompt_budget_bytes.
+const MinPromptBudgetBytes = 4096
+
+// Upper bounds that keep counts in 32 bits.
+const (
+	maxAttempts   = math.MaxInt32
+	maxIterations = math.MaxInt32
+)
+
+// maxSecs keeps second counts convertible to a time.Duration.
+const maxSecs = math.MaxInt64 / int(time.Second)
+
+// Default returns the configuration used for every key the file leaves out.
+// Each call returns fresh slices.
+func Default() Config {
+	return Config{
+		MaxAttemptsDefault:       3,
+		MaxIterations:            100,
+		IterationTimeoutSecs:     1800,
+		AgentIdleTimeoutSecs:     600,
+		ExecutorOutputLimitBytes: 100000,
+		GuardOutputLimitBytes:    100000,
+		PromptBudgetBytes:        40000,
+		ProtectedPaths:           []string{"justfile", "Justfile", ".justfile"},
+		Guard:                    Guard{Command: []string{"just", "ci"}},
+		Agent: Agent{
+			Backend:     "command",
+			ExtraArgs:   []string{},
+			OnRateLimit: RateLimitStop,
+		},
+	}
+}
+
+// IterationTimeout is iteration_timeout_secs as a duration.
+func (c Config) IterationTimeout() time.Duration {
+	return time.Duration(c.IterationTimeoutSecs) * time.Second
+}
+
+// AgentIdleTimeout is agent_idle_timeout_secs as a duration; 0 means off.
+func (c Config) AgentIdleTimeout() time.Duration {
+	return time.Duration(c.AgentIdleTimeoutSecs) * time.Second
+}
+
+// Error is one configuration problem. Its message names the key (or the
+// environment variable) it is about.
+type Error struct {
+	File string // the name given to Parse or Load; "" for Validate and ApplyEnv
+	Line int    // 1-based line of the key in File; 0 when not known
+	Key  string // dotted TOML key ("agent.backend") or environment variable
+	Msg  string // the message, naming Key
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return e.File + ": " + e.Msg
+	default:
+		return e.Msg
+	}
+}
+
+// Errors is a list of problems, reported on one line separated by "; ".
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap gives errors.As access to each *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Validate checks every value and returns nil or an Errors listing all
+// problems, each naming its key.
+func (c Config) Validate() error {
+	var es Errors
+	bad := func(key, format string, args ...any) {
+		es = append(es, &Error{Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)})
+	}
+	inRange := func(key string, v, lo, hi int) {
+		switch {
+		case v < lo:
+			bad(key, "must be at least %d, got %d", lo, v)
+		case v > hi:
+			bad(key, "must be at most %d, got %d", hi, v)
+		}
+	}
+	inRange("max_attempts_default", c.MaxAttemptsDefault, 1, maxAttempts)
+	inRange("max_iterations", c.MaxIterations, 1, maxIterations)
+	inRange("iteration_timeout_secs", c.IterationTimeoutSecs, 1, maxSecs)
+	inRange("agent_idle_timeout_secs", c.AgentIdleTimeoutSecs, 0, maxSecs)
+	inRange("executor_output_limit_bytes", c.ExecutorOutputLimitBytes, 1, math.MaxInt)
+	inRange("guard_output_limit_bytes", c.GuardOutputLimitBytes, 1, math.MaxInt)
+	inRange("prompt_budget_bytes", c.PromptBudgetBytes, MinPromptBudgetBytes, math.MaxInt)
+	for i, p := range c.ProtectedPaths {
+		key := fmt.Sprintf("protected_paths[%d]", i)
+		switch {
+		case p == "":
+			bad(key, "empty pattern")
+		case strings.ContainsRune(p, 0):
+			bad(key, "pattern %q contains a NUL byte", p)
+		default:
+			if _, err := path.Match(p, ""); err != nil {
+				bad(key, "bad pattern %q: %v", p, err)
+			}
+		}
+	}
+	if len(c.Guard.Command) == 0 {
+		bad("guard.command", "must not be empty")
+	} else if c.Guard.Command[0] == "" {
+		bad("guard.command", "program name (first element) must not be empty")
+	}
+	argv("guard.command", c.Guard.Command, bad)
+	if !slices.Contains(Backends, c.Agent.Backend) {
+		bad("agent.backend", "must be one of %s, got %q", strings.Join(Backends, ", "), c.Agent.Backend)
+	}
+	if strings.ContainsRune(c.Agent.Bin, 0) {
+		bad("agent.bin", "contains a NUL byte")
+	}
+	if strings.ContainsRune(c.Agent.Model, 0) {
+		bad("agent.model", "contains a NUL byte")
+	}
+	argv("agent.extra_args", c.Agent.ExtraArgs, bad)
+	if c.Agent.OnRateLimit != RateLimitStop && c.Agent.OnRateLimit != RateLimitWait {
+		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, c.Agent.OnRateLimit)
+	}
+	if c.Agent.MaxTokens < 0 {
+		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", c.Agent.MaxTokens)
+	}
+	if f := c.Agent.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}
+
+// argv reports NUL bytes, which no argument of a process can hold.
+func argv(key string, args []string, bad func(key, format string, args ...any)) {
+	for i, a := range args {
+		if strings.ContainsRune(a, 0) {
+			bad(key, "element %d contains a NUL byte", i)
+		}
+	}
+}
+
+// Load reads the configuration file at path, then applies the environment
+// overrides read through lookupEnv (os.LookupEnv in production). A missing
+// file means the defaults; any other read error is returned. Errors name the
+// file as path.
+func Load(path string, lookupEnv func(string) (string, bool)) (Config, error) {
+	c := Default()
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return Config{}, fmt.Errorf("read config: %w", err)
+	default:
+		if c, err = Parse(path, data); err != nil {
+			return Config{}, err
+		}
+	}
+	c, err = c.ApplyEnv(lookupEnv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}

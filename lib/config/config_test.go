@@ -1,0 +1,454 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestEmptyFileIsDefault(t *testing.T) {
+	for _, in := range []string{"", "\n", "# only a comment\n", "[agent]\n[guard]\n"} {
+		c, err := Parse("config.toml", []byte(in))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if !reflect.DeepEqual(c, Default()) {
+			t.Errorf("Parse(%q) = %+v, want Default()", in, c)
+		}
+	}
+}
+
+func TestDefaultValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultTOMLRoundTrip(t *testing.T) {
+	c, err := Parse("config.toml", DefaultTOML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, Default()) {
+		t.Errorf("Parse(DefaultTOML()) = %+v\nwant %+v", c, Default())
+	}
+}
+
+// The default file spells out every key, so it documents them all.
+func TestDefaultTOMLHasEveryKey(t *testing.T) {
+	var doc map[string]any
+	if err := toml.Unmarshal(DefaultTOML(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(prefix string, typ reflect.Type, doc map[string]any)
+	walk = func(prefix string, typ reflect.Type, doc map[string]any) {
+		for f := range typ.Fields() {
+			key := f.Tag.Get("toml")
+			v, ok := doc[key]
+			if !ok {
+				t.Errorf("DefaultTOML lacks %s%s", prefix, key)
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(prefix+key+".", f.Type, v.(map[string]any))
+			}
+		}
+	}
+	walk("", reflect.TypeFor[Config](), doc)
+}
+
+func TestParseValues(t *testing.T) {
+	in := `
+max_attempts_default = 5
+max_iterations = 7
+iteration_timeout_secs = 60
+agent_idle_timeout_secs = 0
+executor_output_limit_bytes = 10
+guard_output_limit_bytes = 20
+prompt_budget_bytes = 4096
+protected_paths = ["docs/*.md"]
+guard.command = ["make", "test"]
+
+[agent]
+backend = "claude"
+bin = "/opt/claude"
+model = "opus"
+extra_args = ["--verbose"]
+on_rate_limit = "wait"
+max_tokens = 1000000
+max_cost_usd = 12
+`
+	got, err := Parse("config.toml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		MaxAttemptsDefault: 5, MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
+		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096,
+		ProtectedPaths: []string{"docs/*.md"},
+		Guard:          Guard{Command: []string{"make", "test"}},
+		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
+			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if got.IterationTimeout().Seconds() != 60 || got.AgentIdleTimeout() != 0 {
+		t.Errorf("durations: %v %v", got.IterationTimeout(), got.AgentIdleTimeout())
+	}
+}
+
+// An explicit empty list replaces the default list rather than adding to it.
+func TestParseEmptyLists(t *testing.T) {
+	c, err := Parse("config.toml", []byte("protected_paths = []\n[agent]\nextra_args = []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ProtectedPaths == nil || len(c.ProtectedPaths) != 0 || c.Agent.ExtraArgs == nil || len(c.Agent.ExtraArgs) != 0 {
+		t.Errorf("got %#v, %#v", c.ProtectedPaths, c.Agent.ExtraArgs)
+	}
+}
+
+func TestWrongType(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`max_attempts_default = "3"`, `config.toml:1: max_attempts_default: cannot decode string into int`},
+		{"\n\nmax_iterations = \"x\"", `config.toml:3: max_iterations: cannot decode string into int`},
+		{`max_iterations = 1.5`, `config.toml:1: max_iterations: cannot decode float into int`},
+		{`iteration_timeout_secs = true`, `config.toml:1: iteration_timeout_secs: cannot decode boolean into int`},
+		{`agent_idle_timeout_secs = [1]`, `config.toml:1: agent_idle_timeout_secs: cannot decode array into int`},
+		{`executor_output_limit_bytes = "big"`, `config.toml:1: executor_output_limit_bytes: cannot decode string into int`},
+		{`guard_output_limit_bytes = 1e3`, `config.toml:1: guard_output_limit_bytes: cannot decode float into int`},
+		{`prompt_budget_bytes = {a = 1}`, `config.toml:1: prompt_budget_bytes: cannot decode inline table into int`},
+		{`protected_paths = "justfile"`, `config.toml:1: protected_paths: cannot decode string into array of strings`},
+		{`protected_paths = ["a", 1]`, `config.toml:1: protected_paths: cannot decode integer into string`},
+		{`guard = "just ci"`, `config.toml:1: guard: cannot decode string into table`},
+		{`agent = 1`, `config.toml:1: agent: cannot decode integer into table`},
+		{"[guard]\ncommand = \"just ci\"", `config.toml:2: guard.command: cannot decode string into array of strings`},
+		{"[guard]\ncommand = [\"just\", 2]", `config.toml:2: guard.command: cannot decode integer into string`},
+		{"[agent]\nbackend = 1", `config.toml:2: agent.backend: cannot decode integer into string`},
+		{"[agent]\nbin = false", `config.toml:2: agent.bin: cannot decode boolean into string`},
+		{"[agent]\nmodel = 1.0", `config.toml:2: agent.model: cannot decode float into string`},
+		{"[agent]\nextra_args = \"-v\"", `config.toml:2: agent.extra_args: cannot decode string into array of strings`},
+		{"[agent]\nextra_args = [[\"-v\"]]", `config.toml:2: agent.extra_args: cannot decode array into string`},
+		{"[agent]\non_rate_limit = 1", `config.toml:2: agent.on_rate_limit: cannot decode integer into string`},
+		{"[agent]\nmax_tokens = \"1k\"", `config.toml:2: agent.max_tokens: cannot decode string into int`},
+		{"[agent]\nmax_cost_usd = \"$5\"", `config.toml:2: agent.max_cost_usd: cannot decode string into float`},
+		{"agent.max_tokens = 1.5", `config.toml:1: agent.max_tokens: cannot decode float into int`},
+		// Multi-line values: the line is the key's.
+		{"\nprotected_paths = [\n  \"a\",\n  2,\n]", `config.toml:2: protected_paths: cannot decode integer into string`},
+		// Syntax and duplicate keys.
+		{"max_iterations = ", `config.toml:1: expected value, not end of input`},
+		{"max_iterations = 99999999999999999999", `config.toml:1: max_iterations: decimal number is too large to fit in a 64-bit signed integer`},
+		{"max_iterations = 3\nmax_iterations = 4", `config.toml:2: max_iterations: key max_iterations is already defined`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse("config.toml", []byte(tc.in))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Parse(%q)\n got %v\nwant %s", tc.in, err, tc.want)
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.File != "config.toml" {
+				t.Errorf("not an *Error naming the file: %#v", err)
+			}
+		})
+	}
+}
+
+func TestUnknownKeys(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"\n\n\n\n\n\nmax_attemps = 3", `config.toml:7: unknown key "max_attemps"`},
+		{"[agent]\nmodle = \"x\"", `config.toml:2: unknown key "agent.modle"`},
+		{"agent.modle = \"x\"", `config.toml:1: unknown key "agent.modle"`},
+		{"[guard]\ncmd = [\"x\"]", `config.toml:2: unknown key "guard.cmd"`},
+		{"guard = {command = [\"x\"], cwd = \"/\"}", `config.toml:1: unknown key "guard.cwd"`},
+		{"[agent.options]\nx = 1", `config.toml:1: unknown table "agent.options"`},
+		{"[[runs]]\nx = 1", `config.toml:1: unknown table "runs"`},
+		{"\"a b\" = 1", `config.toml:1: unknown key "\"a b\""`},
+		{"\"a\\nb\" = 1", `config.toml:1: unknown key "\"a\\nb\""`},
+		{"x = 1\n[agent]\ny = 2\n", `config.toml:1: unknown key "x"; config.toml:3: unknown key "agent.y"`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse("config.toml", []byte(tc.in))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Parse(%q)\n got %v\nwant %s", tc.in, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOutOfRange(t *testing.T) {
+	for _, tc := range []struct{ in, key string }{
+		{"max_attempts_default = 0", "max_attempts_default"},
+		{"max_attempts_default = 3000000000", "max_attempts_default"},
+		{"max_iterations = 0", "max_iterations"},
+		{"max_iterations = -1", "max_iterations"},
+		{"iteration_timeout_secs = 0", "iteration_timeout_secs"},
+		{"iteration_timeout_secs = 9223372036854775807", "iteration_timeout_secs"},
+		{"agent_idle_timeout_secs = -1", "agent_idle_timeout_secs"},
+		{"executor_output_limit_bytes = 0", "executor_output_limit_bytes"},
+		{"guard_output_limit_bytes = 0", "guard_output_limit_bytes"},
+		{"prompt_budget_bytes = 4095", "prompt_budget_bytes"},
+		{`protected_paths = ["["]`, "protected_paths[0]"},
+		{`protected_paths = ["ok", "a\\"]`, "protected_paths[1]"},
+		{`protected_paths = [""]`, "protected_paths[0]"},
+		{"guard.command = []", "guard.command"},
+		{`guard.command = ["", "x"]`, "guard.command"},
+		{`guard.command = ["a\u0000b"]`, "guard.command"},
+		{`agent.backend = "gpt"`, "agent.backend"},
+		{`agent.backend = ""`, "agent.backend"},
+		{`agent.bin = "a\u0000"`, "agent.bin"},
+		{`agent.model = "a\u0000"`, "agent.model"},
+		{`agent.extra_args = ["\u0000"]`, "agent.extra_args"},
+		{`agent.on_rate_limit = "retry"`, "agent.on_rate_limit"},
+		{"agent.max_tokens = -1", "agent.max_tokens"},
+		{"agent.max_cost_usd = -0.5", "agent.max_cost_usd"},
+		{"agent.max_cost_usd = nan", "agent.max_cost_usd"},
+		{"agent.max_cost_usd = inf", "agent.max_cost_usd"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse("config.toml", []byte(tc.in))
+			if err == nil || !strings.HasPrefix(err.Error(), "config.toml: "+tc.key+": ") {
+				t.Errorf("Parse(%q) = %v, want an error naming %s", tc.in, err, tc.key)
+			}
+			var es Errors
+			if !errors.As(err, &es) || len(es) != 1 || es[0].Key != tc.key {
+				t.Errorf("want one problem about %s, got %#v", tc.key, err)
+			}
+		})
+	}
+}
+
+func TestValidateCollectsAll(t *testing.T) {
+	c := Default()
+	c.MaxIterations = 0
+	c.Guard.Command = nil
+	c.Agent.Backend = "x"
+	c.Agent.OnRateLimit = "x"
+	err := c.Validate()
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("got %v", err)
+	}
+	var keys []string
+	for _, e := range es {
+		keys = append(keys, e.Key)
+	}
+	want := []string{"max_iterations", "guard.command", "agent.backend", "agent.on_rate_limit"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("message spans lines: %q", err)
+	}
+	want1 := `max_iterations: must be at least 1, got 0; guard.command: must not be empty; ` +
+		`agent.backend: must be one of command, codex, claude, opencode, gemini, replay, got "x"; ` +
+		`agent.on_rate_limit: must be "stop" or "wait", got "x"`
+	if err.Error() != want1 {
+		t.Errorf("got  %s\nwant %s", err, want1)
+	}
+}
+
+func TestApplyEnv(t *testing.T) {
+	base := Default()
+	base.Agent.Model = "from-file"
+	base.Agent.ExtraArgs = []string{"--file"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want func(*Config)
+	}{
+		{"none", nil, func(*Config) {}},
+		{"backend", map[string]string{"RUNNER_AGENT": "codex"}, func(c *Config) { c.Agent.Backend = "codex" }},
+		{"empty backend is unset", map[string]string{"RUNNER_AGENT": ""}, func(*Config) {}},
+		{"bin", map[string]string{"RUNNER_AGENT_BIN": "/usr/local/bin/codex"}, func(c *Config) { c.Agent.Bin = "/usr/local/bin/codex" }},
+		{"model", map[string]string{"RUNNER_AGENT_MODEL": "o3"}, func(c *Config) { c.Agent.Model = "o3" }},
+		{"empty model selects the default", map[string]string{"RUNNER_AGENT_MODEL": ""}, func(c *Config) { c.Agent.Model = "" }},
+		{"extra args", map[string]string{"RUNNER_AGENT_EXTRA_ARGS": `--flag 'a b' "c \"d\""`},
+			func(c *Config) { c.Agent.ExtraArgs = []string{"--flag", "a b", `c "d"`} }},
+		{"empty extra args clears", map[string]string{"RUNNER_AGENT_EXTRA_ARGS": ""}, func(c *Config) { c.Agent.ExtraArgs = []string{} }},
+		{"max iterations", map[string]string{"RUNNER_MAX_ITERATIONS": "5"}, func(c *Config) { c.MaxIterations = 5 }},
+		{"timeout", map[string]string{"RUNNER_ITERATION_TIMEOUT_SECS": "60"}, func(c *Config) { c.IterationTimeoutSecs = 60 }},
+		{"all", map[string]string{"RUNNER_AGENT": "replay", "RUNNER_AGENT_BIN": "b", "RUNNER_AGENT_MODEL": "m",
+			"RUNNER_AGENT_EXTRA_ARGS": "x", "RUNNER_MAX_ITERATIONS": "1", "RUNNER_ITERATION_TIMEOUT_SECS": "2",
+			"RUNNER_UNRELATED": "z"},
+			func(c *Config) {
+				c.Agent.Backend, c.Agent.Bin, c.Agent.Model, c.Agent.ExtraArgs = "replay", "b", "m", []string{"x"}
+				c.MaxIterations, c.IterationTimeoutSecs = 1, 2
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := base.ApplyEnv(env(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := base
+			want.ProtectedPaths = slices.Clone(base.ProtectedPaths)
+			want.Guard.Command = slices.Clone(base.Guard.Command)
+			want.Agent.ExtraArgs = slices.Clone(base.Agent.ExtraArgs)
+			tc.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+			if base.Agent.Model != "from-file" || !slices.Equal(base.Agent.ExtraArgs, []string{"--file"}) {
+				t.Errorf("ApplyEnv modified its receiver: %+v", base)
+			}
+		})
+	}
+}
+
+func TestApplyEnvErrors(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"RUNNER_AGENT": "gpt"}, `RUNNER_AGENT: must be one of command, codex, claude, opencode, gemini, replay, got "gpt"`},
+		{map[string]string{"RUNNER_AGENT_EXTRA_ARGS": `--x 'open`}, `RUNNER_AGENT_EXTRA_ARGS: unterminated single quote`},
+		{map[string]string{"RUNNER_AGENT_EXTRA_ARGS": `"open`}, `RUNNER_AGENT_EXTRA_ARGS: unterminated double quote`},
+		{map[string]string{"RUNNER_AGENT_EXTRA_ARGS": `a\`}, `RUNNER_AGENT_EXTRA_ARGS: trailing backslash`},
+		{map[string]string{"RUNNER_MAX_ITERATIONS": "ten"}, `RUNNER_MAX_ITERATIONS: not an integer: "ten"`},
+		{map[string]string{"RUNNER_MAX_ITERATIONS": "1.5"}, `RUNNER_MAX_ITERATIONS: not an integer: "1.5"`},
+		{map[string]string{"RUNNER_MAX_ITERATIONS": "0"}, `RUNNER_MAX_ITERATIONS: must be at least 1, got 0`},
+		{map[string]string{"RUNNER_MAX_ITERATIONS": " 5"}, `RUNNER_MAX_ITERATIONS: not an integer: " 5"`},
+		{map[string]string{"RUNNER_ITERATION_TIMEOUT_SECS": "99999999999999999999"}, `RUNNER_ITERATION_TIMEOUT_SECS: not an integer: "99999999999999999999"`},
+		{map[string]string{"RUNNER_ITERATION_TIMEOUT_SECS": "-5"}, `RUNNER_ITERATION_TIMEOUT_SECS: must be at least 1, got -5`},
+		{map[string]string{"RUNNER_MAX_ITERATIONS": "x", "RUNNER_AGENT": "y"},
+			`RUNNER_AGENT: must be one of command, codex, claude, opencode, gemini, replay, got "y"; RUNNER_MAX_ITERATIONS: not an integer: "x"`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			_, err := Default().ApplyEnv(env(tc.env))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "config.toml")
+
+	c, err := Load(missing, env(nil))
+	if err != nil || !reflect.DeepEqual(c, Default()) {
+		t.Fatalf("missing file: %+v, %v", c, err)
+	}
+	c, err = Load(missing, env(map[string]string{"RUNNER_AGENT": "gemini"}))
+	if err != nil || c.Agent.Backend != "gemini" {
+		t.Fatalf("missing file + env: %+v, %v", c, err)
+	}
+
+	if err := os.WriteFile(missing, []byte("max_iterations = 9\n[agent]\nbackend = \"claude\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Load(missing, env(map[string]string{"RUNNER_AGENT": "codex"}))
+	if err != nil || c.MaxIterations != 9 || c.Agent.Backend != "codex" {
+		t.Fatalf("file + env: %+v, %v", c, err)
+	}
+
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("max_attemps = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad, env(nil)); err == nil || err.Error() != bad+`:1: unknown key "max_attemps"` {
+		t.Errorf("bad file: %v", err)
+	}
+	if _, err := Load(missing, env(map[string]string{"RUNNER_MAX_ITERATIONS": "x"})); err == nil ||
+		!strings.Contains(err.Error(), "RUNNER_MAX_ITERATIONS") {
+		t.Errorf("bad env: %v", err)
+	}
+	// A directory is not a missing file.
+	if _, err := Load(dir, env(nil)); err == nil || errors.Is(err, os.ErrNotExist) {
+		t.Errorf("directory: %v", err)
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "", want: []string{}},
+		{in: " \t\n ", want: []string{}},
+		{in: "a", want: []string{"a"}},
+		{in: "  a   b\tc\nd  ", want: []string{"a", "b", "c", "d"}},
+		{in: `--model=o3 --flag`, want: []string{"--model=o3", "--flag"}},
+		{in: `'a b' "c d"`, want: []string{"a b", "c d"}},
+		{in: `a'b c'd`, want: []string{"ab cd"}},
+		{in: `'' ""`, want: []string{"", ""}},
+		{in: `a '' b`, want: []string{"a", "", "b"}},
+		{in: `'a\b'`, want: []string{`a\b`}},
+		{in: `'a"b'`, want: []string{`a"b`}},
+		{in: `"a'b"`, want: []string{`a'b`}},
+		{in: `"a\"b"`, want: []string{`a"b`}},
+		{in: `"a\\b"`, want: []string{`a\b`}},
+		{in: `"a\$b\` + "`" + `"`, want: []string{"a$b`"}},
+		{in: `"a\nb"`, want: []string{`a\nb`}},
+		{in: "\"a\\\nb\"", want: []string{"ab"}},
+		{in: `a\ b`, want: []string{"a b"}},
+		{in: `a\'b`, want: []string{"a'b"}},
+		{in: `\"`, want: []string{`"`}},
+		{in: `\\`, want: []string{`\`}},
+		{in: "a\\\nb", want: []string{"ab"}},
+		{in: `$HOME ~ *`, want: []string{"$HOME", "~", "*"}},
+		{in: `--json '{"a": 1}'`, want: []string{"--json", `{"a": 1}`}},
+		{in: "héllo 'wörld'", want: []string{"héllo", "wörld"}},
+		{in: `'a`, err: "unterminated single quote"},
+		{in: `a 'b"`, err: "unterminated single quote"},
+		{in: `"a`, err: "unterminated double quote"},
+		{in: `"a\"`, err: "unterminated double quote"},
+		{in: `a\`, err: "trailing backslash"},
+	} {
+		got, err := SplitArgs(tc.in)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("SplitArgs(%q) = %q, %v; want error %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(DefaultTOML())
+	f.Add([]byte(""))
+	f.Add([]byte("max_iterations = \"x\"\n[agent]\nmodle = 1\n"))
+	f.Add([]byte("guard = {command = [\"x\"], cwd = 1}\nprotected_paths = [\"[\"]\n"))
+	f.Add([]byte("[agent]\nmax_cost_usd = nan\nextra_args = [[\"a\"]]\n"))
+	f.Add([]byte("[[agent]]\n[agent.x]\n\"a\\nb\" = 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("fuzz.toml", data)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Errorf("error spans lines: %q", err)
+			}
+			if !strings.HasPrefix(err.Error(), "fuzz.toml") {
+				t.Errorf("error does not name the file: %q", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("Parse accepted %q but Validate says %v", data, err)
+		}
+	})
+}
+
+func TestErrorsAs(t *testing.T) {
+	_, err := Parse("config.toml", []byte("max_iterations = 0\nagent.backend = \"x\"\n"))
+	var e *Error
+	if !errors.As(err, &e) || e.Key != "max_iterations" || e.File != "config.toml" {
+		t.Fatalf("errors.As(*Error) on %v: %+v", err, e)
+	}
+}

@@ -1,0 +1,56 @@
+package config
+
+// defaultTOML is the file runner-init writes; Parse of it gives Default().
+const defaultTOML = `# treeloop runner configuration (.runner/state/config.toml).
+# Every key is optional: a key left out takes the value shown here.
+# Unknown keys are errors. Environment variables override some keys:
+# RUNNER_AGENT, RUNNER_AGENT_BIN, RUNNER_AGENT_MODEL, RUNNER_AGENT_EXTRA_ARGS,
+# RUNNER_MAX_ITERATIONS, RUNNER_ITERATION_TIMEOUT_SECS.
+
+# Attempts budget given to new nodes (>= 1).
+max_attempts_default = 3
+
+# Iterations per run before the loop stops with the limit code (>= 1).
+max_iterations = 100
+
+# One wall-clock budget per iteration, in seconds, shared by the agent and
+# the guard (>= 1). A timeout stops the run.
+iteration_timeout_secs = 1800
+
+# Stop an agent that prints nothing for this many seconds (0 = off).
+agent_idle_timeout_secs = 600
+
+# Caps on the captured output of the agent and of the guard, in bytes (> 0).
+executor_output_limit_bytes = 100000
+guard_output_limit_bytes = 100000
+
+# Byte budget of the prompt pack (>= 4096).
+prompt_budget_bytes = 40000
+
+# Globs (path.Match syntax, relative to the repository root) the agent must
+# not change, in addition to the runner's own state files.
+protected_paths = ["justfile", "Justfile", ".justfile"]
+
+[guard]
+# The guard command, as an argv (not run through a shell); non-empty.
+command = ["just", "ci"]
+
+[agent]
+# One of: command, codex, claude, opencode, gemini, replay.
+backend = "command"
+# Executable; empty = the backend's default binary name.
+bin = ""
+# Model name passed to the backend; empty = the backend's default.
+model = ""
+# Extra arguments appended to the backend's invocation.
+extra_args = []
+# On a rate limit: "stop" the run or "wait" and retry.
+on_rate_limit = "stop"
+# Run budgets; 0 = unlimited.
+max_tokens = 0
+max_cost_usd = 0.0
+`
+
+// DefaultTOML returns the commented default config.toml that runner-init
+// writes. Parse of it returns Default().
+func DefaultTOML() []byte { return []byte(defaultTOML) }

@@ -1,0 +1,223 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// Parse decodes a config.toml document: keys it leaves out keep their
+// Default values, unknown keys and wrong types are errors, and the result is
+// validated. name is the file name used in error messages. Decoding errors are
+// an *Error and validation errors an Errors; every message is one line,
+// "name:line: ..." when the line is known, and names the key.
+func Parse(name string, data []byte) (Config, error) {
+	c := Default()
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, decodeError(name, data, err)
+	}
+	// An explicit "extra_args = []" and an absent key mean the same.
+	if c.Agent.ExtraArgs == nil {
+		c.Agent.ExtraArgs = []string{}
+	}
+	if c.ProtectedPaths == nil {
+		c.ProtectedPaths = []string{}
+	}
+	if err := c.Validate(); err != nil {
+		var es Errors
+		if errors.As(err, &es) {
+			for _, e := range es {
+				e.File = name
+			}
+		}
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// decodeError turns go-toml's errors into one-line messages naming the key
+// and its line.
+func decodeError(name string, data []byte, err error) error {
+	var strictErr *toml.StrictMissingError
+	if errors.As(err, &strictErr) && len(strictErr.Errors) > 0 {
+		idx := indexKeys(data)
+		var es Errors
+		for i := range strictErr.Errors {
+			de := &strictErr.Errors[i]
+			line, col := de.Position()
+			key := de.Key()
+			// Keys inside inline tables come without their table; the
+			// index knows the whole path from the key's position.
+			if k, ok := idx.at(line, col); ok {
+				key = k
+			}
+			what := "key"
+			if strings.HasSuffix(de.Error(), "missing table") {
+				what = "table"
+			}
+			k := joinKey(key)
+			es = append(es, &Error{File: name, Line: line, Key: k, Msg: fmt.Sprintf("unknown %s %q", what, k)})
+		}
+		if len(es) == 1 {
+			return es[0]
+		}
+		return es
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, _ := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := mismatch.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("cannot decode %s into %s", m[1], goType(m[2]))
+		}
+		e := &Error{File: name, Line: line, Msg: oneLine(msg)}
+		if key := de.Key(); len(key) > 0 {
+			e.Key = joinKey(key)
+			e.Msg = e.Key + ": " + e.Msg
+			// Report the line of the key: go-toml sometimes points
+			// elsewhere (a nested array's error lands on line 1).
+			if l, ok := indexKeys(data).line(e.Key, line); ok {
+				e.Line = l
+			}
+		}
+		return e
+	}
+	return &Error{File: name, Msg: oneLine(strings.TrimPrefix(err.Error(), "toml: "))}
+}
+
+var mismatch = regexp.MustCompile(`^cannot decode TOML (.+?) into (?:struct field \S+ of type )?(\S+)$`)
+
+// goType names a target type for a reader of the TOML file.
+func goType(t string) string {
+	switch {
+	case t == "[]string":
+		return "array of strings"
+	case strings.HasPrefix(t, "config."):
+		return "table"
+	case t == "float64":
+		return "float"
+	}
+	return t
+}
+
+// joinKey writes a TOML key in dotted form, quoting parts that need it.
+func joinKey(key []string) string {
+	parts := make([]string, len(key))
+	for i, k := range key {
+		parts[i] = k
+		if k == "" || strings.IndexFunc(k, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) >= 0 {
+			parts[i] = strconv.Quote(k)
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// oneLine escapes line breaks and other control characters.
+func oneLine(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// keyIndex records where each key of a document is: its dotted path and the
+// line and column of its first part.
+type keyIndex []keyPos
+
+type keyPos struct {
+	key       []string
+	line, col int
+}
+
+// indexKeys walks the document's syntax tree as far as it parses.
+func indexKeys(data []byte) keyIndex {
+	var idx keyIndex
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	// add records the key of n (a table header or a key-value) under prefix
+	// and returns its whole path.
+	add := func(prefix []string, n *unstable.Node) []string {
+		key := append([]string(nil), prefix...)
+		line, col := 0, 0
+		it := n.Key()
+		for it.Next() {
+			k := it.Node()
+			if line == 0 {
+				pos := p.Shape(k.Raw).Start
+				line, col = pos.Line, pos.Column
+			}
+			key = append(key, string(k.Data))
+		}
+		idx = append(idx, keyPos{key: key, line: line, col: col})
+		return key
+	}
+	var value func(prefix []string, v *unstable.Node)
+	keyValue := func(prefix []string, n *unstable.Node) {
+		value(add(prefix, n), n.Value())
+	}
+	value = func(prefix []string, v *unstable.Node) {
+		switch v.Kind {
+		case unstable.InlineTable:
+			it := v.Children()
+			for it.Next() {
+				if c := it.Node(); c.Kind == unstable.KeyValue {
+					keyValue(prefix, c)
+				}
+			}
+		case unstable.Array:
+			it := v.Children()
+			for it.Next() {
+				value(prefix, it.Node())
+			}
+		}
+	}
+	for p.NextExpression() {
+		n := p.Expression()
+		switch n.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = add(nil, n)
+		case unstable.KeyValue:
+			keyValue(table, n)
+		}
+	}
+	return idx
+}
+
+// at finds the key whose first part starts at line:col.
+func (idx keyIndex) at(line, col int) ([]string, bool) {
+	for _, k := range idx {
+		if k.line == line && k.col == col {
+			return k.key, true
+		}
+	}
+	return nil, false
+}
+
+// line finds the line of key: the occurrence on line near if there is
+// one, else the first.
+func (idx keyIndex) line(key string, near int) (int, bool) {
+	found := 0
+	for _, k := range idx {
+		if joinKey(k.key) != key {
+			continue
+		}
+		if k.line == near {
+			return near, true
+		}
+		if found == 0 {
+			found = k.line
+		}
+	}
+	return found, found > 0
+}

@@ -1,0 +1,132 @@
+// Package fsutil holds the file primitives the state files need: atomic
+// writes (temp file in the same directory, fsync, rename, fsync of the
+// directory; DESIGN.md decision 9) and bounded reads that refuse symlinks
+// leaving the repository.
+package fsutil
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MaxStateFile is the largest state file read (256 MiB).
+const MaxStateFile = 256 << 20
+
+// WriteAtomic replaces path with data so that a reader, or a crash at any
+// moment, sees either the old or the new content, never a mix. A symlink at
+// path is replaced by a regular file, never followed.
+func WriteAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a directory so a rename in it is durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// ErrOutside reports a symlink that resolves outside the allowed root.
+var ErrOutside = errors.New("symlink leaves the repository")
+
+// ReadFile reads path, at most limit bytes (0 means MaxStateFile). When root
+// is not empty and path is a symlink, its target must lie inside root.
+func ReadFile(path, root string, limit int64) ([]byte, error) {
+	if limit <= 0 {
+		limit = MaxStateFile
+	}
+	if root != "" {
+		if err := InsideRoot(path, root); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("is a directory")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// InsideRoot checks that path, if a symlink (at any level below root),
+// resolves to a location inside root.
+func InsideRoot(path, root string) error {
+	l, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if l.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(r, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%w (points to %s)", ErrOutside, real)
+	}
+	return nil
+}
+
+// IsSymlink reports whether path itself is a symbolic link.
+func IsSymlink(path string) bool {
+	l, err := os.Lstat(path)
+	return err == nil && l.Mode()&fs.ModeSymlink != 0
+}

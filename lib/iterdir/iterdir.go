@@ -1,0 +1,137 @@
+// Package iterdir is the iteration directory, .runner/iterations/<run>/<iter>/,
+// the bus between the commands of one step (DESIGN.md "The commands"). Each
+// command writes its record here as JSON; iter-log end gathers them into
+// meta.json. All records carry "version": 1; readers ignore unknown keys.
+package iterdir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+)
+
+// File names inside an iteration directory.
+const (
+	BeginFile      = "begin.json"       // iter-log begin
+	PromptFile     = "prompt.md"        // context-write
+	AgentFile      = "agent.json"       // agent-exec
+	ExecutorLog    = "executor.log"     // agent-exec
+	EventsLog      = "events.jsonl"     // agent-exec (CLI backends)
+	OutputFile     = "output.json"      // the agent
+	GuardFile      = "guard.json"       // guard-run
+	GuardLog       = "guard.log"        // guard-run
+	UpdateFile     = "update.json"      // tree-update
+	AgentErrorLog  = "agent_error.log"  // tree-update
+	RunnerErrorLog = "runner_error.log" // any command, on a runner error
+	TreeBefore     = "tree.before.json" // iter-log begin
+	TreeAfter      = "tree.after.json"  // iter-log end
+	DiffPatch      = "diff.patch"       // iter-log end
+	MetaFile       = "meta.json"        // iter-log end
+)
+
+// Begin is begin.json: what iter-log begin allocated.
+type Begin struct {
+	Version     int       `json:"version"`
+	RunID       string    `json:"run_id"`
+	Iteration   int       `json:"iteration"`
+	NodeID      string    `json:"node_id"`
+	NodePath    string    `json:"node_path"`
+	Mode        string    `json:"mode"` // execute | decompose
+	Attempts    int       `json:"attempts"`
+	MaxAttempts int       `json:"max_attempts"`
+	StartedAt   time.Time `json:"started_at"`
+	Deadline    time.Time `json:"deadline"`    // started_at + iteration_timeout_secs, shared by agent and guard
+	HeadBefore  string    `json:"head_before"` // commit at the start of the iteration
+	Branch      string    `json:"branch"`
+}
+
+// Usage is the token and cost usage an agent CLI reported (0 when unknown).
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CachedTokens int64   `json:"cached_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Agent is agent.json: one agent session.
+type Agent struct {
+	Version      int      `json:"version"`
+	Backend      string   `json:"backend"`
+	Argv         []string `json:"argv"`
+	CLIVersion   string   `json:"cli_version,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	PromptSHA256 string   `json:"prompt_sha256"`
+	ExitCode     int      `json:"exit_code"`
+	Signal       string   `json:"signal,omitempty"`
+	DurationMS   int64    `json:"duration_ms"`
+	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
+	// auth, rate_limit, api_error, turn_limit, permission_denied,
+	// spawn_error, protected_path, head_moved.
+	Class        string   `json:"class"`
+	Message      string   `json:"message,omitempty"`
+	ResetAt      string   `json:"reset_at,omitempty"`
+	Status       string   `json:"status,omitempty"` // the output's status when valid
+	AgentErrors  []string `json:"agent_errors"`     // reasons that make the iteration an agent error
+	Usage        Usage    `json:"usage"`
+	LogBytes     int64    `json:"log_bytes"`
+	LogTruncated bool     `json:"log_truncated"`
+}
+
+// Guard is guard.json: one guard run.
+type Guard struct {
+	Version      int      `json:"version"`
+	Argv         []string `json:"argv"`
+	Outcome      string   `json:"outcome"` // pass | fail | timeout | interrupted | error
+	ExitCode     int      `json:"exit_code"`
+	Signal       string   `json:"signal,omitempty"`
+	DurationMS   int64    `json:"duration_ms"`
+	Message      string   `json:"message,omitempty"`
+	LogBytes     int64    `json:"log_bytes"`
+	LogTruncated bool     `json:"log_truncated"`
+}
+
+// Update is update.json: what tree-update decided.
+type Update struct {
+	Version     int      `json:"version"`
+	Result      string   `json:"result"` // passed, failed, retry, decomposed, agent-error, timeout, interrupted
+	ID          string   `json:"id"`
+	Passes      bool     `json:"passes"`
+	Attempts    int      `json:"attempts"`
+	MaxAttempts int      `json:"max_attempts"`
+	Children    []string `json:"children"`
+	Reasons     []string `json:"reasons"`
+	Summary     string   `json:"summary"`
+}
+
+// Write stores v as indented JSON in dir/name, atomically.
+func Write(dir, name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteAtomic(filepath.Join(dir, name), append(data, '\n'), 0o644)
+}
+
+// Read loads dir/name into v. A missing file gives an error wrapping
+// os.ErrNotExist.
+func Read(dir, name string, v any) error {
+	data, err := fsutil.ReadFile(filepath.Join(dir, name), "", 16<<20)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// Exists reports whether dir/name exists.
+func Exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return !errors.Is(err, os.ErrNotExist)
+}

@@ -1,0 +1,42 @@
+// Package layout names the files of a treeloop repository (seed 000 §3,
+// DESIGN.md decision 1). Paths are relative to the repository root, with
+// forward slashes.
+package layout
+
+import (
+	"fmt"
+	"path"
+)
+
+// The .runner layout.
+const (
+	Runner            = ".runner"
+	Goal              = ".runner/GOAL.md"
+	State             = ".runner/state"
+	Tree              = ".runner/state/tree.json"
+	Schema            = ".runner/state/schema.json"
+	AgentOutputSchema = ".runner/state/agent_output.schema.json"
+	RunState          = ".runner/state/run_state.json"
+	Config            = ".runner/state/config.toml"
+	Assumptions       = ".runner/state/assumptions.md"
+	Questions         = ".runner/state/questions.md"
+	Context           = ".runner/context"
+	Iterations        = ".runner/iterations"
+	Nodes             = ".runner/nodes"
+	Cancel            = ".runner/cancel"
+	Lock              = ".runner/lock"
+	Gitignore         = ".runner/.gitignore"
+)
+
+// IterName is the directory name of iteration n: four digits at least, so
+// listings sort in order.
+func IterName(n int) string { return fmt.Sprintf("%04d", n) }
+
+// IterDir is the log directory of iteration n of run runID.
+func IterDir(runID string, n int) string { return path.Join(Iterations, runID, IterName(n)) }
+
+// NodeContext is a node's context sidecar (seed 000 §3.4).
+func NodeContext(id string) string { return path.Join(Nodes, id, "context.md") }
+
+// BranchPrefix starts every run branch: runner/<run-id>.
+const BranchPrefix = "runner/"
