@@ -1,0 +1,518 @@
+// Package proc runs one external command (an agent CLI or the guard) as a
+// fresh process in its own process group, under a deadline, an idle
+// timeout and context cancellation, streaming its output into capped sinks
+// with bounded memory (DESIGN.md decisions 6 and 12: a timeout or an
+// interruption stops the whole process group).
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is the SIGTERM→SIGKILL grace used when Spec.Grace is zero.
+const DefaultGrace = 5 * time.Second
+
+// drainTimeout bounds how long Run keeps reading output once the process
+// group is gone; only a descendant that left the group can hold the pipes
+// open longer.
+const drainTimeout = 2 * time.Second
+
+// pollInterval is how often Run checks whether a stopping process group is
+// empty, to end the grace period early.
+const pollInterval = 50 * time.Millisecond
+
+// Spec describes one command to run.
+type Spec struct {
+	// Argv is the command and its arguments; Argv[0] is looked up in PATH
+	// unless it contains a slash.
+	Argv []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// Env is the whole environment as "key=value" entries; nil inherits
+	// os.Environ(), an empty non-nil slice gives an empty environment.
+	Env []string
+	// Stdin feeds the process; nil reads from /dev/null. A reader that is
+	// not an *os.File is copied through a pipe; if a Read on it blocks past
+	// the end of the run, Run returns anyway and that copy ends after the
+	// Read does.
+	Stdin io.Reader
+	// Log receives stdout and stderr interleaved in arrival order, usually
+	// a *CappedWriter over the log file; may be nil. Run does not close it.
+	Log io.Writer
+	// Stdout, if set, additionally receives the raw stdout stream alone.
+	// Without it stdout and stderr share one pipe, which keeps their
+	// relative order exact; with it they are read from two pipes and
+	// interleaved chunk by chunk as they arrive.
+	Stdout io.Writer
+	// Tee, if set, additionally receives everything Log receives (a live
+	// view on a terminal).
+	Tee io.Writer
+	// Deadline is the absolute time at which the process group is stopped;
+	// zero means none.
+	Deadline time.Time
+	// IdleTimeout stops the process group when neither stdout nor stderr
+	// has produced a byte for that long; zero means off.
+	IdleTimeout time.Duration
+	// Grace is how long a stopping process group gets between SIGTERM and
+	// SIGKILL; zero means DefaultGrace.
+	Grace time.Duration
+}
+
+// Result describes how a run ended. At most one of TimedOut, Idle and
+// Canceled is set: the reason Run stopped the process group, if it did.
+type Result struct {
+	// ExitCode is the process's exit status; -1 if it died by a signal or
+	// never started.
+	ExitCode int
+	// Signal names the signal that ended the process ("killed",
+	// "terminated"), empty if it exited.
+	Signal string
+	// TimedOut reports that Spec.Deadline, or a deadline on ctx, was reached.
+	TimedOut bool
+	// Idle reports that Spec.IdleTimeout elapsed without output.
+	Idle bool
+	// Canceled reports that ctx was canceled (an interruption).
+	Canceled bool
+	// Duration is the wall time from start until the process exited and
+	// its output was drained.
+	Duration time.Duration
+	// OutputBytes counts the bytes read from stdout and stderr together.
+	OutputBytes int64
+	// OutputErr is the first error writing to Log, Stdout or Tee, naming
+	// the sink ("write log: ..."); the failing sink received nothing after
+	// it, the others carried on and the process was not disturbed.
+	OutputErr error
+}
+
+// StartError reports that the command could not be started: not found in
+// PATH, not executable, or a bad working directory. It wraps the cause, so
+// errors.Is(err, exec.ErrNotFound) and errors.Is(err, fs.ErrNotExist) work.
+type StartError struct {
+	Name string // Argv[0]
+	Err  error
+}
+
+func (e *StartError) Error() string {
+	cause := e.Err
+	var ee *exec.Error
+	if errors.As(cause, &ee) {
+		cause = ee.Err // exec.Error repeats the name
+	}
+	return "start " + strconv.Quote(e.Name) + ": " + cause.Error()
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Run runs s.Argv to completion in a new process group and reports how it
+// ended. On s.Deadline, on s.IdleTimeout without output, or when ctx is
+// done, it sends SIGTERM (and SIGCONT) to the group, waits up to s.Grace
+// for the group to empty, then sends SIGKILL. When the main process exits,
+// whatever is left in its group is killed with SIGKILL, so background
+// children do not survive it.
+//
+// The error is non-nil only when the process could not be started (a
+// *StartError, or an empty Argv). A ctx already done or a deadline already
+// past returns a Result with ExitCode -1 and the reason set, starting
+// nothing.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	res := Result{ExitCode: -1}
+	if len(s.Argv) == 0 {
+		return res, errors.New("empty command")
+	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	if err := ctx.Err(); err != nil {
+		setCtxReason(&res, err)
+		return res, nil
+	}
+	if !s.Deadline.IsZero() && !time.Now().Before(s.Deadline) {
+		res.TimedOut = true
+		return res, nil
+	}
+
+	// A bad Dir would otherwise surface as "fork/exec <binary>: no such
+	// file or directory", blaming the binary.
+	if err := checkDir(s.Dir); err != nil {
+		return res, &StartError{Name: s.Argv[0], Err: err}
+	}
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	p, err := newPipes(cmd, s)
+	if err != nil {
+		return res, &StartError{Name: s.Argv[0], Err: err}
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		p.closeAll()
+		return res, &StartError{Name: s.Argv[0], Err: err}
+	}
+	p.closeChildEnds()
+	pgid := cmd.Process.Pid
+
+	o := &output{log: s.Log, tee: s.Tee, stdout: s.Stdout}
+	o.last.Store(start.UnixNano())
+	var readers sync.WaitGroup
+	readers.Go(func() { o.copy(p.outR, s.Stdout != nil) })
+	if p.errR != nil {
+		readers.Go(func() { o.copy(p.errR, false) })
+	}
+	fed := make(chan struct{})
+	if p.inW != nil {
+		go func() {
+			defer close(fed)
+			io.Copy(p.inW, s.Stdin)
+			p.inW.Close()
+		}()
+	} else {
+		close(fed)
+	}
+
+	waitc := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(waitc)
+	}()
+
+	sup := supervisor{pgid: pgid, grace: grace}
+	defer sup.stopTimers()
+	var deadlinec <-chan time.Time
+	if !s.Deadline.IsZero() {
+		t := time.NewTimer(time.Until(s.Deadline))
+		defer t.Stop()
+		deadlinec = t.C
+	}
+	var idle *time.Timer
+	var idlec <-chan time.Time
+	if s.IdleTimeout > 0 {
+		idle = time.NewTimer(s.IdleTimeout)
+		defer idle.Stop()
+		idlec = idle.C
+	}
+	done := ctx.Done()
+wait:
+	for {
+		select {
+		case <-waitc:
+			break wait
+		case <-done:
+			done = nil
+			if !sup.stopping {
+				setCtxReason(&res, ctx.Err())
+				sup.stop()
+			}
+		case <-deadlinec:
+			deadlinec = nil
+			if !sup.stopping {
+				res.TimedOut = true
+				sup.stop()
+			}
+		case <-idlec:
+			since := time.Since(time.Unix(0, o.last.Load()))
+			if since < s.IdleTimeout {
+				idle.Reset(s.IdleTimeout - since)
+				continue
+			}
+			idlec = nil
+			if !sup.stopping {
+				res.Idle = true
+				sup.stop()
+			}
+		case <-sup.gracec:
+			sup.kill()
+		}
+	}
+	sup.finish()
+
+	st := cmd.ProcessState
+	if st != nil {
+		res.ExitCode = st.ExitCode()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal().String()
+		}
+	}
+
+	// The group is gone; what is left in the pipes drains quickly unless a
+	// descendant escaped the group and still holds them.
+	drained := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		p.abort()
+		<-drained
+	}
+	// Nobody reads stdin any more: a pending write fails at once, and a
+	// Stdin read that blocks is given up on (the copy ends after it).
+	p.closeOurEnds()
+	select {
+	case <-fed:
+	case <-time.After(drainTimeout):
+	}
+
+	res.Duration = time.Since(start)
+	res.OutputBytes = o.bytes.Load()
+	res.OutputErr = o.firstErr()
+	return res, nil
+}
+
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return &fs.PathError{Op: "chdir", Path: dir, Err: errors.Unwrap(err)}
+	}
+	if !fi.IsDir() {
+		return &fs.PathError{Op: "chdir", Path: dir, Err: syscall.ENOTDIR}
+	}
+	return nil
+}
+
+func setCtxReason(res *Result, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		res.TimedOut = true
+	} else {
+		res.Canceled = true
+	}
+}
+
+// supervisor stops a process group: SIGTERM, a grace period, SIGKILL.
+type supervisor struct {
+	pgid     int
+	grace    time.Duration
+	stopping bool
+	killed   bool
+	gracet   *time.Timer
+	gracec   <-chan time.Time
+}
+
+// stop sends SIGTERM to the group, and SIGCONT so that stopped members see
+// it, and starts the grace period.
+func (s *supervisor) stop() {
+	s.stopping = true
+	syscall.Kill(-s.pgid, syscall.SIGTERM)
+	syscall.Kill(-s.pgid, syscall.SIGCONT)
+	s.gracet = time.NewTimer(s.grace)
+	s.gracec = s.gracet.C
+}
+
+func (s *supervisor) kill() {
+	syscall.Kill(-s.pgid, syscall.SIGKILL)
+	s.killed = true
+	s.gracec = nil
+}
+
+// finish runs once the main process has been reaped. A stopping group
+// keeps the rest of its grace period to exit, ended early once the group
+// is empty; then whatever is left is killed.
+func (s *supervisor) finish() {
+	if s.stopping && !s.killed {
+		tick := time.NewTicker(pollInterval)
+		defer tick.Stop()
+	poll:
+		for groupAlive(s.pgid) {
+			select {
+			case <-s.gracec:
+				break poll
+			case <-tick.C:
+			}
+		}
+	}
+	s.kill()
+}
+
+func (s *supervisor) stopTimers() {
+	if s.gracet != nil {
+		s.gracet.Stop()
+	}
+}
+
+// groupAlive reports whether the process group still has a live member.
+// Zombies do not count: an orphan that died waits for PID 1 to reap it,
+// which in a container may never happen. Where /proc cannot be read, any
+// member counts.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return true
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return true
+	}
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		if state, pg, ok := parseStat(data); ok && pg == pgid && state != 'Z' && state != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// parseStat returns the state and process group from the text of
+// /proc/<pid>/stat: "pid (comm) state ppid pgrp ...", where comm may hold
+// spaces and parentheses.
+func parseStat(data []byte) (state byte, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	pg, err := strconv.Atoi(f[2])
+	if err != nil {
+		return 0, 0, false
+	}
+	return f[0][0], pg, true
+}
+
+// pipes holds the descriptors between Run and the child. The child ends
+// are closed in the parent once the child has started.
+type pipes struct {
+	outR, outW *os.File // stdout, and stderr too when errR is nil
+	errR, errW *os.File
+	inR, inW   *os.File // only for a Stdin that is not an *os.File
+}
+
+func newPipes(cmd *exec.Cmd, s Spec) (p *pipes, err error) {
+	p = &pipes{}
+	defer func() {
+		if err != nil {
+			p.closeAll()
+		}
+	}()
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return p, err
+	}
+	cmd.Stdout, cmd.Stderr = p.outW, p.outW
+	if s.Stdout != nil {
+		if p.errR, p.errW, err = os.Pipe(); err != nil {
+			return p, err
+		}
+		cmd.Stderr = p.errW
+	}
+	switch in := s.Stdin.(type) {
+	case nil:
+	case *os.File:
+		cmd.Stdin = in
+	default:
+		if p.inR, p.inW, err = os.Pipe(); err != nil {
+			return p, err
+		}
+		cmd.Stdin = p.inR
+	}
+	return p, nil
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeChildEnds() { closeFiles(p.outW, p.errW, p.inR) }
+func (p *pipes) closeOurEnds()   { closeFiles(p.outR, p.errR, p.inW) }
+func (p *pipes) closeAll()       { p.closeChildEnds(); p.closeOurEnds() }
+
+// abort unblocks the goroutines still reading output.
+func (p *pipes) abort() {
+	for _, f := range []*os.File{p.outR, p.errR} {
+		if f != nil {
+			f.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+// output fans the process's output out to the sinks, one chunk at a time
+// under one lock, so Log and Tee see the same arrival order.
+type output struct {
+	mu     sync.Mutex
+	log    io.Writer
+	tee    io.Writer
+	stdout io.Writer
+	errs   [3]error // per sink: log, tee, stdout
+	first  error    // the first of errs to happen, naming its sink
+	last   atomic.Int64
+	bytes  atomic.Int64
+}
+
+func (o *output) copy(r io.Reader, isStdout bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			o.last.Store(time.Now().UnixNano())
+			o.bytes.Add(int64(n))
+			o.write(buf[:n], isStdout)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (o *output) write(p []byte, isStdout bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.send(0, o.log, p)
+	o.send(1, o.tee, p)
+	if isStdout {
+		o.send(2, o.stdout, p)
+	}
+}
+
+var sinkNames = [3]string{"log", "tee", "stdout"}
+
+func (o *output) send(i int, w io.Writer, p []byte) {
+	if w == nil || o.errs[i] != nil {
+		return
+	}
+	if _, err := w.Write(p); err != nil {
+		o.errs[i] = err
+		if o.first == nil {
+			o.first = fmt.Errorf("write %s: %w", sinkNames[i], err)
+		}
+	}
+}
+
+func (o *output) firstErr() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.first
+}
