@@ -130,3 +130,13 @@ func IsSymlink(path string) bool {
 	l, err := os.Lstat(path)
 	return err == nil && l.Mode()&fs.ModeSymlink != 0
 }
+
+// Cause strips an *fs.PathError wrapper, for messages that already name the
+// file: "no such file or directory" rather than "open /abs/path: …".
+func Cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

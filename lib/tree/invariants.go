@@ -11,7 +11,9 @@ func Check(root *Node) Problems {
 	seen := map[string]string{}
 	var walk func(n *Node, path string)
 	walk = func(n *Node, path string) {
-		if first, dup := seen[n.ID]; dup {
+		if first, dup := seen[n.ID]; dup && first == path {
+			ps = append(ps, Problem{LayerInvariant, path, fmt.Sprintf("duplicate id '%s' (two siblings)", n.ID)})
+		} else if dup {
 			ps = append(ps, Problem{LayerInvariant, path, fmt.Sprintf("duplicate id '%s' (first at %s)", n.ID, first)})
 		} else {
 			seen[n.ID] = path

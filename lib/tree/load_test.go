@@ -93,11 +93,11 @@ var loadCases = map[string]tree.Problems{
 	"attempts_exceed_max":   {p(tree.LayerInvariant, "root/a", "attempts 4 exceeds max_attempts 3")},
 	"duplicate_ids":         {p(tree.LayerInvariant, "root/b/x", "duplicate id 'x' (first at root/a/x)")},
 	"duplicate_root_id":     {p(tree.LayerInvariant, "root/root", "duplicate id 'root' (first at root)")},
-	"duplicate_sibling_ids": {p(tree.LayerInvariant, "root/a", "duplicate id 'a' (first at root/a)")},
+	"duplicate_sibling_ids": {p(tree.LayerInvariant, "root/a", "duplicate id 'a' (two siblings)")},
 	// Equal (order, id) siblings are not strictly sorted either.
 	"duplicate_sibling_same_order": {
 		p(tree.LayerInvariant, "root", "children must be sorted by (order,id)"),
-		p(tree.LayerInvariant, "root/a", "duplicate id 'a' (first at root/a)"),
+		p(tree.LayerInvariant, "root/a", "duplicate id 'a' (two siblings)"),
 	},
 	"unsorted_by_order":      {p(tree.LayerInvariant, "root", "children must be sorted by (order,id)")},
 	"unsorted_by_id":         {p(tree.LayerInvariant, "root", "children must be sorted by (order,id)")},

@@ -1,0 +1,85 @@
+// Package treeselect is the tree-select command: the leftmost open leaf of
+// the task tree (seed 000 §4.2), with exit codes 0 open, 2 complete, 3 stuck.
+package treeselect
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of tree-select.
+type Options struct {
+	cli.Chdir
+	File string `arg:"" optional:"" placeholder:"FILE|-" help:"Tree file, - for standard input (default .runner/state/tree.json)."`
+	JSON bool   `name:"json" help:"Print the selection as JSON on stdout."`
+}
+
+// Main runs tree-select and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("tree-select", "Print the leftmost open leaf of the task tree: status=open id=… path=… next=… attempts=n/m. Exit 0 open, 2 complete, 3 stuck, 1 invalid tree. Every value printed matches [A-Za-z0-9._/-], so the line is safe for eval.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Result is the --json output.
+type Result struct {
+	Version     int    `json:"version"`
+	Status      string `json:"status"`
+	ID          string `json:"id,omitempty"`
+	Path        string `json:"path,omitempty"`
+	Next        string `json:"next,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
+}
+
+// Run executes the command.
+func (o *Options) Run(env *cli.Env) error {
+	name := o.File
+	if name == "" {
+		name = layout.Tree
+	}
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(io.LimitReader(env.Stdin, fsutil.MaxStateFile))
+		name = "<stdin>"
+	} else {
+		data, err = fsutil.ReadFile(env.Abs(name), env.Dir, 0)
+	}
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", name, err)
+	}
+	root, ps := tree.Load(data)
+	if len(ps) > 0 {
+		return exit.Errorf(exit.Negative, "%s is invalid (%d errors, first: %s); run tree-validate for all of them", name, len(ps), ps[0])
+	}
+	sel := tree.Select(root)
+	if o.JSON {
+		r := Result{Version: 1, Status: sel.Status}
+		if sel.Node != nil {
+			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
+			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+	} else {
+		fmt.Fprintln(env.Stdout, sel)
+	}
+	switch sel.Status {
+	case tree.StatusComplete:
+		return cli.Silent(exit.Complete)
+	case tree.StatusStuck:
+		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d)", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts)
+		return cli.Silent(exit.Stuck)
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+// Package treeupdate is the tree-update command: it validates the agent's
+// edits to the tree against the pre-iteration snapshot, applies the
+// runner-owned transition for the iteration's outcome (003, 2026-01-17),
+// inserts decomposition children and writes the next canonical tree.
+package treeupdate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Outcomes of an iteration that tree-update handles.
+const (
+	OutcomeAgent       = "agent"        // the agent finished: judge its output and edits
+	OutcomeTimeout     = "timeout"      // the iteration timed out: snapshot restored, no attempt consumed
+	OutcomeInterrupted = "interrupted"  // the iteration was interrupted: likewise
+	OutcomeRunnerError = "runner-error" // a runner error (spawn, I/O): likewise, never the agent's fault
+)
+
+// Options is the command line of tree-update.
+type Options struct {
+	cli.Chdir
+	Iter        string   `placeholder:"DIR" help:"Iteration directory: default home of --snapshot (tree.before.json), --output (output.json) and --error-log (agent_error.log)."`
+	Tree        string   `placeholder:"FILE" default:".runner/state/tree.json" help:"The tree the agent may have edited; the next tree is written here."`
+	Snapshot    string   `placeholder:"FILE" help:"The tree before the agent ran (default DIR/tree.before.json)."`
+	Output      string   `placeholder:"FILE" help:"The agent output JSON (default DIR/output.json)."`
+	ErrorLog    string   `placeholder:"FILE" help:"Where the reasons of an agent error go (default DIR/agent_error.log)."`
+	Selected    string   `required:"" placeholder:"ID" help:"The selected leaf's id."`
+	Guard       string   `enum:"pass,fail,skipped" default:"skipped" help:"Guard outcome: pass, fail or skipped."`
+	Outcome     string   `enum:"agent,timeout,interrupted,runner-error" default:"agent" help:"agent (judge output and edits); timeout, interrupted or runner-error (restore the snapshot, consume no attempt)."`
+	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
+	MaxAttempts int      `placeholder:"N" help:"max_attempts for new children (default: max_attempts_default of config.toml)."`
+	JSON        bool     `name:"json" help:"Print the result as JSON on stdout."`
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if o.Iter == "" && (o.Snapshot == "" || (o.Outcome == OutcomeAgent && o.Output == "")) {
+		return errors.New("give --iter DIR, or --snapshot and --output")
+	}
+	return nil
+}
+
+// Main runs tree-update and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("tree-update", "Validate the agent's tree edits against the snapshot, apply the runner-owned transition and write the next canonical tree. Exit 0 updated, 5 agent error (snapshot restored, attempt consumed, reasons in agent_error.log), 6 runner error (nothing written).", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Result is what tree-update prints.
+type Result struct {
+	Version     int      `json:"version"`
+	Result      string   `json:"result"` // passed, failed, retry, decomposed, agent-error, timeout, interrupted, runner-error
+	ID          string   `json:"id"`
+	Passes      bool     `json:"passes"`
+	Attempts    int      `json:"attempts"`
+	MaxAttempts int      `json:"max_attempts"`
+	Children    []string `json:"children"`
+	Reasons     []string `json:"reasons"`
+	Summary     string   `json:"summary"`
+}
+
+func (o *Options) path(flag, def string) string {
+	if flag != "" {
+		return flag
+	}
+	return filepath.Join(o.Iter, def)
+}
+
+// Run executes the command.
+func (o *Options) Run(env *cli.Env) error {
+	snapPath := env.Abs(o.path(o.Snapshot, "tree.before.json"))
+	treePath := env.Abs(o.Tree)
+	snapData, err := fsutil.ReadFile(snapPath, "", 0)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read snapshot %s: %w", env.Rel(snapPath), fsutil.Cause(err))
+	}
+	snap, ps := tree.Load(snapData)
+	if len(ps) > 0 {
+		return exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", env.Rel(snapPath), ps)
+	}
+	sel, _ := tree.Find(snap, o.Selected)
+	if sel == nil || !sel.IsLeaf() || sel.Passes {
+		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
+	}
+
+	res := Result{Version: 1, ID: o.Selected}
+	var next *tree.Node
+	var reasons []string
+	switch o.Outcome {
+	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError:
+		next = snap
+		res.Result = o.Outcome
+	default:
+		maxAttempts := o.MaxAttempts
+		if maxAttempts == 0 {
+			cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+			if err != nil {
+				return exit.Wrap(exit.RunnerError, err)
+			}
+			maxAttempts = cfg.MaxAttemptsDefault
+		}
+		next, reasons, err = o.judge(env, snap, sel, treePath, maxAttempts, &res)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			next = snap.Clone()
+			if err := tree.Transition(next, o.Selected, tree.Outcome{Status: tree.AgentRetry, Guard: tree.GuardSkipped}, maxAttempts); err != nil {
+				return exit.Wrap(exit.RunnerError, err)
+			}
+			res.Result = "agent-error"
+			res.Reasons = reasons
+			res.Summary = "agent error: " + strings.Join(reasons, "; ")
+		}
+	}
+
+	// Whatever happened, the tree written must be valid: this is the
+	// runner's own output, so a failure here is a runner error.
+	data := tree.Encode(next)
+	if _, ps := tree.Load(data); len(ps) > 0 {
+		return exit.Errorf(exit.RunnerError, "next tree would be invalid: %v", ps)
+	}
+	if len(reasons) > 0 {
+		logPath := env.Abs(o.path(o.ErrorLog, "agent_error.log"))
+		if err := fsutil.WriteAtomic(logPath, []byte(strings.Join(reasons, "\n")+"\n"), 0o644); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(logPath), err)
+		}
+	}
+	if err := fsutil.WriteAtomic(treePath, data, 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(treePath), err)
+	}
+	n, _ := tree.Find(next, o.Selected)
+	res.Passes, res.Attempts, res.MaxAttempts = n.Passes, n.Attempts, n.MaxAttempts
+	if res.Children == nil {
+		res.Children = []string{}
+	}
+	if res.Reasons == nil {
+		res.Reasons = []string{}
+	}
+	if o.Iter != "" {
+		rec := iterdir.Update(res)
+		if err := iterdir.Write(env.Abs(o.Iter), iterdir.UpdateFile, rec); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, err)
+		}
+	}
+	if o.JSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+	} else {
+		line := fmt.Sprintf("result=%s id=%s passes=%v attempts=%d/%d", res.Result, res.ID, res.Passes, res.Attempts, res.MaxAttempts)
+		if len(res.Children) > 0 {
+			line += " children=" + strings.Join(res.Children, ",")
+		}
+		fmt.Fprintln(env.Stdout, line)
+	}
+	if res.Result == "agent-error" {
+		for _, r := range reasons {
+			env.Errorf("agent error: %s", r)
+		}
+		return cli.Silent(exit.AgentError)
+	}
+	return nil
+}
+
+// judge validates the agent's output and tree edits and applies the
+// transition. It returns the next tree, or nil and the agent-error reasons;
+// an error is a runner error.
+func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, maxAttempts int, res *Result) (*tree.Node, []string, error) {
+	reasons := append([]string{}, o.AgentError...)
+	if o.Iter != "" {
+		var rec iterdir.Agent
+		if err := iterdir.Read(env.Abs(o.Iter), iterdir.AgentFile, &rec); err == nil {
+			reasons = append(reasons, rec.AgentErrors...)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
+		}
+	}
+	outPath := env.Abs(o.path(o.Output, "output.json"))
+	var out agentout.Output
+	outData, err := fsutil.ReadFile(outPath, env.Dir, agentout.MaxBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		reasons = append(reasons, "no agent output: "+env.Rel(outPath)+" was not written")
+	} else if err != nil {
+		reasons = append(reasons, fmt.Sprintf("agent output %s: %v", env.Rel(outPath), fsutil.Cause(err)))
+	} else if out, err = agentout.Parse(outData, sel.Next); err != nil {
+		reasons = append(reasons, err.Error())
+	}
+	res.Summary = out.Summary
+
+	editedData, err := fsutil.ReadFile(treePath, env.Dir, 0)
+	var edited *tree.Node
+	if err != nil {
+		reasons = append(reasons, fmt.Sprintf("tree %s unreadable after the agent ran: %v", env.Rel(treePath), fsutil.Cause(err)))
+	} else {
+		var ps tree.Problems
+		edited, ps = tree.Load(editedData)
+		if len(ps) == 0 {
+			ps = tree.CheckAgentEdits(snap, edited, o.Selected)
+		}
+		for _, p := range ps {
+			reasons = append(reasons, "tree: "+p.String())
+		}
+	}
+	if len(reasons) > 0 {
+		return nil, reasons, nil
+	}
+
+	for _, note := range tree.RestoreRunnerOwned(snap, edited) {
+		env.Warnf("runner-owned field edited by the agent: %s", note)
+	}
+	guard := o.Guard
+	if out.Status != tree.AgentDone {
+		guard = tree.GuardSkipped
+	} else if guard == tree.GuardSkipped {
+		return nil, nil, exit.Errorf(exit.Usage, "status=done needs --guard pass or fail: run the guard first")
+	}
+	if err := tree.Transition(edited, o.Selected, tree.Outcome{Status: out.Status, Guard: guard, Children: out.Children}, maxAttempts); err != nil {
+		return nil, nil, exit.Wrap(exit.RunnerError, err)
+	}
+	switch {
+	case out.Status == tree.AgentDone && guard == tree.GuardPass:
+		res.Result = "passed"
+	case out.Status == tree.AgentDone:
+		res.Result = "failed"
+	case out.Status == tree.AgentDecomposed:
+		res.Result = "decomposed"
+		n, _ := tree.Find(edited, o.Selected)
+		for _, c := range n.Children {
+			res.Children = append(res.Children, c.ID)
+		}
+	default:
+		res.Result = "retry"
+	}
+	return edited, nil, nil
+}

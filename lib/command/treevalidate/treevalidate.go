@@ -1,0 +1,224 @@
+// Package treevalidate is the tree-validate command: schema and invariants of
+// a task tree, and with a previous tree the behavioural checks (seed 002).
+package treevalidate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of tree-validate.
+type Options struct {
+	cli.Chdir
+	File      string `arg:"" optional:"" placeholder:"FILE|-" help:"Tree file to check, - for standard input (default .runner/state/tree.json)."`
+	Prev      string `placeholder:"FILE" help:"Previous tree: also check passed-node immutability against it." xor:"prev"`
+	PrevRev   string `placeholder:"REV" help:"Previous tree taken from the git revision REV (the file's path at REV)." xor:"prev"`
+	Selected  string `placeholder:"ID" help:"Selected node id: with --status, also check status invariants and child additions (needs --prev or --prev-rev)."`
+	Status    string `enum:",done,retry,decomposed" default:"" help:"Agent status for --selected: done, retry or decomposed."`
+	Staged    bool   `help:"Check the tree staged in the git index against HEAD's (for the pre-commit hook)." xor:"prev"`
+	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
+	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if (o.Selected == "") != (o.Status == "") {
+		return errors.New("--selected and --status go together")
+	}
+	if o.Selected != "" && o.Prev == "" && o.PrevRev == "" && !o.Staged {
+		return errors.New("--selected needs --prev, --prev-rev or --staged")
+	}
+	if o.Staged && o.File == "-" {
+		return errors.New("--staged reads the index; give no FILE or the tree's path")
+	}
+	return nil
+}
+
+// Main runs tree-validate and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("tree-validate", "Check a task tree: schema, invariants and, against a previous tree, immutability, child additions and status invariants. Exit 0 valid, 1 invalid.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Report is the --json output.
+type Report struct {
+	Version int            `json:"version"`
+	File    string         `json:"file"`
+	Valid   bool           `json:"valid"`
+	Nodes   int            `json:"nodes"`
+	Errors  []tree.Problem `json:"errors"`
+}
+
+// Run executes the command.
+func (o *Options) Run(env *cli.Env) error {
+	name := o.File
+	if name == "" {
+		name = layout.Tree
+	}
+	var data, prevData []byte
+	var err error
+	var havePrev bool
+	switch {
+	case o.Staged:
+		data, prevData, havePrev, err = staged(env, name)
+		if data == nil && err == nil {
+			return nil // tree not staged: nothing to check
+		}
+	case name == "-":
+		data, err = io.ReadAll(io.LimitReader(env.Stdin, fsutil.MaxStateFile+1))
+		if err == nil && len(data) > fsutil.MaxStateFile {
+			err = fmt.Errorf("larger than %d bytes", fsutil.MaxStateFile)
+		}
+		name = "<stdin>"
+	default:
+		data, err = fsutil.ReadFile(env.Abs(name), env.Dir, 0)
+	}
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", name, fsutil.Cause(err))
+	}
+	if o.Prev != "" {
+		prevData, err = fsutil.ReadFile(env.Abs(o.Prev), env.Dir, 0)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "read %s: %w", o.Prev, fsutil.Cause(err))
+		}
+		havePrev = true
+	}
+	if o.PrevRev != "" {
+		prevData, havePrev, err = atRev(env, o.PrevRev, name)
+		if err != nil {
+			return err
+		}
+	}
+
+	root, ps := tree.Load(data)
+	if havePrev && root != nil {
+		prev, pps := tree.Load(prevData)
+		if pps != nil {
+			for _, p := range pps {
+				p.Message = "previous tree: " + p.Message
+				ps = append(ps, p)
+			}
+		} else {
+			ps = append(ps, tree.Immutability(prev, root)...)
+			if o.Selected != "" {
+				ps = append(ps, tree.ChildAdditions(prev, root, o.Selected, o.Status)...)
+				ps = append(ps, tree.StatusInvariants(prev, root, o.Selected, o.Status)...)
+			}
+		}
+	}
+	if root != nil && o.Canonical && !tree.IsCanonical(data, root) {
+		ps = append(ps, tree.Problem{Layer: tree.LayerJSON, Message: "not in canonical form (keys in schema order, 2-space indent, children sorted by (order,id), trailing newline)"})
+	}
+	if o.File == "" && !o.Staged {
+		ps = append(ps, deployedSchema(env)...)
+	}
+	ps = ps.Sorted()
+
+	if o.JSON {
+		rep := Report{Version: 1, File: name, Valid: len(ps) == 0, Nodes: tree.Count(root), Errors: ps}
+		if rep.Errors == nil {
+			rep.Errors = []tree.Problem{}
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+	} else {
+		for _, p := range ps {
+			env.Errorf("%s: %s", name, p)
+		}
+	}
+	if len(ps) > 0 {
+		return cli.Silent(exit.Negative)
+	}
+	return nil
+}
+
+// deployedSchema reports a .runner/state/schema.json that differs from the
+// embedded schema (DESIGN.md decision 10). A missing copy is not an error.
+func deployedSchema(env *cli.Env) tree.Problems {
+	p := env.Abs(layout.Schema)
+	got, err := fsutil.ReadFile(p, env.Dir, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return tree.Problems{{Layer: tree.LayerSchema, Message: fmt.Sprintf("%s: %v", layout.Schema, fsutil.Cause(err))}}
+	}
+	if !bytes.Equal(got, schema.Source(schema.TaskTree)) {
+		return tree.Problems{{Layer: tree.LayerSchema, Message: layout.Schema + " differs from the embedded schema; restore it with runner-init --repair"}}
+	}
+	return nil
+}
+
+func repoPath(env *cli.Env, r *git.Repo, name string) (string, error) {
+	abs := env.Abs(name)
+	rel, err := filepath.Rel(r.Root(), abs)
+	if err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+func staged(env *cli.Env, name string) (data, prev []byte, havePrev bool, err error) {
+	r, err := git.Open(env.Dir)
+	if err != nil {
+		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	rel, err := repoPath(env, r, name)
+	if err != nil {
+		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	data, ok, err := r.ShowFile(":", rel)
+	if err != nil {
+		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	if !ok {
+		return nil, nil, false, nil
+	}
+	if !r.HasCommits() {
+		return data, nil, false, nil
+	}
+	prev, havePrev, err = r.ShowFile("HEAD", rel)
+	if err != nil {
+		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	return data, prev, havePrev, nil
+}
+
+func atRev(env *cli.Env, rev, name string) ([]byte, bool, error) {
+	if name == "<stdin>" {
+		name = layout.Tree
+	}
+	r, err := git.Open(env.Dir)
+	if err != nil {
+		return nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	rel, err := repoPath(env, r, name)
+	if err != nil {
+		return nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	data, ok, err := r.ShowFile(rev, rel)
+	if err != nil {
+		return nil, false, exit.Wrap(exit.RunnerError, err)
+	}
+	if !ok {
+		return nil, false, exit.Errorf(exit.RunnerError, "%s does not exist at %s", rel, rev)
+	}
+	return data, true, nil
+}
+

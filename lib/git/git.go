@@ -1,0 +1,249 @@
+// Package git is a thin adapter over the real git CLI (DESIGN.md decision
+// 11: users' hooks, config and signing apply). Every call runs
+// `git -C <root> …` with LC_ALL=C and no terminal prompts; errors are one
+// line: "git <subcommand>: <first line of git's stderr>". Paths are
+// repository-relative with forward slashes.
+package git
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Repo is a git work tree.
+type Repo struct {
+	root string
+}
+
+// Open finds the work tree containing dir.
+func Open(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := run(abs, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("not a git repository: %s", dir)
+	}
+	return &Repo{root: strings.TrimRight(string(out), "\n")}, nil
+}
+
+// Root is the absolute top-level directory.
+func (r *Repo) Root() string { return r.root }
+
+func run(dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := firstLine(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return stdout.Bytes(), &Error{Args: args, Msg: msg, Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// Error is a failed git command.
+type Error struct {
+	Args   []string
+	Msg    string // first non-empty line of stderr
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string { return "git " + e.Args[0] + ": " + e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// Run runs git with args in the work tree and returns its stdout.
+func (r *Repo) Run(args ...string) ([]byte, error) { return run(r.root, nil, args...) }
+
+// CurrentBranch is the checked-out branch, "" when HEAD is detached. It works
+// on an unborn branch.
+func (r *Repo) CurrentBranch() (string, error) {
+	out, err := r.Run("symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return "", nil // detached HEAD
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// HeadCommit is HEAD's full sha; an error when there is no commit yet.
+func (r *Repo) HeadCommit() (string, error) {
+	out, err := r.Run("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("git rev-parse: HEAD has no commit yet")
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// HasCommits reports whether HEAD points to a commit.
+func (r *Repo) HasCommits() bool {
+	_, err := r.HeadCommit()
+	return err == nil
+}
+
+// BranchExists reports whether refs/heads/name exists.
+func (r *Repo) BranchExists(name string) (bool, error) {
+	_, err := r.Run("show-ref", "--verify", "--quiet", "refs/heads/"+name)
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// CheckoutNewBranch creates name at HEAD and checks it out, keeping the
+// working tree (works on an unborn branch too).
+func (r *Repo) CheckoutNewBranch(name string) error {
+	_, err := r.Run("checkout", "-q", "-b", name)
+	return err
+}
+
+// Checkout checks out an existing branch.
+func (r *Repo) Checkout(name string) error {
+	_, err := r.Run("checkout", "-q", name)
+	return err
+}
+
+// StatusPorcelain lists the changes of the work tree, untracked files
+// included, one entry per path ("XY path"); empty means clean.
+func (r *Repo) StatusPorcelain() ([]string, error) {
+	out, err := r.Run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	var entries []string
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			continue
+		}
+		entries = append(entries, f)
+		if len(f) > 1 && (f[0] == 'R' || f[0] == 'C') {
+			i++ // the rename's source path follows
+		}
+	}
+	return entries, nil
+}
+
+// AddAll stages every change (git add -A).
+func (r *Repo) AddAll() error {
+	_, err := r.Run("add", "-A")
+	return err
+}
+
+// Commit commits what is staged with message and returns the new sha.
+func (r *Repo) Commit(message string) (string, error) {
+	return r.commit(message, false)
+}
+
+// CommitAllowEmpty commits even when nothing is staged.
+func (r *Repo) CommitAllowEmpty(message string) (string, error) {
+	return r.commit(message, true)
+}
+
+func (r *Repo) commit(message string, allowEmpty bool) (string, error) {
+	args := []string{"commit", "-q", "-F", "-"}
+	if allowEmpty {
+		args = append(args, "--allow-empty")
+	}
+	if _, err := run(r.root, []byte(message), args...); err != nil {
+		return "", err
+	}
+	return r.HeadCommit()
+}
+
+// ShowFile returns the bytes of path at rev ("" or ":" for the index). ok is
+// false when the path does not exist there; other failures are errors.
+func (r *Repo) ShowFile(rev, path string) (data []byte, ok bool, err error) {
+	spec := rev + ":" + path
+	if rev == "" || rev == ":" {
+		spec = ":" + path
+	} else if _, err := r.Run("rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
+		return nil, false, fmt.Errorf("git rev-parse: unknown revision %s", rev)
+	}
+	if _, err := r.Run("cat-file", "-e", spec); err != nil {
+		return nil, false, nil
+	}
+	out, err := r.Run("cat-file", "blob", spec)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// Diff is `git diff --binary REV` (the work tree's tracked changes against
+// REV, staged ones included).
+func (r *Repo) Diff(rev string) ([]byte, error) { return r.Run("diff", "--binary", rev) }
+
+// LogOneline is `git log --oneline -n N`, one entry per line.
+func (r *Repo) LogOneline(n int) ([]string, error) {
+	out, err := r.Run("log", "--oneline", fmt.Sprintf("-n%d", n))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(out), "\n"), "\n"), nil
+}
+
+// CommitMessage is the full message of rev, without the trailing newline.
+func (r *Repo) CommitMessage(rev string) (string, error) {
+	out, err := r.Run("log", "-1", "--format=%B", rev)
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// ChangedPathsSince lists, sorted and deduplicated, every path that differs
+// between rev and the work tree: modified, deleted, renamed (both names),
+// staged or not, and untracked (not ignored) files.
+func (r *Repo) ChangedPathsSince(rev string) ([]string, error) {
+	out, err := r.Run("diff", "--name-only", "-z", "--no-renames", rev)
+	if err != nil {
+		return nil, err
+	}
+	paths := splitZ(out)
+	out, err = r.Run("ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	paths = append(paths, splitZ(out)...)
+	slices.Sort(paths)
+	return slices.Compact(paths), nil
+}
+
+func splitZ(b []byte) []string {
+	var out []string
+	for _, s := range strings.Split(string(b), "\x00") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
