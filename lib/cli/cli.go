@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -74,6 +75,12 @@ type exitPanic int
 // (lib/exit), printing "<name>: <error>" to stderr for non-silent errors.
 func Run(name, description string, cmd any, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...kong.Option) (code int) {
 	env := &Env{Name: name, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	// The commands are short-lived and allocate while validating: collect
+	// rarely, with a soft limit so a huge tree still stays bounded.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(2 << 30)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if c, ok := r.(exitPanic); ok {

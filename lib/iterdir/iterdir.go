@@ -106,6 +106,7 @@ type Update struct {
 	Children    []string `json:"children"`
 	Reasons     []string `json:"reasons"`
 	Summary     string   `json:"summary"`
+	Guard       string   `json:"guard"` // the guard outcome applied: pass, fail, skipped
 }
 
 // Write stores v as indented JSON in dir/name, atomically.

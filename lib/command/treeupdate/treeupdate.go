@@ -71,6 +71,7 @@ type Result struct {
 	Children    []string `json:"children"`
 	Reasons     []string `json:"reasons"`
 	Summary     string   `json:"summary"`
+	Guard       string   `json:"guard"`
 }
 
 func (o *Options) path(flag, def string) string {
@@ -97,7 +98,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
 	}
 
-	res := Result{Version: 1, ID: o.Selected}
+	res := Result{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
 	var next *tree.Node
 	var reasons []string
 	switch o.Outcome {
@@ -234,6 +235,7 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, max
 	if err := tree.Transition(edited, o.Selected, tree.Outcome{Status: out.Status, Guard: guard, Children: out.Children}, maxAttempts); err != nil {
 		return nil, nil, exit.Wrap(exit.RunnerError, err)
 	}
+	res.Guard = guard
 	switch {
 	case out.Status == tree.AgentDone && guard == tree.GuardPass:
 		res.Result = "passed"

@@ -1,0 +1,255 @@
+// Package iterlog is the iter-log command: `begin` allocates an iteration
+// (the max_iterations check, the tree snapshot, the clock and the shared
+// deadline) and `end` completes its log (meta.json, tree.after.json,
+// diff.patch) and run_state.json (seed 000 §3.3, §5 step 12, §11).
+package iterlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of iter-log.
+type Options struct {
+	cli.Chdir
+	Begin BeginCmd `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
+	End   EndCmd   `cmd:"" help:"Complete the iteration's log: meta.json, tree.after.json, diff.patch, and run_state.json for the next iteration."`
+}
+
+// Main runs iter-log and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("iter-log", "Open (begin) and close (end) one iteration's log directory .runner/iterations/<run-id>/<iter>/.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// BeginCmd is `iter-log begin`.
+type BeginCmd struct {
+	Selected string `required:"" placeholder:"ID" help:"The selected leaf (from tree-select)."`
+	Now      string `hidden:"" help:"Start time (RFC 3339), for tests."`
+}
+
+// Run allocates the iteration.
+func (b *BeginCmd) Run(env *cli.Env) error {
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	runID := runstate.Val(rs.RunID)
+	if runID == "" {
+		return exit.Errorf(exit.Negative, "no run started: run runner-start")
+	}
+	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	n := rs.NextIter
+	if n > cfg.MaxIterations {
+		return exit.Errorf(exit.Limit, "iteration limit reached: %d iterations run, max_iterations=%d (raise it in %s or with RUNNER_MAX_ITERATIONS)", n-1, cfg.MaxIterations, layout.Config)
+	}
+	data, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+	}
+	root, ps := tree.Load(data)
+	if len(ps) > 0 {
+		return exit.Errorf(exit.Negative, "%s is invalid: %v", layout.Tree, ps)
+	}
+	node, path := tree.Find(root, b.Selected)
+	if node == nil || !node.IsLeaf() || node.Passes {
+		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf", b.Selected)
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	head, err := repo.HeadCommit()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	branch, err := repo.CurrentBranch()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	rel := layout.IterDir(runID, n)
+	dir := env.Abs(rel)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return exit.Errorf(exit.RunnerError, "create %s: %w", filepath.Dir(rel), err)
+	}
+	// Mkdir, not MkdirAll: allocation is exclusive, an iteration directory
+	// is never reused or overwritten.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return exit.Errorf(exit.RunnerError, "iteration directory %s already exists: an earlier step did not finish; run runner-step to recover it", rel)
+		}
+		return exit.Errorf(exit.RunnerError, "create %s: %w", rel, err)
+	}
+	now := time.Now().UTC()
+	if b.Now != "" {
+		if now, err = time.Parse(time.RFC3339, b.Now); err != nil {
+			return exit.Errorf(exit.Usage, "--now: %w", err)
+		}
+	}
+	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, err)
+	}
+	rec := iterdir.Begin{
+		Version: 1, RunID: runID, Iteration: n, NodeID: node.ID, NodePath: path, Mode: node.Next,
+		Attempts: node.Attempts, MaxAttempts: node.MaxAttempts,
+		StartedAt: now, Deadline: now.Add(cfg.IterationTimeout()), HeadBefore: head, Branch: branch,
+	}
+	if err := iterdir.Write(dir, iterdir.BeginFile, rec); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.BeginFile, err)
+	}
+	fmt.Fprintf(env.Stdout, "iter=%d dir=%s\n", n, rel)
+	return nil
+}
+
+// EndCmd is `iter-log end`.
+type EndCmd struct {
+	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin)."`
+	Now  string `hidden:"" help:"End time (RFC 3339), for tests."`
+}
+
+// statusOf maps tree-update's result to the iteration status of meta.json
+// and the commit message (an agent error counts as retry, DESIGN.md
+// decision 5).
+func statusOf(result string) string {
+	switch result {
+	case "passed", "failed":
+		return tree.AgentDone
+	case "decomposed":
+		return tree.AgentDecomposed
+	case "timeout", "interrupted":
+		return result
+	case "runner-error":
+		return "runner_error"
+	}
+	return tree.AgentRetry
+}
+
+// Run completes the iteration's log.
+func (e *EndCmd) Run(env *cli.Env) error {
+	dir := env.Abs(e.Iter)
+	var begin iterdir.Begin
+	if err := iterdir.Read(dir, iterdir.BeginFile, &begin); err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.BeginFile, err)
+	}
+	var upd iterdir.Update
+	if err := iterdir.Read(dir, iterdir.UpdateFile, &upd); err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s (run tree-update first): %w", iterdir.UpdateFile, err)
+	}
+	m := iterdir.Meta{
+		Version: 1, RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID,
+		NodePath: begin.NodePath, Mode: begin.Mode, Status: statusOf(upd.Result), Result: upd.Result,
+		Guard: upd.Guard, AgentError: upd.Result == "agent-error", Reasons: upd.Reasons,
+		AttemptsBefore: begin.Attempts, AttemptsAfter: upd.Attempts, MaxAttempts: upd.MaxAttempts,
+		Passes: upd.Passes, StartedAt: begin.StartedAt, HeadBefore: begin.HeadBefore,
+	}
+	if m.Guard == "" {
+		m.Guard = tree.GuardSkipped
+	}
+	if m.Reasons == nil {
+		m.Reasons = []string{}
+	}
+	var ag iterdir.Agent
+	if err := iterdir.Read(dir, iterdir.AgentFile, &ag); err == nil {
+		m.Agent = &ag
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
+	}
+	var gd iterdir.Guard
+	if err := iterdir.Read(dir, iterdir.GuardFile, &gd); err == nil {
+		m.GuardRun = &gd
+		if gd.Outcome != tree.GuardPass && gd.Outcome != tree.GuardFail {
+			m.Guard = gd.Outcome // timeout, interrupted or error: the guard did not finish
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.GuardFile, err)
+	}
+	now := time.Now().UTC()
+	if e.Now != "" {
+		var err error
+		if now, err = time.Parse(time.RFC3339, e.Now); err != nil {
+			return exit.Errorf(exit.Usage, "--now: %w", err)
+		}
+	}
+	m.EndedAt = now
+	m.DurationMS = now.Sub(begin.StartedAt).Milliseconds()
+
+	data, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+	}
+	root, ps := tree.Load(data)
+	if len(ps) > 0 {
+		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
+	}
+	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeAfter, err)
+	}
+
+	// run_state.json first: it is part of the iteration's commit, so the
+	// diff below includes it.
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	if runstate.Val(rs.RunID) != begin.RunID {
+		return exit.Errorf(exit.RunnerError, "run_state.json run_id %q is not the iteration's run %q", runstate.Val(rs.RunID), begin.RunID)
+	}
+	last := m.Status
+	if m.AgentError {
+		last = "agent_error"
+	}
+	it, node := begin.Iteration, begin.NodeID
+	rs.NextIter = begin.Iteration + 1
+	rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(upd.Summary), runstate.Str(guardState(m.Guard))
+	rs.LastIter, rs.LastNode = &it, &node
+	if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.RunState, err)
+	}
+
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if _, err := repo.Run("add", "-A"); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	patch, err := repo.Run("diff", "--cached", "--binary", begin.HeadBefore)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.DiffPatch, err)
+	}
+	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
+	}
+	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+	return nil
+}
+
+// guardState maps a guard outcome onto run_state's last_guard values.
+func guardState(g string) string {
+	switch g {
+	case tree.GuardPass, tree.GuardFail:
+		return g
+	case "timeout", "interrupted", "error":
+		return tree.GuardFail
+	}
+	return tree.GuardSkipped
+}

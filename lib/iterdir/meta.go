@@ -1,0 +1,34 @@
+package iterdir
+
+import "time"
+
+// Meta is meta.json (seed 000 §11): the record of one iteration, written by
+// iter-log end and completed with the commit sha by loop-commit.
+type Meta struct {
+	Version   int    `json:"version"`
+	RunID     string `json:"run_id"`
+	Iteration int    `json:"iteration"`
+	NodeID    string `json:"node_id"`
+	NodePath  string `json:"node_path"`
+	Mode      string `json:"mode"` // execute | decompose
+	// Status: done | retry | decomposed | timeout | interrupted |
+	// runner_error (an agent error is status retry with AgentError true).
+	Status string `json:"status"`
+	// Result is tree-update's: passed, failed, retry, decomposed,
+	// agent-error, timeout, interrupted, runner-error.
+	Result         string    `json:"result"`
+	Guard          string    `json:"guard"` // pass | fail | skipped (timeout | interrupted | error when the guard did not finish)
+	AgentError     bool      `json:"agent_error"`
+	Reasons        []string  `json:"reasons"`
+	AttemptsBefore int       `json:"attempts_before"`
+	AttemptsAfter  int       `json:"attempts_after"`
+	MaxAttempts    int       `json:"max_attempts"`
+	Passes         bool      `json:"passes"`
+	StartedAt      time.Time `json:"started_at"`
+	EndedAt        time.Time `json:"ended_at"`
+	DurationMS     int64     `json:"duration_ms"`
+	Agent          *Agent    `json:"agent"`     // agent.json, nil when the agent did not run
+	GuardRun       *Guard    `json:"guard_run"` // guard.json, nil when the guard did not run
+	HeadBefore     string    `json:"head_before"`
+	Commit         string    `json:"commit"`
+}

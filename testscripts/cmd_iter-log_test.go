@@ -1,0 +1,5 @@
+package testscripts
+
+import "github.com/treeloop/treeloop/lib/command/iterlog"
+
+func init() { commands["iter-log"] = iterlog.Main }
