@@ -221,4 +221,3 @@ func atRev(env *cli.Env, rev, name string) ([]byte, bool, error) {
 	}
 	return data, true, nil
 }
-
