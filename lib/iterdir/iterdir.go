@@ -136,3 +136,16 @@ func Exists(dir, name string) bool {
 	_, err := os.Stat(filepath.Join(dir, name))
 	return !errors.Is(err, os.ErrNotExist)
 }
+
+// LoadBegin reads the iteration's begin.json, with a message that says what
+// to run when it is missing.
+func LoadBegin(dir string) (Begin, error) {
+	var b Begin
+	if err := Read(dir, BeginFile, &b); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return b, fmt.Errorf("%s has no %s: pass the directory printed by iter-log begin", dir, BeginFile)
+		}
+		return b, err
+	}
+	return b, nil
+}

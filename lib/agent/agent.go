@@ -1,0 +1,117 @@
+// Package agent runs one fresh agent session for an iteration (seed 000 §8:
+// "replaceable backends behind a stable interface"). A Backend turns a
+// Request (the prompt pack, the node, the mode, the deadline, the [agent]
+// config) into one process run and a Result: the raw output JSON taken from
+// the backend's structured channel (never searched for in free text), a
+// failure class, usage and provenance. Judging the output (schema, status
+// for the mode), protected paths and git state is agent-exec's job, the same
+// for every backend.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Failure classes recorded in agent.json and meta.json.
+const (
+	ClassOK            = "ok"
+	ClassTimeout       = "timeout"        // the iteration deadline ended the session
+	ClassHang          = "hang"           // no output for agent_idle_timeout_secs
+	ClassInterrupted   = "interrupted"    // SIGINT, SIGTERM or .runner/cancel
+	ClassStartError    = "start_error"    // the executable could not be started
+	ClassNoOutput      = "no_output"      // no structured output
+	ClassInvalidOutput = "invalid_output" // output not valid for the schema or the mode
+	ClassAuth          = "auth"           // authentication failed
+	ClassRateLimit     = "rate_limit"     // usage or rate limit
+	ClassAPIError      = "api_error"      // API error or outage
+	ClassTurnLimit     = "turn_limit"     // the CLI's turn limit ended the session
+	ClassPermission    = "permission"     // the CLI refused a needed permission
+	ClassPolicy        = "policy"         // the session broke a rule: protected path, moved HEAD
+)
+
+// RunnerClasses are the classes that are runner errors: no attempt is
+// consumed and the loop stops (DESIGN.md decision 5; the "Agent backends"
+// policy: outages, rate limits and authentication are not the agent's fault).
+var RunnerClasses = []string{ClassStartError, ClassAuth, ClassRateLimit, ClassAPIError}
+
+// IsRunnerClass reports whether class is a runner error.
+func IsRunnerClass(class string) bool { return slices.Contains(RunnerClasses, class) }
+
+// Request is one agent session.
+type Request struct {
+	Prompt      []byte        // the prompt pack, fed on stdin
+	PromptPath  string        // absolute path of prompt.md
+	Root        string        // absolute repository root: the working directory
+	IterDir     string        // absolute iteration directory
+	OutputPath  string        // absolute path where the output JSON belongs (<iter>/output.json)
+	RunID       string        // the run
+	Iteration   int           // the iteration number
+	NodeID      string        // the selected leaf
+	NodePath    string        // its path, ids joined by "/"
+	Mode        string        // execute | decompose
+	Deadline    time.Time     // absolute end of the iteration's budget
+	IdleTimeout time.Duration // stop after this long without output; 0 = off
+	Config      config.Agent  // [agent] after environment overrides
+	Log         io.Writer     // executor.log (capped): everything the process prints
+	Events      io.Writer     // events.jsonl (capped): the CLI's JSON event stream, if any
+	Tee         io.Writer     // live view (a terminal), may be nil
+}
+
+// Result is how a session ended.
+type Result struct {
+	Argv       []string      // what ran
+	Proc       proc.Result   // the process's end
+	Output     []byte        // the structured output; nil when there is none
+	Class      string        // one of the Class constants; "" means judge Output
+	Message    string        // one line for the class
+	ResetAt    string        // rate limit reset time, RFC 3339, when given
+	Usage      iterdir.Usage // tokens and cost, when reported
+	CLIVersion string        // the CLI's version, when known
+	Model      string        // the model, when known
+}
+
+// Backend runs sessions. Run returns an error only when the session could
+// not be run at all (a *proc.StartError, a bad configuration): a runner
+// error.
+type Backend interface {
+	Name() string
+	Run(ctx context.Context, req Request) (Result, error)
+}
+
+// New returns the backend named name (config.Backends).
+func New(name string) (Backend, error) {
+	switch name {
+	case "command":
+		return Command{}, nil
+	}
+	if slices.Contains(config.Backends, name) {
+		return nil, fmt.Errorf("agent backend %q is not available in this build (available: command)", name)
+	}
+	return nil, fmt.Errorf("unknown agent backend %q (want one of %s)", name, strings.Join(config.Backends, ", "))
+}
+
+// Env is the RUNNER_* environment every backend gives the agent, appended
+// to base.
+func Env(base []string, req Request) []string {
+	return append(base,
+		"RUNNER_ROOT="+req.Root,
+		"RUNNER_RUN_ID="+req.RunID,
+		fmt.Sprintf("RUNNER_ITERATION=%d", req.Iteration),
+		"RUNNER_ITER_DIR="+req.IterDir,
+		"RUNNER_PROMPT="+req.PromptPath,
+		"RUNNER_OUTPUT="+req.OutputPath,
+		"RUNNER_NODE_ID="+req.NodeID,
+		"RUNNER_NODE_PATH="+req.NodePath,
+		"RUNNER_MODE="+req.Mode,
+		"RUNNER_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339),
+	)
+}

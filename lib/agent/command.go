@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Command is the `command` backend: any executable (agent.bin plus
+// agent.extra_args). The prompt pack arrives on stdin; RUNNER_* variables
+// name the repository, the iteration directory, the output path, the node
+// and the mode (see Env), RUNNER_AGENT_MODEL the configured model; the
+// executable writes one JSON object to $RUNNER_OUTPUT before it exits.
+type Command struct{}
+
+// Name is "command".
+func (Command) Name() string { return "command" }
+
+// Run runs the executable and reads $RUNNER_OUTPUT.
+func (Command) Run(ctx context.Context, req Request) (Result, error) {
+	if req.Config.Bin == "" {
+		return Result{}, errors.New("the command backend needs an executable: set [agent] bin in config.toml or RUNNER_AGENT_BIN")
+	}
+	argv := append([]string{req.Config.Bin}, req.Config.ExtraArgs...)
+	env := Env(os.Environ(), req)
+	if req.Config.Model != "" {
+		env = append(env, "RUNNER_AGENT_MODEL="+req.Config.Model)
+	}
+	res := Result{Argv: argv, Model: req.Config.Model}
+	pr, err := proc.Run(ctx, proc.Spec{
+		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
+		Log: req.Log, Tee: req.Tee, Deadline: req.Deadline, IdleTimeout: req.IdleTimeout,
+	})
+	res.Proc = pr
+	if err != nil {
+		return res, err
+	}
+	if c, msg := ProcessClass(pr); c != "" {
+		res.Class, res.Message = c, msg
+		return res, nil
+	}
+	res.Output, res.Class, res.Message = ReadOutputFile(req.OutputPath)
+	return res, nil
+}
+
+// ProcessClass classifies a process end the runner caused: timeout, hang,
+// interruption. "" when the process ended by itself.
+func ProcessClass(pr proc.Result) (class, message string) {
+	switch {
+	case pr.Canceled:
+		return ClassInterrupted, "agent interrupted"
+	case pr.TimedOut:
+		return ClassTimeout, "agent timed out: the iteration's budget ended"
+	case pr.Idle:
+		return ClassHang, "agent hung: no output for agent_idle_timeout_secs"
+	}
+	return "", ""
+}
+
+// ReadOutputFile reads the output JSON an agent wrote to path, refusing a
+// symlink or anything but a regular file and anything over
+// agentout.MaxBytes. On failure it returns the class and message.
+func ReadOutputFile(path string) (data []byte, class, message string) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ClassNoOutput, "no output: the agent did not write $RUNNER_OUTPUT"
+	}
+	if err != nil {
+		return nil, ClassNoOutput, fmt.Sprintf("no output: %v", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, ClassInvalidOutput, fmt.Sprintf("output is not a regular file (%s): symlinks and special files are refused", st.Mode().Type())
+	}
+	// O_NOFOLLOW: a symlink swapped in after the Lstat is refused too.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, ClassInvalidOutput, fmt.Sprintf("output cannot be read: %v", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, ClassInvalidOutput, "output is not a regular file: symlinks and special files are refused"
+	}
+	data, err = io.ReadAll(io.LimitReader(f, agentout.MaxBytes+1))
+	if err != nil {
+		return nil, ClassNoOutput, fmt.Sprintf("no output: %v", err)
+	}
+	if len(data) > agentout.MaxBytes {
+		return nil, ClassInvalidOutput, fmt.Sprintf("output is larger than %d bytes", agentout.MaxBytes)
+	}
+	return data, "", ""
+}

@@ -1,0 +1,294 @@
+// Package agentexec is the agent-exec command: one fresh agent session for
+// an iteration's prompt pack (seed 000 §5 steps 6-7, §8; DESIGN.md
+// decisions 3, 5, 6). It runs the configured backend within the
+// iteration's deadline with the executor output capped into
+// <iter>/executor.log, then judges the session the same way for every
+// backend: the output JSON against the agent-output schema and the mode,
+// protected paths (config's protected_paths and the runner's own state
+// files; restored when touched), and git (HEAD moved or branch switched:
+// restored). It records everything in <iter>/agent.json; tree-update reads
+// the agent errors from there.
+package agentexec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"github.com/treeloop/treeloop/lib/agent"
+	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Options is the command line of agent-exec.
+type Options struct {
+	cli.Chdir
+	Iter string `required:"" placeholder:"DIR" help:"The iteration directory: begin.json (node, mode, deadline) and prompt.md in; executor.log, output.json and agent.json out."`
+	Live string `enum:"auto,always,never" default:"auto" help:"Copy the agent's output to stderr as it runs: auto (when stderr is a terminal), always, never."`
+	JSON bool   `name:"json" help:"Print agent.json's record on stdout."`
+}
+
+// Main runs agent-exec and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// RunnerOwned are the files only the runner changes; an agent that touches
+// one commits an agent error and the file is restored. tree.json is judged
+// by tree-update instead; assumptions.md and questions.md are the agent's to
+// append to (seed 000 §3.1).
+var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.Goal, layout.Gitignore}
+
+// Run runs the session.
+func (o *Options) Run(env *cli.Env) error {
+	dir := env.Abs(o.Iter)
+	begin, err := iterdir.LoadBegin(dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	backend, err := agent.New(cfg.Agent.Backend)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
+	}
+	promptPath := filepath.Join(dir, iterdir.PromptFile)
+	prompt, err := os.ReadFile(promptPath)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s (run context-write first): %v", iterdir.PromptFile, fsutil.Cause(err))
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	outPath := filepath.Join(dir, iterdir.OutputFile)
+	if err := os.Remove(outPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return exit.Errorf(exit.RunnerError, "remove a stale %s: %v", iterdir.OutputFile, fsutil.Cause(err))
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, iterdir.ExecutorLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.ExecutorLog, fsutil.Cause(err))
+	}
+	defer logFile.Close()
+	log := proc.NewCappedWriter(logFile, int64(cfg.ExecutorOutputLimitBytes))
+
+	sum := sha256.Sum256(prompt)
+	rec := iterdir.Agent{Version: 1, Backend: backend.Name(), PromptSHA256: hex.EncodeToString(sum[:]), AgentErrors: []string{}}
+	req := agent.Request{
+		Prompt: prompt, PromptPath: promptPath, Root: env.Dir, IterDir: dir, OutputPath: outPath,
+		RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID, NodePath: begin.NodePath,
+		Mode: begin.Mode, Deadline: begin.Deadline, IdleTimeout: cfg.AgentIdleTimeout(),
+		Config: cfg.Agent, Log: log, Tee: o.tee(env),
+	}
+	in := cli.NotifyInterrupt()
+	res, runErr := backend.Run(in, req)
+	in.Stop()
+	if err := log.Close(); err != nil {
+		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+	}
+	if err := logFile.Sync(); err != nil {
+		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+	}
+	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
+	rec.DurationMS = res.Proc.Duration.Milliseconds()
+	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
+	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
+	rec.Class, rec.Message = res.Class, res.Message
+	if rec.Argv == nil {
+		rec.Argv = []string{}
+	}
+	if runErr != nil {
+		rec.Class, rec.Message = agent.ClassStartError, runErr.Error()
+	}
+
+	// The same judgement for every path, timeouts and interruptions
+	// included: the iteration is committed whatever happened, so a touched
+	// runner file or a moved HEAD must be put back first.
+	policy, err := enforce(repo, begin, cfg.ProtectedPaths)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "check the agent's changes: %v", err)
+	}
+
+	if rec.Class == "" {
+		if res.Output == nil {
+			rec.Class, rec.Message = agent.ClassNoOutput, "no output: the agent gave no structured output"
+		} else if out, err := agentout.Parse(res.Output, begin.Mode); err != nil {
+			rec.Class, rec.Message = agent.ClassInvalidOutput, err.Error()
+		} else {
+			rec.Class, rec.Status = agent.ClassOK, out.Status
+		}
+		if res.Output != nil && !fileHolds(outPath, res.Output) {
+			if err := fsutil.WriteAtomic(outPath, res.Output, 0o644); err != nil {
+				return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.OutputFile, fsutil.Cause(err))
+			}
+		}
+	}
+
+	code := exit.OK
+	switch {
+	case rec.Class == agent.ClassInterrupted:
+		code = in.Code()
+		if code == 0 {
+			code = exit.SIGINT
+		}
+	case rec.Class == agent.ClassTimeout:
+		code = exit.Timeout
+	case agent.IsRunnerClass(rec.Class):
+		code = exit.RunnerError
+	case rec.Class != agent.ClassOK:
+		code = exit.AgentError
+		rec.AgentErrors = append(rec.AgentErrors, rec.Message)
+	}
+	if len(policy) > 0 {
+		rec.AgentErrors = append(rec.AgentErrors, policy...)
+		if code == exit.OK {
+			code = exit.AgentError
+			rec.Class, rec.Message = agent.ClassPolicy, policy[0]
+		}
+	}
+	if err := iterdir.Write(dir, iterdir.AgentFile, rec); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.AgentFile, fsutil.Cause(err))
+	}
+	if o.JSON {
+		out, _ := json.MarshalIndent(rec, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+	} else {
+		status := rec.Status
+		if status == "" || code != exit.OK {
+			status = "none"
+		}
+		fmt.Fprintf(env.Stdout, "status=%s class=%s exit=%d duration_ms=%d\n", status, rec.Class, rec.ExitCode, rec.DurationMS)
+	}
+	for _, r := range rec.AgentErrors {
+		env.Errorf("agent error: %s", r)
+	}
+	if code != exit.OK && len(rec.AgentErrors) == 0 {
+		env.Errorf("%s", rec.Message)
+	}
+	if code == exit.OK {
+		return nil
+	}
+	return cli.Silent(code)
+}
+
+// tee is the live view's writer.
+func (o *Options) tee(env *cli.Env) io.Writer {
+	switch o.Live {
+	case "always":
+		return env.Stderr
+	case "never":
+		return nil
+	}
+	if f, ok := env.Stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return env.Stderr
+		}
+	}
+	return nil
+}
+
+func fileHolds(p string, data []byte) bool {
+	b, err := os.ReadFile(p)
+	return err == nil && string(b) == string(data)
+}
+
+// enforce puts back what the agent may not change and returns the reasons:
+// a switched branch or moved HEAD (the branch ref goes back to the
+// iteration's start, the work tree keeps the agent's files), and changed
+// protected paths (restored from the iteration's start, or removed when
+// new).
+func enforce(repo *git.Repo, begin iterdir.Begin, protected []string) ([]string, error) {
+	var reasons []string
+	branch, err := repo.CurrentBranch()
+	if err != nil {
+		return nil, err
+	}
+	head, _ := repo.HeadCommit()
+	if branch != begin.Branch || head != begin.HeadBefore {
+		switch {
+		case branch != begin.Branch:
+			reasons = append(reasons, fmt.Sprintf("the agent switched the branch from %s to %q; the runner switched back", begin.Branch, branch))
+		default:
+			reasons = append(reasons, fmt.Sprintf("the agent moved HEAD (%s → %s: committed or reset itself); the runner restored it, keeping the files", short(begin.HeadBefore), short(head)))
+		}
+		if _, err := repo.Run("symbolic-ref", "HEAD", "refs/heads/"+begin.Branch); err != nil {
+			return nil, err
+		}
+		if _, err := repo.Run("update-ref", "refs/heads/"+begin.Branch, begin.HeadBefore); err != nil {
+			return nil, err
+		}
+		if _, err := repo.Run("reset", "-q"); err != nil {
+			return nil, err
+		}
+	}
+	changed, err := repo.ChangedPathsSince(begin.HeadBefore)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range changed {
+		glob, ok := protectedBy(p, protected)
+		if !ok {
+			continue
+		}
+		reasons = append(reasons, fmt.Sprintf("the agent changed the protected path %s (%s); the runner restored it", p, glob))
+		if _, found, err := repo.ShowFile(begin.HeadBefore, p); err != nil {
+			return nil, err
+		} else if found {
+			if _, err := repo.Run("checkout", begin.HeadBefore, "--", p); err != nil {
+				return nil, err
+			}
+		} else {
+			full := filepath.Join(repo.Root(), filepath.FromSlash(p))
+			if _, err := repo.Run("rm", "-q", "--cached", "--ignore-unmatch", "--", p); err != nil {
+				return nil, err
+			}
+			if err := os.RemoveAll(full); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return reasons, nil
+}
+
+// protectedBy reports the rule protecting p: a runner-owned file, or a
+// protected_paths glob matching p or one of its parent directories.
+func protectedBy(p string, globs []string) (string, bool) {
+	if slices.Contains(RunnerOwned, p) {
+		return "runner-owned", true
+	}
+	for _, g := range globs {
+		for q := p; q != "." && q != "/" && q != ""; q = path.Dir(q) {
+			if ok, _ := path.Match(g, q); ok {
+				return "protected_paths " + g, true
+			}
+		}
+	}
+	return "", false
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	if sha == "" {
+		return "(none)"
+	}
+	return sha
+}

@@ -1,0 +1,393 @@
+// Package contextwrite is the context-write command (seed 000 §3.2, §5 steps
+// 4-5, §8): it clears .runner/context/, writes goal.md, history.md (after an
+// unsuccessful attempt on the same node) and failure.md (after a failed
+// guard), and assembles the prompt pack for the iteration's mode into
+// <iter>/prompt.md within prompt_budget_bytes (lib/prompt: fixed section
+// order, documented drop order, required sections never dropped). Same
+// inputs, same bytes: nothing here reads the clock.
+package contextwrite
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/prompt"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of context-write.
+type Options struct {
+	cli.Chdir
+	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin); prompt.md is written there."`
+	JSON bool   `name:"json" help:"Print the prompt's sections and what the budget did to them as JSON."`
+}
+
+// Main runs context-write and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("context-write", "Clear and write .runner/context/ (goal.md, history.md, failure.md) and the iteration's prompt pack <iter>/prompt.md within prompt_budget_bytes. Exit 0 written, 6 runner error.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Context file names.
+const (
+	GoalFile    = "goal.md"
+	HistoryFile = "history.md"
+	FailureFile = "failure.md"
+)
+
+// maxSideFile bounds what is read of assumptions.md, questions.md and a
+// sidecar; the budget cuts them further.
+const maxSideFile = 1 << 20
+
+// treeLines bounds the tree summary.
+const treeLines = 400
+
+// Report is what context-write prints with --json.
+type Report struct {
+	Prompt   string       `json:"prompt"`
+	Bytes    int          `json:"bytes"`
+	Budget   int          `json:"budget"`
+	Over     int          `json:"over"` // bytes the required sections alone exceed the budget by
+	Context  []string     `json:"context"`
+	Sections []prompt.Fit `json:"sections"`
+}
+
+// Run writes the context and the prompt pack.
+func (o *Options) Run(env *cli.Env) error {
+	dir := env.Abs(o.Iter)
+	begin, err := iterdir.LoadBegin(dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	data, err := fsutil.ReadFile(filepath.Join(dir, iterdir.TreeBefore), "", 0)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %v", iterdir.TreeBefore, fsutil.Cause(err))
+	}
+	root, ps := tree.Load(data)
+	if len(ps) > 0 {
+		return exit.Errorf(exit.RunnerError, "%s is invalid: %v", iterdir.TreeBefore, ps)
+	}
+	node, path := tree.Find(root, begin.NodeID)
+	if node == nil {
+		return exit.Errorf(exit.RunnerError, "node %q of begin.json is not in the tree", begin.NodeID)
+	}
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	in := inputs{env: env, cfg: cfg, begin: begin, root: root, node: node, path: path, rs: rs}
+	files := map[string]string{GoalFile: in.goal()}
+	if h := in.history(); h != "" {
+		files[HistoryFile] = h
+	}
+	if f := in.failure(); f != "" {
+		files[FailureFile] = f
+	}
+
+	ctxDir := env.Abs(layout.Context)
+	if err := fsutil.InsideRoot(ctxDir, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return exit.Errorf(exit.RunnerError, "%s: %v", layout.Context, err)
+	}
+	if err := os.RemoveAll(ctxDir); err != nil {
+		return exit.Errorf(exit.RunnerError, "clear %s: %v", layout.Context, fsutil.Cause(err))
+	}
+	if err := os.MkdirAll(ctxDir, 0o755); err != nil {
+		return exit.Errorf(exit.RunnerError, "create %s: %v", layout.Context, fsutil.Cause(err))
+	}
+	var written []string
+	for _, name := range []string{GoalFile, HistoryFile, FailureFile} {
+		if body, ok := files[name]; ok {
+			if err := fsutil.WriteAtomic(filepath.Join(ctxDir, name), []byte(body), 0o644); err != nil {
+				return exit.Errorf(exit.RunnerError, "write %s/%s: %v", layout.Context, name, fsutil.Cause(err))
+			}
+			written = append(written, layout.Context+"/"+name)
+		}
+	}
+
+	sections := in.sections(files)
+	pack, fits, over := prompt.Build(sections, cfg.PromptBudgetBytes)
+	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.PromptFile), pack, 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.PromptFile, fsutil.Cause(err))
+	}
+	if over > 0 {
+		env.Warnf("the required sections exceed prompt_budget_bytes=%d by %d bytes; the prompt is complete but over budget", cfg.PromptBudgetBytes, over)
+	}
+	rep := Report{Prompt: env.Rel(filepath.Join(dir, iterdir.PromptFile)), Bytes: len(pack), Budget: cfg.PromptBudgetBytes, Over: over, Context: written, Sections: fits}
+	if o.JSON {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return nil
+	}
+	var kept, cut, dropped []string
+	for _, f := range fits {
+		switch f.Action {
+		case "cut":
+			cut = append(cut, f.Name)
+		case "dropped":
+			dropped = append(dropped, f.Name)
+		default:
+			kept = append(kept, f.Name)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "prompt=%s bytes=%d budget=%d sections=%s cut=%s dropped=%s\n", rep.Prompt, rep.Bytes, rep.Budget, list(kept), list(cut), list(dropped))
+	return nil
+}
+
+func list(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ",")
+}
+
+type inputs struct {
+	env   *cli.Env
+	cfg   config.Config
+	begin iterdir.Begin
+	root  *tree.Node
+	node  *tree.Node
+	path  string
+	rs    runstate.State
+}
+
+// goal is context/goal.md: the selected node's goal and acceptance.
+func (in *inputs) goal() string {
+	n := in.node
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", oneLine(n.Title))
+	fmt.Fprintf(&b, "Node `%s` (path `%s`), mode %s, attempt %d of %d.\n\n", n.ID, in.path, in.begin.Mode, n.Attempts+1, n.MaxAttempts)
+	fmt.Fprintf(&b, "## Goal\n\n%s\n\n## Acceptance\n\n", strings.TrimSpace(n.Goal))
+	if len(n.Acceptance) == 0 {
+		b.WriteString("(none given: the guard decides)\n")
+	}
+	for _, a := range n.Acceptance {
+		fmt.Fprintf(&b, "- %s\n", oneLine(a))
+	}
+	return b.String()
+}
+
+// previous reports whether the last iteration of the run worked this node:
+// it then ended without passing it (a passed or decomposed node is not
+// selected again).
+func (in *inputs) previous() (iter int, ok bool) {
+	if in.rs.LastIter == nil || runstate.Val(in.rs.LastNode) != in.node.ID {
+		return 0, false
+	}
+	return *in.rs.LastIter, true
+}
+
+// history is context/history.md: how the previous attempt on this node
+// ended, with its summary and agent-error reasons.
+func (in *inputs) history() string {
+	it, ok := in.previous()
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Previous attempt\n\nIteration %d worked this node and ended with status=%s guard=%s.\n",
+		it, runstate.Val(in.rs.LastStatus), runstate.Val(in.rs.LastGuard))
+	if s := strings.TrimSpace(runstate.Val(in.rs.LastSummary)); s != "" {
+		fmt.Fprintf(&b, "\n## Its summary\n\n%s\n", s)
+	}
+	prev := in.env.Abs(layout.IterDir(in.begin.RunID, it))
+	if log, err := fsutil.ReadFile(filepath.Join(prev, iterdir.AgentErrorLog), in.env.Dir, maxSideFile); err == nil && len(strings.TrimSpace(string(log))) > 0 {
+		fmt.Fprintf(&b, "\n## Why it was an agent error\n\n%s\n", strings.TrimSpace(string(log)))
+	}
+	return b.String()
+}
+
+// failure is context/failure.md: the guard output of the previous attempt
+// on this node when its guard failed.
+func (in *inputs) failure() string {
+	it, ok := in.previous()
+	if !ok || runstate.Val(in.rs.LastGuard) != tree.GuardFail || runstate.Val(in.rs.LastStatus) != tree.AgentDone {
+		return ""
+	}
+	guard := strings.Join(in.cfg.Guard.Command, " ")
+	prev := in.env.Abs(layout.IterDir(in.begin.RunID, it))
+	log, err := fsutil.ReadFile(filepath.Join(prev, iterdir.GuardLog), in.env.Dir, int64(in.cfg.GuardOutputLimitBytes)+4096)
+	if err != nil {
+		return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d; its log is not available here (%v). Run the guard yourself to see the failure.\n", guard, it, fsutil.Cause(err))
+	}
+	f := fence(string(log))
+	return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d. Its output:\n\n%stext\n%s\n%s\n", guard, it, f, strings.TrimRight(string(log), "\n"), f)
+}
+
+// fence is a code fence longer than any backtick run in s.
+func fence(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// oneLine puts s on one line: line breaks become spaces, nothing else
+// changes (spaces inside acceptance criteria can matter).
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(strings.TrimSpace(s))
+}
+
+// sections assembles the prompt pack's sections (seed 000 §8).
+func (in *inputs) sections(files map[string]string) []prompt.Section {
+	ctx := layout.Context + "/"
+	ss := []prompt.Section{
+		{Name: prompt.Contract, Heading: fmt.Sprintf("# treeloop iteration %d: %s node %s", in.begin.Iteration, in.begin.Mode, in.node.ID), Body: in.contract(), Required: true},
+		{Name: prompt.Goal, Heading: "## Selected node (" + ctx + GoalFile + ")", Body: files[GoalFile], Required: true},
+	}
+	if h, ok := files[HistoryFile]; ok {
+		ss = append(ss, prompt.Section{Name: prompt.History, Heading: "## Previous attempt (full text: " + ctx + HistoryFile + ")", Body: h})
+	}
+	if f, ok := files[FailureFile]; ok {
+		ss = append(ss, prompt.Section{Name: prompt.Failure, Heading: "## Guard failure (full text: " + ctx + FailureFile + ")", Body: f})
+	}
+	sub, _ := json.MarshalIndent(in.node, "", "  ")
+	ss = append(ss, prompt.Section{Name: prompt.Node, Heading: "## Selected node as stored (" + layout.Tree + ")", Body: "Path: `" + in.path + "`\n\n```json\n" + string(sub) + "\n```", Required: true})
+	ss = append(ss, prompt.Section{Name: prompt.Tree, Heading: "## The whole tree (summary; full tree: " + layout.Tree + ")", Body: in.summary()})
+	for _, side := range []struct{ name, rel, title string }{
+		{prompt.Assumptions, layout.Assumptions, "Assumptions"},
+		{prompt.Questions, layout.Questions, "Open questions"},
+		{prompt.Sidecar, layout.NodeContext(in.node.ID), "Notes for this node"},
+	} {
+		data, err := fsutil.ReadFile(in.env.Abs(side.rel), in.env.Dir, maxSideFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			in.env.Warnf("%s skipped: %v", side.rel, fsutil.Cause(err))
+		}
+		if body := strings.TrimSpace(string(data)); body != "" {
+			ss = append(ss, prompt.Section{Name: side.name, Heading: "## " + side.title + " (" + side.rel + ")", Body: body})
+		}
+	}
+	ss = append(ss, prompt.Section{Name: prompt.Output, Heading: "## Output contract", Body: in.outputContract(), Required: true})
+	return ss
+}
+
+// contract is the runner contract for the mode.
+func (in *inputs) contract() string {
+	guard := strings.Join(in.cfg.Guard.Command, " ")
+	protected := append([]string{}, in.cfg.ProtectedPaths...)
+	slices.Sort(protected)
+	var b strings.Builder
+	b.WriteString("You are one fresh session of treeloop, a runner that works a task tree (" + layout.Tree + ") in this git repository one node at a time. You see only this prompt and the repository; nothing carries over from earlier sessions except what is written below and in the repository.\n\n")
+	b.WriteString("What the runner enforces:\n")
+	fmt.Fprintf(&b, "- A node passes only when you report done and the guard (`%s`) then succeeds. Saying done does not pass anything.\n", guard)
+	b.WriteString("- passes, attempts, next and max_attempts are runner-owned: your changes to them are reset.\n")
+	b.WriteString("- A passed node must not change. New nodes come only from a decompose answer, never from editing the tree.\n")
+	b.WriteString("- You may edit the title, goal and acceptance of open nodes, and append to " + layout.Assumptions + " and " + layout.Questions + ".\n")
+	fmt.Fprintf(&b, "- Do not touch %s, %s, %s, %s, %s", layout.Goal, layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState)
+	if len(protected) > 0 {
+		fmt.Fprintf(&b, ", or the protected paths %s", strings.Join(protected, ", "))
+	}
+	b.WriteString(".\n- Do not commit, switch branches or reset: the runner commits every iteration itself.\n")
+	b.WriteString("Breaking a rule is an agent error: the runner undoes the offending change and the attempt is spent.\n\n")
+	if in.begin.Mode == tree.NextDecompose {
+		b.WriteString("Your task in decompose mode: do not implement anything. Split the selected node into an ordered list of smaller children that together achieve its goal, each small enough for one session, each with a goal and checkable acceptance criteria. Give a child next=\"execute\" when one session can do it, next=\"decompose\" when it needs splitting again. The runner inserts the children and works them left to right.")
+	} else {
+		fmt.Fprintf(&b, "Your task in execute mode: do the selected node's work in the repository so that its acceptance criteria hold and `%s` passes. Then report done. If you cannot finish, report retry and say in the summary what is left and why; the next session reads it.", guard)
+	}
+	return b.String()
+}
+
+// outputContract is the last section: the answer's exact shape.
+func (in *inputs) outputContract() string {
+	allowed := agentout.Allowed(in.begin.Mode)
+	out := filepath.ToSlash(filepath.Join(layout.IterDir(in.begin.RunID, in.begin.Iteration), iterdir.OutputFile))
+	var b strings.Builder
+	b.WriteString("You MUST end the session with exactly one JSON object as your answer. When the environment variable RUNNER_OUTPUT is set, write the object to the file it names (here " + out + ") before you exit.\n\n")
+	fmt.Fprintf(&b, "Allowed status in %s mode: %s. Anything else, invalid JSON or extra keys is an agent error.\n\n", in.begin.Mode, strings.Join(quote(allowed), " or "))
+	if in.begin.Mode == tree.NextDecompose {
+		b.WriteString("```json\n{\"status\": \"decomposed\", \"summary\": \"why this split\", \"children\": [\n  {\"title\": \"...\", \"goal\": \"...\", \"acceptance\": [\"...\"], \"next\": \"execute\"}\n]}\n```\n\n")
+		b.WriteString("children: at least one when decomposed; [] with retry.")
+	} else {
+		b.WriteString("```json\n{\"status\": \"done\", \"summary\": \"what you changed and how it meets the acceptance criteria\", \"children\": []}\n```\n\n")
+		b.WriteString("children is always [] in execute mode.")
+	}
+	return b.String()
+}
+
+func quote(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = `"` + s + `"`
+	}
+	return out
+}
+
+// summary is the bounded tree summary: one line per node, depth first in
+// (order, id) order, passed subtrees folded.
+func (in *inputs) summary() string {
+	var b strings.Builder
+	lines, omitted := 0, 0
+	var walk func(n *tree.Node, depth int)
+	walk = func(n *tree.Node, depth int) {
+		if lines >= treeLines {
+			omitted += 1
+			for _, c := range n.Children {
+				omitted += tree.Count(c)
+			}
+			return
+		}
+		lines++
+		mark := "[ ]"
+		if n.Passes {
+			mark = "[x]"
+		}
+		title := oneLine(n.Title)
+		if len(title) > 100 {
+			title = strings.ToValidUTF8(title[:100], "") + "…"
+		}
+		fmt.Fprintf(&b, "%s- %s %s: %s", strings.Repeat("  ", depth), mark, n.ID, title)
+		switch {
+		case n.ID == in.node.ID:
+			b.WriteString("  ← selected")
+		case n.IsLeaf() && !n.Passes:
+			fmt.Fprintf(&b, "  (%s, attempts %d/%d)", n.Next, n.Attempts, n.MaxAttempts)
+		}
+		b.WriteString("\n")
+		if n.Passes && len(n.Children) > 0 {
+			lines++
+			fmt.Fprintf(&b, "%s  (%d passed nodes folded)\n", strings.Repeat("  ", depth), tree.Count(n)-1)
+			return
+		}
+		kids := append([]*tree.Node{}, n.Children...)
+		slices.SortStableFunc(kids, func(a, c *tree.Node) int {
+			if tree.Less(a, c) {
+				return -1
+			}
+			if tree.Less(c, a) {
+				return 1
+			}
+			return 0
+		})
+		for _, c := range kids {
+			walk(c, depth+1)
+		}
+	}
+	walk(in.root, 0)
+	if omitted > 0 {
+		fmt.Fprintf(&b, "… %d more nodes not shown\n", omitted)
+	}
+	return b.String()
+}

@@ -1,0 +1,106 @@
+// Package guardrun is the guard-run command: it runs the guard ([guard]
+// command of config.toml, `just ci` by default) for an iteration within what
+// is left of the iteration's shared budget (DESIGN.md decision 6), streams
+// its output into <iter>/guard.log under guard_output_limit_bytes, and
+// records the outcome in <iter>/guard.json (seed 000 §5 step 10).
+package guardrun
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Outcomes recorded in guard.json.
+const (
+	Pass        = "pass"
+	Fail        = "fail"
+	Timeout     = "timeout"
+	Interrupted = "interrupted"
+	Error       = "error" // the guard could not run: a runner error
+)
+
+// Options is the command line of guard-run.
+type Options struct {
+	cli.Chdir
+	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin): its deadline bounds the guard; guard.log and guard.json go there."`
+	JSON bool   `name:"json" help:"Print guard.json's record on stdout."`
+}
+
+// Main runs guard-run and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget; output capped into <iter>/guard.log, outcome in <iter>/guard.json. Exit 0 pass, 1 fail, 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Run runs the guard.
+func (o *Options) Run(env *cli.Env) error {
+	dir := env.Abs(o.Iter)
+	begin, err := iterdir.LoadBegin(dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	in := cli.NotifyInterrupt()
+	defer in.Stop()
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
+	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	rec := iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+	}
+	var code int
+	var se *proc.StartError
+	switch {
+	case errors.As(runErr, &se):
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
+	case runErr != nil:
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("guard.log: %v", fsutil.Cause(runErr))
+	case res.Canceled:
+		rec.Outcome, code = Interrupted, in.Code()
+		rec.Message = "guard interrupted"
+	case res.TimedOut:
+		rec.Outcome, code = Timeout, exit.Timeout
+		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", begin.Deadline.Format(time.RFC3339))
+	case res.ExitCode == 0:
+		rec.Outcome, code = Pass, exit.OK
+	default:
+		rec.Outcome, code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
+		if res.Signal != "" {
+			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
+		}
+	}
+	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
+	}
+	if o.JSON {
+		out, _ := json.MarshalIndent(rec, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+	} else {
+		fmt.Fprintf(env.Stdout, "guard=%s exit=%d duration_ms=%d\n", rec.Outcome, rec.ExitCode, rec.DurationMS)
+	}
+	if rec.Message != "" && rec.Outcome != Pass {
+		env.Errorf("%s", rec.Message)
+	}
+	if code == 0 {
+		return nil
+	}
+	return cli.Silent(code)
+}

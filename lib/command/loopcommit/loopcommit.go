@@ -1,0 +1,170 @@
+// Package loopcommit is the loop-commit command (seed 000 §9, §10; DESIGN.md
+// decision 11). `check` enforces the git policy and the run identity before a
+// step: not on main or master, a clean working tree (untracked files
+// included), GOAL.md's id == run_state.json's run_id, and the branch
+// runner/<run_id>. `commit` commits one iteration with its deterministic
+// message and records the commit in the iteration's meta.json.
+package loopcommit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/goal"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
+)
+
+// Options is the command line of loop-commit.
+type Options struct {
+	cli.Chdir
+	Check  CheckCmd  `cmd:"" help:"Check the git policy and run identity before a step. Prints run=<id> branch=<b> head=<sha>; exit 1 with the reason when refused."`
+	Commit CommitCmd `cmd:"" default:"withargs" help:"Commit the iteration (git add -A, one commit, message from meta.json) and record the commit in meta.json. The default subcommand."`
+}
+
+// Main runs loop-commit and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("loop-commit", "Check the git policy before a step (check), or commit one iteration with its deterministic message (commit, the default).", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Message is the commit message of an iteration (seed 000 §9).
+func Message(runID string, iter int, nodeID, status, guard string) string {
+	return fmt.Sprintf("chore(loop): run %s iter %d node %s status=%s guard=%s", runID, iter, nodeID, status, guard)
+}
+
+// CheckCmd is `loop-commit check`.
+type CheckCmd struct {
+	JSON bool `name:"json" help:"Print the result as JSON."`
+}
+
+// CheckResult is what `check` prints.
+type CheckResult struct {
+	RunID  string `json:"run_id"`
+	Branch string `json:"branch"`
+	Head   string `json:"head"`
+}
+
+// Run checks the policy.
+func (c *CheckCmd) Run(env *cli.Env) error {
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%v", err)
+	}
+	branch, err := repo.CurrentBranch()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	switch branch {
+	case "":
+		return exit.Errorf(exit.Negative, "HEAD is detached: check out the run branch (run runner-start)")
+	case "main", "master":
+		return exit.Errorf(exit.Negative, "refusing to step on %s: run runner-start to branch off", branch)
+	}
+	status, err := repo.StatusPorcelain()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if len(status) > 0 {
+		more := ""
+		if len(status) > 1 {
+			more = fmt.Sprintf(" and %d more", len(status)-1)
+		}
+		return exit.Errorf(exit.Negative, "the working tree is not clean (%s%s): commit or stash the changes first", status[0][3:], more)
+	}
+	head, err := repo.HeadCommit()
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%v (run runner-start)", err)
+	}
+	goalData, err := fsutil.ReadFile(env.Abs(layout.Goal), env.Dir, 1<<20)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init, then runner-start)", layout.Goal, fsutil.Cause(err))
+	}
+	doc, err := goal.Parse(goalData)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+	}
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%v (run runner-start)", err)
+	}
+	runID := runstate.Val(rs.RunID)
+	switch {
+	case runID == "":
+		return exit.Errorf(exit.Negative, "no run started: run_state.json has no run_id (run runner-start)")
+	case doc.ID() != runID:
+		return exit.Errorf(exit.Negative, "run id mismatch: %s has id %q, run_state.json has %q (run runner-start)", layout.Goal, doc.ID(), runID)
+	case branch != layout.BranchPrefix+runID:
+		return exit.Errorf(exit.Negative, "run id mismatch: on branch %s, the run is %s (run runner-start)", branch, runID)
+	}
+	res := CheckResult{RunID: runID, Branch: branch, Head: head}
+	if c.JSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "run=%s branch=%s head=%s\n", res.RunID, res.Branch, res.Head)
+	return nil
+}
+
+// CommitCmd is `loop-commit commit`.
+type CommitCmd struct {
+	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (meta.json from iter-log end)."`
+	JSON bool   `name:"json" help:"Print the result as JSON."`
+}
+
+// CommitResult is what `commit` prints.
+type CommitResult struct {
+	Commit  string `json:"commit"`
+	Message string `json:"message"`
+}
+
+// Run commits the iteration. The commit is made even when nothing changed
+// (--allow-empty): every iteration has exactly one commit.
+func (c *CommitCmd) Run(env *cli.Env) error {
+	dir := env.Abs(c.Iter)
+	var m iterdir.Meta
+	if err := iterdir.Read(dir, iterdir.MetaFile, &m); err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s (run iter-log end first): %v", filepath.Join(c.Iter, iterdir.MetaFile), fsutil.Cause(err))
+	}
+	if m.Commit != "" {
+		return exit.Errorf(exit.RunnerError, "iteration %d is already committed as %s", m.Iteration, m.Commit)
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if branch, err := repo.CurrentBranch(); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	} else if branch != layout.BranchPrefix+m.RunID {
+		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
+	}
+	if err := repo.AddAll(); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	msg := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+	sha, err := repo.CommitAllowEmpty(msg)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
+	}
+	// meta.json lives in the gitignored iterations directory: recording the
+	// commit there does not change the commit.
+	m.Commit = sha
+	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
+		return exit.Errorf(exit.RunnerError, "record the commit in %s: %v", iterdir.MetaFile, fsutil.Cause(err))
+	}
+	res := CommitResult{Commit: sha, Message: msg}
+	if c.JSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, msg)
+	return nil
+}

@@ -1,0 +1,210 @@
+// Package runnerinit is the runner-init command: it scaffolds .runner/ in a
+// git repository (seed 000 §3, DESIGN.md "The commands"): GOAL.md, the state
+// files, the deployed schema copies, the default config and the .gitignore
+// that keeps context/ and iterations/ out of git. It is idempotent: a file
+// that exists is kept, except the schema copies, which always equal the
+// embedded schemas (DESIGN.md decision 10).
+package runnerinit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/goal"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/schemas"
+)
+
+// Options is the command line of runner-init.
+type Options struct {
+	cli.Chdir
+	Goal   string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
+	RootID string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
+	Next   string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
+	JSON   bool   `name:"json" help:"Print what was created and kept as JSON."`
+}
+
+// Main runs runner-init and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("runner-init", "Scaffold .runner/ (GOAL.md, tree, config, schemas, run state, .gitignore) in a git repository. Idempotent: existing files are kept. Then run runner-start.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// goalTemplate is GOAL.md when none is given.
+const goalTemplate = `# Describe the goal in one line
+
+Say what the finished work does and how to tell it is done. The first
+"# " heading becomes the root node's title; this text becomes its goal.
+`
+
+// gitignore keeps the local-only directories out of git (seed 000 §3.3).
+const gitignore = `# Local-only: rewritten every iteration (context/) or kept as logs (iterations/).
+context/
+iterations/
+lock
+cancel
+`
+
+type file struct {
+	rel  string
+	data func() ([]byte, error)
+	// refresh rewrites the file when it differs (the schema copies).
+	refresh bool
+}
+
+// Report lists the files runner-init created, kept and refreshed.
+type Report struct {
+	Created   []string `json:"created"`
+	Kept      []string `json:"kept"`
+	Refreshed []string `json:"refreshed"`
+}
+
+// Run scaffolds .runner/.
+func (o *Options) Run(env *cli.Env) error {
+	if !tree.IDPattern.MatchString(o.RootID) {
+		return exit.Errorf(exit.Usage, "--root-id %q does not match %s", o.RootID, tree.IDPattern)
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, ".git")); err != nil {
+		return exit.Errorf(exit.Negative, "%s is not the root of a git repository: run git init first", env.Dir)
+	}
+	goalData, err := o.goalBytes(env)
+	if err != nil {
+		return err
+	}
+	doc, err := goal.Parse(goalData)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+	}
+	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.Negative, err)
+	}
+	files := []file{
+		{layout.Goal, func() ([]byte, error) { return goalData, nil }, false},
+		{layout.Config, func() ([]byte, error) { return config.DefaultTOML(), nil }, false},
+		{layout.Tree, func() ([]byte, error) { return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault) }, false},
+		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, false},
+		{layout.Schema, func() ([]byte, error) { return schemas.TaskTreeV1, nil }, true},
+		{layout.AgentOutputSchema, func() ([]byte, error) { return schemas.AgentOutputV1, nil }, true},
+		{layout.Assumptions, func() ([]byte, error) {
+			return []byte("# Assumptions\n\nThe agent may append assumptions here; the runner keeps them.\n"), nil
+		}, false},
+		{layout.Questions, func() ([]byte, error) {
+			return []byte("# Questions\n\nThe agent may append open questions for a human here; the runner keeps them.\n"), nil
+		}, false},
+		{layout.Gitignore, func() ([]byte, error) { return []byte(gitignore), nil }, false},
+	}
+	var rep Report
+	for _, f := range files {
+		path := env.Abs(f.rel)
+		if err := fsutil.InsideRoot(path, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return exit.Errorf(exit.Negative, "%s: %v", f.rel, err)
+		}
+		old, err := os.ReadFile(path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return exit.Errorf(exit.RunnerError, "read %s: %v", f.rel, fsutil.Cause(err))
+		}
+		data, err := f.data()
+		if err != nil {
+			return err
+		}
+		switch {
+		case exists && (!f.refresh || bytes.Equal(old, data)):
+			rep.Kept = append(rep.Kept, f.rel)
+			continue
+		case exists:
+			rep.Refreshed = append(rep.Refreshed, f.rel)
+		default:
+			rep.Created = append(rep.Created, f.rel)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return exit.Errorf(exit.RunnerError, "create %s: %v", filepath.Dir(f.rel), fsutil.Cause(err))
+		}
+		if err := fsutil.WriteAtomic(path, data, 0o644); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", f.rel, fsutil.Cause(err))
+		}
+	}
+	if o.JSON {
+		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed} {
+			if *l == nil {
+				*l = []string{}
+			}
+		}
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return nil
+	}
+	for _, p := range rep.Created {
+		fmt.Fprintf(env.Stdout, "created %s\n", p)
+	}
+	for _, p := range rep.Refreshed {
+		fmt.Fprintf(env.Stdout, "refreshed %s\n", p)
+	}
+	for _, p := range rep.Kept {
+		fmt.Fprintf(env.Stdout, "kept %s\n", p)
+	}
+	return nil
+}
+
+// goalBytes is the GOAL.md to write: --goal's file, the existing GOAL.md,
+// or the template.
+func (o *Options) goalBytes(env *cli.Env) ([]byte, error) {
+	existing, err := os.ReadFile(env.Abs(layout.Goal))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, exit.Errorf(exit.RunnerError, "read %s: %v", layout.Goal, fsutil.Cause(err))
+	}
+	if o.Goal == "" {
+		if existing != nil {
+			return existing, nil
+		}
+		return []byte(goalTemplate), nil
+	}
+	data, err := fsutil.ReadFile(env.Abs(o.Goal), "", 1<<20)
+	if err != nil {
+		return nil, exit.Errorf(exit.Negative, "--goal: %v", fsutil.Cause(err))
+	}
+	if existing != nil && !bytes.Equal(existing, data) {
+		return nil, exit.Errorf(exit.Negative, "%s exists and differs from %s: edit it, or remove it to start from the new goal", layout.Goal, o.Goal)
+	}
+	return data, nil
+}
+
+// rootTree is the initial tree: one root leaf holding the goal.
+func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
+	title := doc.Title()
+	if title == "" {
+		title = "Goal"
+	}
+	if len(title) > 256 {
+		title = strings.ToValidUTF8(title[:256], "")
+	}
+	body := strings.TrimSpace(string(doc.Body))
+	if body == "" {
+		return nil, exit.Errorf(exit.Negative, "%s has no goal text: write the goal in it", layout.Goal)
+	}
+	if len(body) > 16384 {
+		return nil, exit.Errorf(exit.Negative, "%s is %d bytes; the root goal holds at most 16384: shorten it and put details in %s", layout.Goal, len(body), layout.NodeContext(id))
+	}
+	root := &tree.Node{
+		ID: id, Title: title, Goal: body, Acceptance: []string{}, Next: next,
+		MaxAttempts: maxAttempts, Children: []*tree.Node{},
+	}
+	data := tree.Encode(root)
+	if _, ps := tree.Load(data); len(ps) > 0 {
+		return nil, exit.Errorf(exit.Negative, "the initial tree would be invalid: %v", ps)
+	}
+	return data, nil
+}

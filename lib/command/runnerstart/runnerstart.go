@@ -1,0 +1,170 @@
+// Package runnerstart is the runner-start command: it fixes the run identity
+// (seed 000 §10). The run id comes from --id, from GOAL.md's front matter, or
+// is generated once as run-<sha8> of the goal text, with a -N suffix while
+// the branch runner/<id> already exists; the id is written to GOAL.md, the
+// branch runner/<id> is created or checked out, run_state.json is reset when
+// the id changed, and the bootstrap is committed.
+package runnerstart
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/goal"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of runner-start.
+type Options struct {
+	cli.Chdir
+	ID   string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
+	JSON bool   `name:"json" help:"Print the result as JSON."`
+}
+
+// Main runs runner-start and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("runner-start", "Start or resume the run of .runner/GOAL.md: run id, branch runner/<id>, run_state.json, bootstrap commit. Exit 1 when refused (dirty tree, invalid id or tree).", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Result is what runner-start prints.
+type Result struct {
+	RunID  string `json:"run_id"`
+	Branch string `json:"branch"`
+	Status string `json:"status"` // started (new run id), resumed (same run id)
+	Commit string `json:"commit"` // the bootstrap commit, or HEAD when nothing changed
+}
+
+// BootstrapMessage is the bootstrap commit's message.
+func BootstrapMessage(runID string) string { return "chore(loop): start run " + runID }
+
+// Run starts or resumes the run.
+func (o *Options) Run(env *cli.Env) error {
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%v: run runner-start inside a git repository", err)
+	}
+	goalPath := env.Abs(layout.Goal)
+	goalData, err := fsutil.ReadFile(goalPath, env.Dir, 1<<20)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
+	}
+	doc, err := goal.Parse(goalData)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+	}
+	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
+	}
+	if _, ps := tree.Load(treeData); len(ps) > 0 {
+		return exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
+	}
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
+	}
+	status, err := repo.StatusPorcelain()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	for _, e := range status {
+		if p := e[3:]; !strings.HasPrefix(p, layout.Runner+"/") {
+			return exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
+		}
+	}
+
+	id := o.ID
+	if id == "" {
+		id = doc.ID()
+	}
+	if id == "" {
+		if id, err = generateID(repo, doc.Body); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+	}
+	if !tree.IDPattern.MatchString(id) {
+		return exit.Errorf(exit.Negative, "run id %q does not match %s: fix the id in %s", id, tree.IDPattern, layout.Goal)
+	}
+	branch := layout.BranchPrefix + id
+	cur, err := repo.CurrentBranch()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if cur != branch {
+		exists, err := repo.BranchExists(branch)
+		if err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+		if exists {
+			err = repo.Checkout(branch)
+		} else {
+			err = repo.CheckoutNewBranch(branch)
+		}
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
+		}
+	}
+
+	res := Result{RunID: id, Branch: branch, Status: "resumed"}
+	if doc.ID() != id {
+		doc.SetID(id)
+		if err := fsutil.WriteAtomic(goalPath, doc.Bytes(), 0o644); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
+		}
+	}
+	if runstate.Val(rs.RunID) != id {
+		res.Status = "started"
+		if err := runstate.Save(env.Abs(layout.RunState), runstate.New(id)); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
+		}
+	}
+	if err := repo.AddAll(); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	staged, err := repo.Run("diff", "--cached", "--name-only")
+	if err != nil && repo.HasCommits() {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if len(staged) > 0 || !repo.HasCommits() {
+		if res.Commit, err = repo.Commit(BootstrapMessage(id)); err != nil {
+			return exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
+		}
+	} else if res.Commit, err = repo.HeadCommit(); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if o.JSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%s run=%s branch=%s commit=%s\n", res.Status, res.RunID, res.Branch, res.Commit)
+	return nil
+}
+
+// generateID is run-<sha8 of the goal text>, with -2, -3, … appended while
+// the branch runner/<id> exists (seed 000 §10).
+func generateID(repo *git.Repo, body []byte) (string, error) {
+	sum := sha256.Sum256(body)
+	base := "run-" + hex.EncodeToString(sum[:4])
+	id := base
+	for n := 2; ; n++ {
+		exists, err := repo.BranchExists(layout.BranchPrefix + id)
+		if err != nil {
+			return "", err
+		}
+		if !exists {
+			return id, nil
+		}
+		id = fmt.Sprintf("%s-%d", base, n)
+	}
+}

@@ -1,0 +1,154 @@
+// Package prompt assembles the prompt pack (seed 000 §8): sections in a
+// fixed order, fitted into a byte budget by cutting, then dropping, the
+// optional sections in a fixed order. The required sections (contract,
+// goal, selected node, output contract) are never cut. Pure: the same
+// sections and budget give the same bytes.
+package prompt
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Section names, in prompt order (seed 000 §8).
+const (
+	Contract    = "contract"    // 1. runner contract and invariants (required)
+	Goal        = "goal"        // 2. context/goal.md (required)
+	History     = "history"     // 3. context/history.md, after an unsuccessful attempt
+	Failure     = "failure"     // 4. context/failure.md, after a failed guard
+	Node        = "node"        // 5. the selected leaf's path and subtree (required)
+	Tree        = "tree"        // 6. bounded summary of the whole tree
+	Assumptions = "assumptions" // 7. state/assumptions.md
+	Questions   = "questions"   // 7. state/questions.md
+	Sidecar     = "sidecar"     // 8. nodes/<id>/context.md
+	Output      = "output"      // 9. output contract (required)
+)
+
+// Order is the order of the sections in the prompt.
+var Order = []string{Contract, Goal, History, Failure, Node, Tree, Assumptions, Questions, Sidecar, Output}
+
+// DropOrder is the order in which optional sections are cut to fit the
+// budget, least useful first: each is shortened (Failure keeps its end, the
+// others their beginning) and dropped when less than MinKeep bytes of it
+// would remain, before the next one is touched.
+var DropOrder = []string{Questions, Assumptions, Tree, Sidecar, History, Failure}
+
+// MinKeep is the smallest useful remainder of a cut section, in bytes.
+const MinKeep = 512
+
+// Section is one part of the prompt.
+type Section struct {
+	Name     string // one of the section names
+	Heading  string // "## ..." line, without newline; may name the full source file
+	Body     string
+	Required bool
+}
+
+// Fit reports what the budget did to a section.
+type Fit struct {
+	Name     string `json:"name"`
+	Bytes    int    `json:"bytes"`    // bytes in the prompt, heading included
+	Original int    `json:"original"` // bytes before fitting
+	Action   string `json:"action"`   // kept, cut, dropped
+}
+
+// Build renders sections (in Order, absent ones skipped) into a prompt of
+// at most budget bytes when the required sections allow it. Over is the
+// number of bytes the required sections alone exceed the budget by (0 when
+// they fit); the prompt is then longer than the budget but complete.
+func Build(sections []Section, budget int) (out []byte, fits []Fit, over int) {
+	byName := map[string]*Section{}
+	for i := range sections {
+		byName[sections[i].Name] = &sections[i]
+	}
+	var present []*Section
+	for _, name := range Order {
+		if s, ok := byName[name]; ok {
+			present = append(present, s)
+		}
+	}
+	action := map[string]string{}
+	orig := map[string]int{}
+	total := 0
+	for _, s := range present {
+		orig[s.Name] = len(render(s))
+		total += orig[s.Name]
+		action[s.Name] = "kept"
+	}
+	for _, name := range DropOrder {
+		if total <= budget {
+			break
+		}
+		s, ok := byName[name]
+		if !ok || s.Required {
+			continue
+		}
+		size := len(render(s))
+		room := size - (total - budget) // what this section may still take
+		keep := room - len(s.Heading) - 2 - cutMarkerLen
+		if keep < MinKeep {
+			total -= size
+			action[name] = "dropped"
+			continue
+		}
+		s.Body = cut(s.Body, keep, name == Failure)
+		action[name] = "cut"
+		total += len(render(s)) - size
+	}
+	var b strings.Builder
+	for _, s := range present {
+		if action[s.Name] == "dropped" {
+			fits = append(fits, Fit{Name: s.Name, Original: orig[s.Name], Action: "dropped"})
+			continue
+		}
+		r := render(s)
+		b.WriteString(r)
+		fits = append(fits, Fit{Name: s.Name, Bytes: len(r), Original: orig[s.Name], Action: action[s.Name]})
+	}
+	if b.Len() > budget {
+		over = b.Len() - budget
+	}
+	return []byte(b.String()), fits, over
+}
+
+// render is a section as it appears: heading, blank line, body, blank line.
+func render(s *Section) string {
+	body := strings.TrimRight(s.Body, "\n")
+	return s.Heading + "\n\n" + body + "\n\n"
+}
+
+// cutMarkerLen bounds the length of the marker cut adds.
+const cutMarkerLen = 64
+
+// cut shortens body to at most keep bytes plus a marker line, on a UTF-8
+// and, where possible, a line boundary; tail keeps the end instead of the
+// beginning.
+func cut(body string, keep int, tail bool) string {
+	if len(body) <= keep {
+		return body
+	}
+	if tail {
+		s := body[len(body)-keep:]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)/4 {
+			s = s[i+1:]
+		}
+		return marker(len(body)-len(s)) + s
+	}
+	i := keep
+	for i > 0 && !utf8.RuneStart(body[i]) {
+		i--
+	}
+	s := body[:i]
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 && i > len(s)*3/4 {
+		s = s[:i+1]
+	}
+	return strings.TrimRight(s, "\n") + "\n" + marker(len(body)-len(s))
+}
+
+func marker(n int) string {
+	return fmt.Sprintf("[… %d bytes cut to fit prompt_budget_bytes]\n", n)
+}

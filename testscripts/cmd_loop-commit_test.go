@@ -1,0 +1,5 @@
+package testscripts
+
+import "github.com/treeloop/treeloop/lib/command/loopcommit"
+
+func init() { commands["loop-commit"] = loopcommit.Main }
