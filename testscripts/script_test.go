@@ -3,6 +3,8 @@
 package testscripts
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -72,6 +75,8 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": exitcode,
+			"mkrepo":   mkrepo,
+			"normjson": normjson,
 		},
 	})
 }
@@ -102,4 +107,73 @@ func exitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// mkrepo DIR makes DIR (relative to the current directory) a git repository
+// on branch main whose first commit holds DIR's files ("initial").
+func mkrepo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkrepo DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		ts.Fatalf("mkrepo: %v", err)
+	}
+	for _, a := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "initial"}} {
+		if err := ts.Exec("git", append([]string{"-C", dir}, a...)...); err != nil {
+			ts.Fatalf("mkrepo: git %s: %v", a[0], err)
+		}
+	}
+}
+
+// volatile are the JSON keys whose values depend on the clock or on
+// commit hashes; normjson masks them.
+var volatile = map[string]bool{
+	"started_at": true, "ended_at": true, "deadline": true, "duration_ms": true,
+	"commit": true, "head_before": true, "head": true,
+}
+
+// normjson FILE prints FILE's JSON indented, with the values of volatile
+// keys replaced by "<volatile>" and $WORK in strings replaced by "$WORK",
+// so iteration records can be compared exactly.
+func normjson(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: normjson FILE")
+	}
+	data := ts.ReadFile(args[0])
+	dec := json.NewDecoder(strings.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		ts.Fatalf("normjson: %s: %v", args[0], err)
+	}
+	work := ts.Getenv("WORK")
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if volatile[k] && e != nil {
+					x[k] = "<volatile>"
+				} else {
+					x[k] = walk(e)
+				}
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		case string:
+			return strings.ReplaceAll(x, work, "$WORK")
+		}
+		return v
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(walk(v)); err != nil {
+		ts.Fatalf("normjson: %v", err)
+	}
+	ts.Stdout().Write(buf.Bytes())
 }
