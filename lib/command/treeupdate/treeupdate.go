@@ -185,10 +185,14 @@ func (o *Options) Run(env *cli.Env) error {
 // an error is a runner error.
 func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, maxAttempts int, res *Result) (*tree.Node, []string, error) {
 	reasons := append([]string{}, o.AgentError...)
+	// judged: agent-exec already found the output missing or invalid (its
+	// reasons are in agent.json); judging it again would repeat them.
+	judged := false
 	if o.Iter != "" {
 		var rec iterdir.Agent
 		if err := iterdir.Read(env.Abs(o.Iter), iterdir.AgentFile, &rec); err == nil {
 			reasons = append(reasons, rec.AgentErrors...)
+			judged = rec.Class != "" && rec.Class != "ok" && rec.Class != "policy"
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
 		}
@@ -196,7 +200,9 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, max
 	outPath := env.Abs(o.path(o.Output, "output.json"))
 	var out agentout.Output
 	outData, err := fsutil.ReadFile(outPath, env.Dir, agentout.MaxBytes)
-	if errors.Is(err, os.ErrNotExist) {
+	if judged {
+		// reasons already say why
+	} else if errors.Is(err, os.ErrNotExist) {
 		reasons = append(reasons, "no agent output: "+env.Rel(outPath)+" was not written")
 	} else if err != nil {
 		reasons = append(reasons, fmt.Sprintf("agent output %s: %v", env.Rel(outPath), fsutil.Cause(err)))
@@ -220,7 +226,7 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, max
 		}
 	}
 	if len(reasons) > 0 {
-		return nil, reasons, nil
+		return nil, dedupe(reasons), nil
 	}
 
 	for _, note := range tree.RestoreRunnerOwned(snap, edited) {
@@ -251,4 +257,17 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, max
 		res.Result = "retry"
 	}
 	return edited, nil, nil
+}
+
+// dedupe drops repeated reasons, keeping the first of each.
+func dedupe(ss []string) []string {
+	seen := map[string]bool{}
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
