@@ -28,10 +28,11 @@ const (
 // Order is the order of the sections in the prompt.
 var Order = []string{Contract, Goal, History, Failure, Node, Tree, Assumptions, Questions, Sidecar, Output}
 
-// DropOrder is the order in which optional sections are cut to fit the
-// budget, least useful first: each is shortened (Failure keeps its end, the
-// others their beginning) and dropped when less than MinKeep bytes of it
-// would remain, before the next one is touched.
+// DropOrder is the order in which optional sections give way to fit the
+// budget, least useful first. First each in turn is cut (Failure keeps its
+// end, the others their beginning) down to no less than MinKeep bytes of
+// body; if that is not enough, whole sections are dropped in the same
+// order until the prompt fits.
 var DropOrder = []string{Questions, Assumptions, Tree, Sidecar, History, Failure}
 
 // MinKeep is the smallest useful remainder of a cut section, in bytes.
@@ -58,6 +59,7 @@ type Fit struct {
 // number of bytes the required sections alone exceed the budget by (0 when
 // they fit); the prompt is then longer than the budget but complete.
 func Build(sections []Section, budget int) (out []byte, fits []Fit, over int) {
+	sections = append([]Section(nil), sections...) // cutting must not change the caller's
 	byName := map[string]*Section{}
 	for i := range sections {
 		byName[sections[i].Name] = &sections[i]
@@ -76,25 +78,30 @@ func Build(sections []Section, budget int) (out []byte, fits []Fit, over int) {
 		total += orig[s.Name]
 		action[s.Name] = "kept"
 	}
+	// First cut: each optional section, in drop order, gives up what is
+	// over the budget but keeps at least MinKeep bytes of its body.
 	for _, name := range DropOrder {
-		if total <= budget {
-			break
-		}
 		s, ok := byName[name]
-		if !ok || s.Required {
+		if total <= budget || !ok || s.Required {
 			continue
 		}
 		size := len(render(s))
-		room := size - (total - budget) // what this section may still take
-		keep := room - len(s.Heading) - 2 - cutMarkerLen
-		if keep < MinKeep {
-			total -= size
-			action[name] = "dropped"
+		keep := max(MinKeep, size-(total-budget)-len(s.Heading)-2-cutMarkerLen)
+		if keep >= len(s.Body) {
 			continue
 		}
 		s.Body = cut(s.Body, keep, name == Failure)
 		action[name] = "cut"
 		total += len(render(s)) - size
+	}
+	// Then drop: whole sections, in drop order, until the prompt fits.
+	for _, name := range DropOrder {
+		s, ok := byName[name]
+		if total <= budget || !ok || s.Required {
+			continue
+		}
+		total -= len(render(s))
+		action[name] = "dropped"
 	}
 	var b strings.Builder
 	for _, s := range present {
