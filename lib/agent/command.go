@@ -77,7 +77,14 @@ func ReadOutputFile(path string) (data []byte, class, message string) {
 		return nil, ClassNoOutput, fmt.Sprintf("no output: %v", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, ClassInvalidOutput, fmt.Sprintf("output is not a regular file (%s): symlinks and special files are refused", st.Mode().Type())
+		kind := "a special file"
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			kind = "a symlink"
+		case st.IsDir():
+			kind = "a directory"
+		}
+		return nil, ClassInvalidOutput, fmt.Sprintf("output is not a regular file but %s: symlinks and special files are refused", kind)
 	}
 	// O_NOFOLLOW: a symlink swapped in after the Lstat is refused too.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)

@@ -192,6 +192,13 @@ func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
 		title = strings.ToValidUTF8(title[:256], "")
 	}
 	body := strings.TrimSpace(string(doc.Body))
+	// The first heading is the title; the goal is the text under it.
+	if first, rest, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "# ") {
+		body = strings.TrimSpace(rest)
+		if body == "" {
+			body = title
+		}
+	}
 	if body == "" {
 		return nil, exit.Errorf(exit.Negative, "%s has no goal text: write the goal in it", layout.Goal)
 	}
