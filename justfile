@@ -1,0 +1,56 @@
+# treeloop's own recipes. `just ci` is the guard this repository runs on itself.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+bin := justfile_directory() / "bin"
+
+# Format check, vet, shellcheck, tests (the project's guard).
+ci: fmt-check vet lint-shell test
+
+# Fail when gofmt would change a file.
+fmt-check:
+    @out="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; if [ -n "$out" ]; then echo "gofmt would change:"; echo "$out"; exit 1; fi
+
+vet:
+    go vet ./...
+
+# shellcheck the porcelain scripts and hooks (skipped with a note when shellcheck is absent).
+lint-shell:
+    @if command -v shellcheck >/dev/null; then shellcheck tools/runner-step tools/runner-loop tools/bootstrap hooks/pre-commit; else echo "lint-shell: shellcheck not installed, skipped"; fi
+
+# All tests, fuzz corpora included (replayed as regression tests).
+test:
+    go test -count=1 ./...
+
+# Build every command into ./bin.
+build:
+    mkdir -p {{bin}}
+    go build -o {{bin}} ./cmd/...
+
+# Install the commands and porcelain scripts into GOBIN (or ~/go/bin).
+install:
+    go install ./cmd/...
+    install -m 0755 tools/runner-step tools/runner-loop "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
+
+# Run every fuzz target for SECONDS each.
+fuzz seconds="30":
+    go test -run='^$' -fuzz='^FuzzLoad$' -fuzztime={{seconds}}s ./lib/tree/
+    go test -run='^$' -fuzz='^FuzzTransition$' -fuzztime={{seconds}}s ./lib/tree/
+    go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/agentout/
+    go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/config/
+
+# Benchmarks: Go micro-benchmarks and the whole-process scripts under bench/.
+bench:
+    go test -run='^$' -bench=. -benchmem ./lib/...
+    bash bench/tree-bench.sh
+
+# Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
+demo: build
+    PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh
+
+# One iteration on the repository DIR (commands from `just install` on PATH).
+step dir=".":
+    runner-step -C {{dir}}
+
+# Loop on the repository DIR until complete, stuck, a limit, a timeout or an interrupt.
+loop dir=".":
+    runner-loop -C {{dir}}
