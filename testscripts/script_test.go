@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"strings"
 	"testing"
 
@@ -41,6 +42,15 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, cmds)
 }
 
+// goCache is the host's Go build cache, "" when unknown.
+var goCache = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(out))
+})
+
 // repoRoot is the treeloop checkout (for hooks/ and tools/).
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -69,6 +79,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
 			env.Setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
 			env.Setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
+			// The demo's guard runs go test: share the build cache.
+			if c := goCache(); c != "" {
+				env.Setenv("GOCACHE", c)
+			}
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")
 			return nil
