@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
