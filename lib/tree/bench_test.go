@@ -1,25 +1,40 @@
 package tree
 
 import (
-	"os"
+	"fmt"
 	"testing"
 )
 
-// BenchmarkLoad measures strict decoding, schema validation and the
-// invariants of a generated 1,000-node tree (BENCH_TREE overrides the file).
-func BenchmarkLoad(b *testing.B) {
-	path := os.Getenv("BENCH_TREE")
-	if path == "" {
-		b.Skip("set BENCH_TREE to a tree file (bench/gentree -n 1000)")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, ps := Load(data); len(ps) > 0 {
-			b.Fatal(ps)
+// benchTree is a canonical tree of n nodes, fanout 10, breadth first.
+func benchTree(n int) []byte {
+	nodes := make([]*Node, n)
+	for i := range nodes {
+		nodes[i] = &Node{
+			ID: fmt.Sprintf("n%06d", i), Order: int64(i % 10), Title: fmt.Sprintf("Node %d", i),
+			Goal: "Do the work of this node and test it.", Acceptance: []string{"tests pass"},
+			Next: NextExecute, MaxAttempts: 3, Children: []*Node{},
 		}
+		if i > 0 {
+			p := nodes[(i-1)/10]
+			p.Children = append(p.Children, nodes[i])
+			p.Next = NextDecompose
+		}
+	}
+	return Encode(nodes[0])
+}
+
+// BenchmarkLoad measures strict decoding, schema validation and the
+// invariants per tree size.
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		data := benchTree(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, ps := Load(data); len(ps) > 0 {
+					b.Fatal(ps)
+				}
+			}
+		})
 	}
 }
