@@ -38,9 +38,10 @@ import (
 // Options is the command line of agent-exec.
 type Options struct {
 	cli.Chdir
-	Iter string `required:"" placeholder:"DIR" help:"The iteration directory: begin.json (node, mode, deadline) and prompt.md in; executor.log, output.json and agent.json out."`
-	Live string `enum:"auto,always,never" default:"auto" help:"Copy the agent's output to stderr as it runs: auto (when stderr is a terminal), always, never."`
-	JSON bool   `name:"json" help:"Print agent.json's record on stdout."`
+	Iter    string `required:"" placeholder:"DIR" help:"The iteration directory: begin.json (node, mode, deadline) and prompt.md in; executor.log, output.json and agent.json out."`
+	Live    string `enum:"auto,always,never" default:"auto" help:"Copy the agent's output to stderr as it runs: auto (when stderr is a terminal), always, never."`
+	Restore bool   `help:"Run no agent: only put back what an agent may not change (protected paths, runner-owned files, HEAD and branch), printing each reason. For recovering an iteration a crash interrupted."`
+	JSON    bool   `name:"json" help:"Print agent.json's record on stdout."`
 }
 
 // Main runs agent-exec and returns its exit code.
@@ -69,14 +70,24 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
 	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if o.Restore {
+		reasons, err := enforce(repo, begin, cfg.ProtectedPaths)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "restore: %v", err)
+		}
+		for _, r := range reasons {
+			fmt.Fprintln(env.Stdout, r)
+		}
+		return nil
+	}
 	promptPath := filepath.Join(dir, iterdir.PromptFile)
 	prompt, err := os.ReadFile(promptPath)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s (run context-write first): %v", iterdir.PromptFile, fsutil.Cause(err))
-	}
-	repo, err := git.Open(env.Dir)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
 	}
 	outPath := filepath.Join(dir, iterdir.OutputFile)
 	if err := os.Remove(outPath); err != nil && !errors.Is(err, fs.ErrNotExist) {

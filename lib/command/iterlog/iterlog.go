@@ -26,8 +26,9 @@ import (
 // Options is the command line of iter-log.
 type Options struct {
 	cli.Chdir
-	Begin BeginCmd `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
-	End   EndCmd   `cmd:"" help:"Complete the iteration's log: meta.json, tree.after.json, diff.patch, and run_state.json for the next iteration."`
+	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
+	End     EndCmd     `cmd:"" help:"Complete the iteration's log: meta.json, tree.after.json, diff.patch, and run_state.json for the next iteration."`
+	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
 }
 
 // Main runs iter-log and returns its exit code.
@@ -252,4 +253,99 @@ func guardState(g string) string {
 		return tree.GuardFail
 	}
 	return tree.GuardSkipped
+}
+
+// RecoverCmd is `iter-log recover`.
+type RecoverCmd struct{}
+
+// Recovery actions printed by `iter-log recover`, in the order a step does
+// them: update (tree-update --outcome interrupted), then end (iter-log end),
+// then commit (loop-commit).
+const (
+	RecoverNone      = "none"
+	RecoverCommit    = "commit"
+	RecoverEnd       = "end"
+	RecoverUpdate    = "update"
+	RecoverDiscarded = "discarded"
+)
+
+// Run diagnoses the run's last iteration.
+func (r *RecoverCmd) Run(env *cli.Env) error {
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	runID := runstate.Val(rs.RunID)
+	if runID == "" {
+		fmt.Fprintf(env.Stdout, "action=%s\n", RecoverNone)
+		return nil
+	}
+	runDir := env.Abs(filepath.Join(layout.Iterations, runID))
+	entries, err := os.ReadDir(runDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return exit.Errorf(exit.RunnerError, "read %s: %v", env.Rel(runDir), fsutil.Cause(err))
+	}
+	last, lastName := 0, ""
+	for _, e := range entries {
+		if n, ok := iterNumber(e.Name()); ok && e.IsDir() && n > last {
+			last, lastName = n, e.Name()
+		}
+	}
+	if last == 0 {
+		fmt.Fprintf(env.Stdout, "action=%s\n", RecoverNone)
+		return nil
+	}
+	dir := filepath.Join(runDir, lastName)
+	rel := env.Rel(dir)
+	var m iterdir.Meta
+	switch err := iterdir.Read(dir, iterdir.MetaFile, &m); {
+	case err == nil && m.Commit != "":
+		fmt.Fprintf(env.Stdout, "action=%s\n", RecoverNone)
+		return nil
+	case err == nil:
+		fmt.Fprintf(env.Stdout, "action=%s dir=%s selected=%s\n", RecoverCommit, rel, m.NodeID)
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		// A torn meta.json cannot happen (atomic writes); an unreadable one
+		// is rewritten by iter-log end.
+		env.Warnf("%s: %v; rewriting it", iterdir.MetaFile, err)
+	}
+	var begin iterdir.Begin
+	if err := iterdir.Read(dir, iterdir.BeginFile, &begin); err != nil {
+		// Killed between allocating the directory and recording the start:
+		// nothing ran. Set the directory aside (never reuse or overwrite it).
+		aside := dir + ".aborted"
+		for k := 2; ; k++ {
+			if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			aside = fmt.Sprintf("%s.aborted-%d", dir, k)
+		}
+		if err := os.Rename(dir, aside); err != nil {
+			return exit.Errorf(exit.RunnerError, "set aside %s: %v", rel, fsutil.Cause(err))
+		}
+		fmt.Fprintf(env.Stdout, "action=%s dir=%s\n", RecoverDiscarded, env.Rel(aside))
+		return nil
+	}
+	action := RecoverUpdate
+	if iterdir.Exists(dir, iterdir.UpdateFile) {
+		action = RecoverEnd
+	}
+	fmt.Fprintf(env.Stdout, "action=%s dir=%s selected=%s\n", action, rel, begin.NodeID)
+	return nil
+}
+
+// iterNumber parses an iteration directory name ("0007").
+func iterNumber(name string) (int, bool) {
+	if len(name) < 4 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range name {
+		if c < '0' || c > '9' || n > 1e8 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n > 0
 }

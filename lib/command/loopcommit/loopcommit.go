@@ -145,11 +145,8 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	} else if branch != layout.BranchPrefix+m.RunID {
 		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
-	if err := repo.AddAll(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
 	msg := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
-	sha, err := repo.CommitAllowEmpty(msg)
+	sha, err := c.commit(repo, msg)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
@@ -167,4 +164,20 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, msg)
 	return nil
+}
+
+// commit makes the iteration's commit, unless a step killed after its
+// commit but before recording it left it as HEAD already (the message
+// names the run and the iteration, so it is unique): then HEAD is the
+// iteration's commit and no second one is made.
+func (c *CommitCmd) commit(repo *git.Repo, msg string) (string, error) {
+	if head, err := repo.CommitMessage("HEAD"); err == nil && head == msg {
+		if st, err := repo.StatusPorcelain(); err == nil && len(st) == 0 {
+			return repo.HeadCommit()
+		}
+	}
+	if err := repo.AddAll(); err != nil {
+		return "", err
+	}
+	return repo.CommitAllowEmpty(msg)
 }
