@@ -153,7 +153,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: if this process is killed outright, the child does not
+	// run on unsupervised.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	closeInheritedOnce.Do(closeInherited)
 
 	p, err := newPipes(cmd, s)
 	if err != nil {
@@ -515,4 +518,21 @@ func (o *output) firstErr() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.first
+}
+
+var closeInheritedOnce sync.Once
+
+// closeInherited marks every descriptor above stderr close-on-exec, so the
+// processes Run starts do not inherit what this process inherited (such as
+// the runner's lock: an agent must not keep it alive).
+func closeInherited() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -57,15 +57,11 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 
 // Run runs the session.
 func (o *Options) Run(env *cli.Env) error {
-	dir := env.Abs(o.Iter)
-	begin, err := iterdir.LoadBegin(dir)
+	it, err := stepctx.Load(env, o.Iter)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return err
 	}
-	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
+	dir, begin, cfg := it.Dir, it.Begin, it.Config
 	backend, err := agent.New(cfg.Agent.Backend)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)

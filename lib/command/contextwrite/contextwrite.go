@@ -20,6 +20,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -68,15 +69,11 @@ type Report struct {
 
 // Run writes the context and the prompt pack.
 func (o *Options) Run(env *cli.Env) error {
-	dir := env.Abs(o.Iter)
-	begin, err := iterdir.LoadBegin(dir)
+	it, err := stepctx.Load(env, o.Iter)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return err
 	}
-	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
+	dir, begin, cfg := it.Dir, it.Begin, it.Config
 	data, err := fsutil.ReadFile(filepath.Join(dir, iterdir.TreeBefore), "", 0)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s: %v", iterdir.TreeBefore, fsutil.Cause(err))

@@ -10,12 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
@@ -46,15 +45,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
-	dir := env.Abs(o.Iter)
-	begin, err := iterdir.LoadBegin(dir)
+	it, err := stepctx.Load(env, o.Iter)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return err
 	}
-	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
+	dir, begin, cfg := it.Dir, it.Begin, it.Config
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
