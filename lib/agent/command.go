@@ -38,6 +38,7 @@ func (Command) Run(ctx context.Context, req Request) (Result, error) {
 	pr, err := proc.Run(ctx, proc.Spec{
 		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Tee: req.Tee, Deadline: req.Deadline, IdleTimeout: req.IdleTimeout,
+		KillEscaped: true,
 	})
 	res.Proc = pr
 	if err != nil {

@@ -2,10 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/treeloop/treeloop/lib/exit"
 )
@@ -16,15 +21,17 @@ import (
 // iteration as interrupted instead of dying mid-write.
 type Interrupt struct {
 	context.Context
-	code atomic.Int32
-	stop func()
+	code   atomic.Int32
+	cause  atomic.Value // string: "SIGINT", "SIGTERM" or "cancel-file"
+	cancel context.CancelFunc
+	stop   func()
 }
 
 // NotifyInterrupt starts listening for SIGINT and SIGTERM. Call Stop when
 // done.
 func NotifyInterrupt() *Interrupt {
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &Interrupt{Context: ctx}
+	in := &Interrupt{Context: ctx, cancel: cancel}
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -32,11 +39,10 @@ func NotifyInterrupt() *Interrupt {
 		select {
 		case s := <-ch:
 			if s == syscall.SIGTERM {
-				in.code.Store(exit.SIGTERM)
+				in.fire(exit.SIGTERM, "SIGTERM")
 			} else {
-				in.code.Store(exit.SIGINT)
+				in.fire(exit.SIGINT, "SIGINT")
 			}
-			cancel()
 		case <-done:
 		}
 	}()
@@ -48,8 +54,67 @@ func NotifyInterrupt() *Interrupt {
 	return in
 }
 
-// Code is 130 after SIGINT, 143 after SIGTERM, 0 when no signal arrived.
+// fire records the first interruption and cancels the context.
+func (in *Interrupt) fire(code int, cause string) {
+	if in.code.CompareAndSwap(0, int32(code)) {
+		in.cause.Store(cause)
+	}
+	in.cancel()
+}
+
+// Code is 130 after SIGINT or the cancel file, 143 after SIGTERM, 0 when
+// nothing interrupted.
 func (in *Interrupt) Code() int { return int(in.code.Load()) }
+
+// Cause names what interrupted: "SIGINT", "SIGTERM", "cancel-file", or ""
+// when nothing did.
+func (in *Interrupt) Cause() string {
+	c, _ := in.cause.Load().(string)
+	return c
+}
+
+// WatchCancelFile also interrupts (code 130, cause "cancel-file") when the
+// file path appears, such as .runner/cancel (seed 004, DESIGN.md decision
+// 12), whether it exists already or is created later. Its directory must
+// exist. The watch ends with Stop.
+func (in *Interrupt) WatchCancelFile(path string) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		w.Close()
+		return err
+	}
+	name := filepath.Clean(path)
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Clean(ev.Name) == name && ev.Has(fsnotify.Create) {
+					in.fire(exit.SIGINT, "cancel-file")
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			case <-in.Done():
+				return
+			}
+		}
+	}()
+	// After the watch is in place, so a file created in between is seen.
+	if _, err := os.Lstat(path); err == nil {
+		in.fire(exit.SIGINT, "cancel-file")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
 
 // Stop stops listening.
 func (in *Interrupt) Stop() { in.stop() }

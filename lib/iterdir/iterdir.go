@@ -80,6 +80,9 @@ type Agent struct {
 	Usage        Usage    `json:"usage"`
 	LogBytes     int64    `json:"log_bytes"`
 	LogTruncated bool     `json:"log_truncated"`
+	// EscapedKilled counts processes the agent left running outside its
+	// process group (setsid, double fork) that were killed when it ended.
+	EscapedKilled int `json:"escaped_killed"`
 }
 
 // Guard is guard.json: one guard run.

@@ -69,6 +69,11 @@ type Spec struct {
 	// Grace is how long a stopping process group gets between SIGTERM and
 	// SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
+	// KillEscaped makes this process a child subreaper for the run and,
+	// once the group is gone, kills every descendant still alive: those
+	// that left the group with setsid or a double fork too. Set it only
+	// where no other child runs concurrently (Run reaps all children).
+	KillEscaped bool
 }
 
 // Result describes how a run ended. At most one of TimedOut, Idle and
@@ -95,6 +100,9 @@ type Result struct {
 	// the sink ("write log: ..."); the failing sink received nothing after
 	// it, the others carried on and the process was not disturbed.
 	OutputErr error
+	// Escaped counts the descendants that outlived the group and were
+	// killed (only with Spec.KillEscaped).
+	Escaped int
 }
 
 // StartError reports that the command could not be started: not found in
@@ -157,6 +165,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	// run on unsupervised.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	closeInheritedOnce.Do(closeInherited)
+	if s.KillEscaped {
+		if err := becomeSubreaper(); err != nil {
+			return res, &StartError{Name: s.Argv[0], Err: fmt.Errorf("become a child subreaper: %w", err)}
+		}
+	}
 
 	p, err := newPipes(cmd, s)
 	if err != nil {
@@ -243,6 +256,9 @@ wait:
 		}
 	}
 	sup.finish()
+	if s.KillEscaped {
+		res.Escaped = killChildren(pgid)
+	}
 
 	st := cmd.ProcessState
 	if st != nil {
@@ -388,19 +404,27 @@ func groupAlive(pgid int) bool {
 // /proc/<pid>/stat: "pid (comm) state ppid pgrp ...", where comm may hold
 // spaces and parentheses.
 func parseStat(data []byte) (state byte, pgrp int, ok bool) {
+	state, _, pgrp, ok = parseStatFields(data)
+	return state, pgrp, ok
+}
+
+// parseStatFields returns the state, parent and process group from the
+// text of /proc/<pid>/stat.
+func parseStatFields(data []byte) (state byte, ppid, pgrp int, ok bool) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	f := strings.Fields(string(data[i+1:]))
 	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	pg, err := strconv.Atoi(f[2])
-	if err != nil {
-		return 0, 0, false
+	pp, err1 := strconv.Atoi(f[1])
+	pg, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return 0, 0, 0, false
 	}
-	return f[0][0], pg, true
+	return f[0][0], pp, pg, true
 }
 
 // pipes holds the descriptors between Run and the child. The child ends

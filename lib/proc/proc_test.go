@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -543,4 +544,56 @@ func vmHWM() (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// TestRunKillEscaped runs in a child test process (escapedHelper): a
+// subreaper reaps every child of its process, which would race the other
+// tests' runs.
+func TestRunKillEscaped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEscapedHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROC_ESCAPED_HELPER="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "escaped=2\n") {
+		t.Errorf("helper output lacks escaped=2:\n%s", out)
+	}
+	for _, name := range []string{"setsid.pid", "doublefork.pid", "ingroup.pid"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !gone(pid, 3*time.Second) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s: process %d survived the run", name, pid)
+		}
+	}
+}
+
+// TestEscapedHelper is TestRunKillEscaped's child: a script that starts
+// one process in a new session, one through a double fork into a new
+// session, and one through a double fork that stays in the group (killed
+// with the group, so not counted as escaped), then exits.
+func TestEscapedHelper(t *testing.T) {
+	dir := os.Getenv("PROC_ESCAPED_HELPER")
+	if dir == "" {
+		return // only meaningful as TestRunKillEscaped's child
+	}
+	script := `setsid sh -c 'echo $$ > setsid.pid; exec sleep 100' </dev/null >/dev/null 2>&1 &
+(sh -c 'setsid sleep 100 </dev/null >/dev/null 2>&1 & echo $! > doublefork.pid' &)
+(sh -c 'sleep 100 </dev/null >/dev/null 2>&1 & echo $! > ingroup.pid' &)
+while [ ! -s setsid.pid ] || [ ! -s doublefork.pid ] || [ ! -s ingroup.pid ]; do sleep 0.01; done
+exit 0`
+	res := run(t, t.Context(), Spec{Argv: sh(script), Dir: dir, KillEscaped: true})
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d", res.ExitCode)
+	}
+	fmt.Printf("escaped=%d\n", res.Escaped)
 }

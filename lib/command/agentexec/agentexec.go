@@ -105,6 +105,9 @@ func (o *Options) Run(env *cli.Env) error {
 		Config: cfg.Agent, Log: log, Tee: o.tee(env),
 	}
 	in := cli.NotifyInterrupt()
+	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
+		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
+	}
 	res, runErr := backend.Run(in, req)
 	in.Stop()
 	if err := log.Close(); err != nil {
@@ -117,6 +120,10 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
 	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
+	rec.EscapedKilled = res.Proc.Escaped
+	if rec.EscapedKilled > 0 {
+		env.Warnf("killed %d process(es) the agent left running outside its process group", rec.EscapedKilled)
+	}
 	rec.Class, rec.Message = res.Class, res.Message
 	if rec.Argv == nil {
 		rec.Argv = []string{}
@@ -151,6 +158,9 @@ func (o *Options) Run(env *cli.Env) error {
 	code := exit.OK
 	switch {
 	case rec.Class == agent.ClassInterrupted:
+		if c := in.Cause(); c != "" {
+			rec.Message = "agent interrupted by " + c
+		}
 		code = in.Code()
 		if code == 0 {
 			code = exit.SIGINT

@@ -52,6 +52,9 @@ func (o *Options) Run(env *cli.Env) error {
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
+	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
+		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
+	}
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
 	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
 	rec := iterdir.Guard{
@@ -69,7 +72,7 @@ func (o *Options) Run(env *cli.Env) error {
 		rec.Message = fmt.Sprintf("guard.log: %v", fsutil.Cause(runErr))
 	case res.Canceled:
 		rec.Outcome, code = Interrupted, in.Code()
-		rec.Message = "guard interrupted"
+		rec.Message = "guard interrupted by " + in.Cause()
 	case res.TimedOut:
 		rec.Outcome, code = Timeout, exit.Timeout
 		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", begin.Deadline.Format(time.RFC3339))
