@@ -116,8 +116,11 @@ type StartError struct {
 func (e *StartError) Error() string {
 	cause := e.Err
 	var ee *exec.Error
+	var pe *fs.PathError
 	if errors.As(cause, &ee) {
 		cause = ee.Err // exec.Error repeats the name
+	} else if errors.As(cause, &pe) && pe.Op == "fork/exec" {
+		cause = pe.Err // "fork/exec <name>: ..." repeats it too
 	}
 	return "start " + strconv.Quote(e.Name) + ": " + cause.Error()
 }
