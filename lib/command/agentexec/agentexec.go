@@ -71,6 +71,12 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	if o.Restore {
+		// A crash that killed agent-exec killed its agent too (Pdeathsig),
+		// but not what the agent had started: find those by the iteration
+		// directory in their environment.
+		if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
+			fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
+		}
 		reasons, err := enforce(repo, begin, cfg.ProtectedPaths)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "restore: %v", err)
