@@ -587,7 +587,7 @@ func TestEscapedHelper(t *testing.T) {
 		return // only meaningful as TestRunKillEscaped's child
 	}
 	script := `setsid sh -c 'echo $$ > setsid.pid; exec sleep 100' </dev/null >/dev/null 2>&1 &
-(sh -c 'setsid sleep 100 </dev/null >/dev/null 2>&1 & echo $! > doublefork.pid' &)
+(sh -c 'setsid sh -c "echo \$\$ > doublefork.pid; exec sleep 100" </dev/null >/dev/null 2>&1 &' &)
 (sh -c 'sleep 100 </dev/null >/dev/null 2>&1 & echo $! > ingroup.pid' &)
 while [ ! -s setsid.pid ] || [ ! -s doublefork.pid ] || [ ! -s ingroup.pid ]; do sleep 0.01; done
 exit 0`
