@@ -34,6 +34,7 @@ install:
 # Run every fuzz target for SECONDS each.
 fuzz seconds="30":
     go test -run='^$' -fuzz='^FuzzLoad$' -fuzztime={{seconds}}s ./lib/tree/
+    go test -run='^$' -fuzz='^FuzzFastParse$' -fuzztime={{seconds}}s ./lib/tree/
     go test -run='^$' -fuzz='^FuzzTransition$' -fuzztime={{seconds}}s ./lib/tree/
     go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/agentout/
     go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/config/

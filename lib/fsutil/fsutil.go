@@ -5,6 +5,7 @@
 package fsutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -90,10 +91,18 @@ func ReadFile(path, root string, limit int64) ([]byte, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("is a directory")
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Sized from Stat, so a large tree is read in one allocation rather
+	// than by repeated doubling; the limit still bounds a file that grows
+	// meanwhile or reports no size (a pipe, /proc).
+	size := st.Size()
+	if size < 0 || size > limit {
+		size = limit
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+512))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}

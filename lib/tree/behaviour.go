@@ -25,8 +25,20 @@ func Immutability(prev, next *Node) Problems {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids)
+	// Shallow nodes first: a passed node found unchanged proves its whole
+	// subtree unchanged, so its passed descendants need no comparison of
+	// their own (this keeps the check linear on deep passed subtrees).
+	slices.SortFunc(ids, func(x, y string) int {
+		if d := strings.Count(before[x].Path, "/") - strings.Count(before[y].Path, "/"); d != 0 {
+			return d
+		}
+		return strings.Compare(x, y)
+	})
+	proven := map[string]bool{}
 	for _, id := range ids {
+		if proven[id] {
+			continue
+		}
 		b := before[id]
 		a, ok := after[id]
 		if !ok {
@@ -37,14 +49,58 @@ func Immutability(prev, next *Node) Problems {
 			ps = append(ps, Problem{LayerImmutability, a.Path, fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.Parent), parentID(a.Parent))})
 			continue
 		}
-		x, y := b.Node.Clone(), a.Node.Clone()
-		Sort(x)
-		Sort(y)
-		if !Equal(x, y) {
+		if !equalUnordered(b.Node, a.Node) {
 			ps = append(ps, Problem{LayerImmutability, a.Path, fmt.Sprintf("passed node '%s' changed in next tree", id)})
+			continue
+		}
+		var mark func(n *Node)
+		mark = func(n *Node) {
+			for _, c := range n.Children {
+				proven[c.ID] = true
+				mark(c)
+			}
+		}
+		mark(b.Node)
+	}
+	slices.SortStableFunc(ps, func(x, y Problem) int {
+		return strings.Compare(problemID(x.Message), problemID(y.Message))
+	})
+	return ps
+}
+
+// problemID is the quoted id an immutability message starts with, for
+// ordering the problems by id as before.
+func problemID(msg string) string {
+	i := strings.IndexByte(msg, '\'')
+	if i < 0 {
+		return msg
+	}
+	j := strings.IndexByte(msg[i+1:], '\'')
+	if j < 0 {
+		return msg
+	}
+	return msg[i+1 : i+1+j]
+}
+
+// equalUnordered is Equal after Sort of both, without copying the trees:
+// children are compared in (order, id) order.
+func equalUnordered(a, b *Node) bool {
+	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
+		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
+		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
+		len(a.Children) != len(b.Children) {
+		return false
+	}
+	x := slices.Clone(a.Children)
+	y := slices.Clone(b.Children)
+	slices.SortStableFunc(x, compare)
+	slices.SortStableFunc(y, compare)
+	for i := range x {
+		if !equalUnordered(x[i], y[i]) {
+			return false
 		}
 	}
-	return ps
+	return true
 }
 
 func parentID(n *Node) string {

@@ -11,8 +11,17 @@ import (
 
 // Parse decodes data strictly (jsonstrict) and validates it against the
 // embedded task tree schema. It returns the tree, or nil and every problem
-// (layers json or schema). It does not check invariants.
+// (layers json or schema). It does not check invariants. A document the
+// streaming check (fastParse) accepts skips the generic path.
 func Parse(data []byte) (*Node, Problems) {
+	if root, ok := fastParse(data); ok {
+		return root, nil
+	}
+	return parseFull(data)
+}
+
+// parseFull is Parse through jsonstrict and the JSON Schema validator.
+func parseFull(data []byte) (*Node, Problems) {
 	v, err := jsonstrict.Decode(data)
 	if err != nil {
 		return nil, Problems{{Layer: LayerJSON, Message: err.Error()}}
@@ -103,7 +112,7 @@ func locate(doc any, pointer string) (path, field string) {
 }
 
 func label(m map[string]any, fallback string) string {
-	if id, ok := m["id"].(string); ok && IDPattern.MatchString(id) {
+	if id, ok := m["id"].(string); ok && ValidID(id) {
 		return id
 	}
 	return fallback

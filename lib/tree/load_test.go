@@ -3,6 +3,7 @@ package tree_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -187,7 +188,7 @@ func TestLoadBuildsNodes(t *testing.T) {
 	}
 
 	long := mustLoad(t, readTestdata(t, "load/valid_id_128.json"))
-	if id := long.Children[0].ID; len(id) != tree.MaxIDLen || !tree.IDPattern.MatchString(id) {
+	if id := long.Children[0].ID; len(id) != tree.MaxIDLen || !tree.ValidID(id) {
 		t.Errorf("128-character id %q (%d) not kept", id, len(id))
 	}
 }
@@ -207,14 +208,15 @@ func TestLoadAcceptsAnyFormatting(t *testing.T) {
 func TestIDPattern(t *testing.T) {
 	valid := []string{"a", "A", "0", "a.b", "a_b", "a-b", "a..", "x.1.2", strings.Repeat("z", 128), "9" + strings.Repeat("-", 127)}
 	invalid := []string{"", ".", "..", ".a", "-a", "_a", "a/b", "a b", "a\\b", "a:b", "é", "a\n", strings.Repeat("z", 129), "a~b"}
+	re := regexp.MustCompile(tree.IDPattern)
 	for _, id := range valid {
-		if !tree.IDPattern.MatchString(id) {
-			t.Errorf("IDPattern rejects %q", id)
+		if !tree.ValidID(id) || !re.MatchString(id) {
+			t.Errorf("ValidID or IDPattern rejects %q", id)
 		}
 	}
 	for _, id := range invalid {
-		if tree.IDPattern.MatchString(id) {
-			t.Errorf("IDPattern accepts %q", id)
+		if tree.ValidID(id) || re.MatchString(id) {
+			t.Errorf("ValidID or IDPattern accepts %q", id)
 		}
 	}
 }

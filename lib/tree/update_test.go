@@ -282,7 +282,7 @@ func TestChildIDsLongParents(t *testing.T) {
 			twinIDs := tree.ChildIDs(root, twin, 120)
 			seen := map[string]bool{"root": true, parent: true, twin: true}
 			for _, id := range append(slices.Clone(ids), twinIDs...) {
-				if len(id) > tree.MaxIDLen || !tree.IDPattern.MatchString(id) {
+				if len(id) > tree.MaxIDLen || !tree.ValidID(id) {
 					t.Fatalf("invalid id %q (%d)", id, len(id))
 				}
 				if seen[id] {

@@ -73,7 +73,7 @@ type Report struct {
 
 // Run scaffolds .runner/.
 func (o *Options) Run(env *cli.Env) error {
-	if !tree.IDPattern.MatchString(o.RootID) {
+	if !tree.ValidID(o.RootID) {
 		return exit.Errorf(exit.Usage, "--root-id %q does not match %s", o.RootID, tree.IDPattern)
 	}
 	if _, err := os.Stat(filepath.Join(env.Dir, ".git")); err != nil {

@@ -92,7 +92,7 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Wrap(exit.RunnerError, err)
 		}
 	}
-	if !tree.IDPattern.MatchString(id) {
+	if !tree.ValidID(id) {
 		return exit.Errorf(exit.Negative, "run id %q does not match %s: fix the id in %s", id, tree.IDPattern, layout.Goal)
 	}
 	branch := layout.BranchPrefix + id
