@@ -3,6 +3,10 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 bin := justfile_directory() / "bin"
 
+# Static binaries: no dynamic loader at every start (the step runs a dozen
+# short-lived commands).
+export CGO_ENABLED := "0"
+
 # Format check, vet, shellcheck, tests (the project's guard).
 ci: fmt-check vet lint-shell test
 

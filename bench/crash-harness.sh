@@ -11,7 +11,7 @@ trials=${1:-200}
 RANDOM=${2:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/bin/" ./cmd/... || exit 6
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
 export PATH="$work/bin:$PWD/tools:$PATH"
 export GIT_AUTHOR_NAME=crash GIT_AUTHOR_EMAIL=crash@example.com GIT_COMMITTER_NAME=crash GIT_COMMITTER_EMAIL=crash@example.com
 cat > "$work/agent" <<'SH'

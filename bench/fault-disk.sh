@@ -12,7 +12,7 @@ work=$(mktemp -d)
 mnt=$work/mnt
 cleanup() { cd / && umount "$mnt" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-go build -o "$work/bin/" ./cmd/... || exit 6
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
 export PATH="$work/bin:$PWD/tools:$PATH"
 export GIT_AUTHOR_NAME=fault GIT_AUTHOR_EMAIL=fault@example.com GIT_COMMITTER_NAME=fault GIT_COMMITTER_EMAIL=fault@example.com
 mkdir -p "$mnt"

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 iters=${1:-21}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/bin/" ./cmd/... ./bench/gentree
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
 export PATH="$work/bin:$PWD/tools:$PATH"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 ms() { echo $(( $(date +%s%N) / 1000000 )); }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-15}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/bin/" ./cmd/tree-validate ./cmd/tree-select ./bench/gentree
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/tree-validate ./cmd/tree-select ./bench/gentree
 command -v hyperfine >/dev/null || { echo "tree-bench: hyperfine not installed (apt-get install hyperfine)" >&2; exit 6; }
 
 median_ms() { # command...

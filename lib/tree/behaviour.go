@@ -18,10 +18,10 @@ const (
 // §3). Problems are sorted by node id.
 func Immutability(prev, next *Node) Problems {
 	var ps Problems
-	before, after := Index(prev), Index(next)
+	before, after := indexLite(prev), indexLite(next)
 	ids := make([]string, 0)
 	for id, e := range before {
-		if e.Node.Passes {
+		if e.node.Passes {
 			ids = append(ids, id)
 		}
 	}
@@ -29,11 +29,12 @@ func Immutability(prev, next *Node) Problems {
 	// subtree unchanged, so its passed descendants need no comparison of
 	// their own (this keeps the check linear on deep passed subtrees).
 	slices.SortFunc(ids, func(x, y string) int {
-		if d := strings.Count(before[x].Path, "/") - strings.Count(before[y].Path, "/"); d != 0 {
+		if d := before[x].depth - before[y].depth; d != 0 {
 			return d
 		}
 		return strings.Compare(x, y)
 	})
+	pathIn := func(root *Node, id string) string { _, p := Find(root, id); return p }
 	proven := map[string]bool{}
 	for _, id := range ids {
 		if proven[id] {
@@ -42,15 +43,15 @@ func Immutability(prev, next *Node) Problems {
 		b := before[id]
 		a, ok := after[id]
 		if !ok {
-			ps = append(ps, Problem{LayerImmutability, b.Path, fmt.Sprintf("passed node '%s' missing in next tree", id)})
+			ps = append(ps, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)})
 			continue
 		}
-		if parentID(b.Parent) != parentID(a.Parent) {
-			ps = append(ps, Problem{LayerImmutability, a.Path, fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.Parent), parentID(a.Parent))})
+		if parentID(b.parent) != parentID(a.parent) {
+			ps = append(ps, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.parent), parentID(a.parent))})
 			continue
 		}
-		if !equalUnordered(b.Node, a.Node) {
-			ps = append(ps, Problem{LayerImmutability, a.Path, fmt.Sprintf("passed node '%s' changed in next tree", id)})
+		if !equalUnordered(b.node, a.node) {
+			ps = append(ps, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)})
 			continue
 		}
 		var mark func(n *Node)
@@ -60,12 +61,38 @@ func Immutability(prev, next *Node) Problems {
 				mark(c)
 			}
 		}
-		mark(b.Node)
+		mark(b.node)
 	}
 	slices.SortStableFunc(ps, func(x, y Problem) int {
 		return strings.Compare(problemID(x.Message), problemID(y.Message))
 	})
 	return ps
+}
+
+// liteEntry is Index's Entry without the path, which costs a string per
+// node; Find gives the path where a problem needs it.
+type liteEntry struct {
+	node, parent *Node
+	depth        int
+}
+
+// indexLite maps every id to its first liteEntry in depth-first order, as
+// Index does.
+func indexLite(root *Node) map[string]liteEntry {
+	m := make(map[string]liteEntry, 64)
+	var walk func(n, parent *Node, depth int)
+	walk = func(n, parent *Node, depth int) {
+		if _, dup := m[n.ID]; !dup {
+			m[n.ID] = liteEntry{node: n, parent: parent, depth: depth}
+		}
+		for _, c := range n.Children {
+			walk(c, n, depth+1)
+		}
+	}
+	if root != nil {
+		walk(root, nil, 0)
+	}
+	return m
 }
 
 // problemID is the quoted id an immutability message starts with, for

@@ -23,7 +23,8 @@ func fastParse(data []byte) (*Node, bool) {
 	if len(data) == 0 || data[0] == 0xEF { // empty, or a byte order mark
 		return nil, false
 	}
-	p := fastParser{dec: jsontext.NewDecoder(bytes.NewReader(data))}
+	// A *bytes.Buffer lets jsontext parse data in place, without a copy.
+	p := fastParser{dec: jsontext.NewDecoder(bytes.NewBuffer(data))}
 	root, ok := p.node(0)
 	if !ok {
 		return nil, false
