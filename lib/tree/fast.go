@@ -23,8 +23,9 @@ func fastParse(data []byte) (*Node, bool) {
 	if len(data) == 0 || data[0] == 0xEF { // empty, or a byte order mark
 		return nil, false
 	}
-	// A *bytes.Buffer lets jsontext parse data in place, without a copy.
-	p := fastParser{dec: jsontext.NewDecoder(bytes.NewBuffer(data))}
+	// jsontext's own duplicate-name tracking is redundant here: node()
+	// refuses a repeated field itself, and any other name at all.
+	p := fastParser{dec: jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))}
 	root, ok := p.node(0)
 	if !ok {
 		return nil, false
