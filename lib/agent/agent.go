@@ -92,9 +92,11 @@ func New(name string) (Backend, error) {
 	switch name {
 	case "command":
 		return Command{}, nil
+	case "claude":
+		return Claude{}, nil
 	}
 	if slices.Contains(config.Backends, name) {
-		return nil, fmt.Errorf("agent backend %q is not available in this build (available: command)", name)
+		return nil, fmt.Errorf("agent backend %q is not available in this build (available: command, claude)", name)
 	}
 	return nil, fmt.Errorf("unknown agent backend %q (want one of %s)", name, strings.Join(config.Backends, ", "))
 }

@@ -110,6 +110,16 @@ func (o *Options) Run(env *cli.Env) error {
 		Mode: begin.Mode, Deadline: begin.Deadline, IdleTimeout: cfg.AgentIdleTimeout(),
 		Config: cfg.Agent, Log: log, Tee: o.tee(env),
 	}
+	if s, ok := backend.(interface{ StreamsEvents() bool }); ok && s.StreamsEvents() {
+		f, err := os.OpenFile(filepath.Join(dir, iterdir.EventsLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.EventsLog, fsutil.Cause(err))
+		}
+		defer f.Close()
+		events := proc.NewCappedWriter(f, int64(cfg.ExecutorOutputLimitBytes))
+		defer events.Close()
+		req.Events = events
+	}
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)

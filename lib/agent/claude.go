@@ -1,0 +1,247 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/schemas"
+)
+
+// Claude is the `claude` backend: Claude Code in print mode.
+//
+//	claude -p --output-format stream-json --verbose --no-session-persistence
+//	       --permission-mode bypassPermissions --json-schema <CLISchema>
+//	       [--model M] [extra_args...]
+//
+// The prompt pack arrives on stdin, the working directory is the
+// repository, every call is a fresh session that is not persisted. The
+// JSONL event stream goes to events.jsonl; the last event, type "result",
+// carries the answer in structured_output (the agent output schema is
+// enforced by the CLI's StructuredOutput tool), is_error, usage and cost.
+// Free text is never searched for a completion phrase. As root, Claude
+// Code refuses bypassPermissions unless IS_SANDBOX=1, which is set.
+type Claude struct{}
+
+// Name is "claude".
+func (Claude) Name() string { return "claude" }
+
+// StreamsEvents reports that the CLI's stdout is a JSON event stream.
+func (Claude) StreamsEvents() bool { return true }
+
+// Run runs one Claude Code session.
+func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
+	bin := req.Config.Bin
+	if bin == "" {
+		bin = "claude"
+	}
+	schema, err := CLISchema()
+	if err != nil {
+		return Result{}, err
+	}
+	argv := []string{bin, "-p", "--output-format", "stream-json", "--verbose",
+		"--no-session-persistence", "--permission-mode", "bypassPermissions",
+		"--json-schema", schema}
+	if req.Config.Model != "" {
+		argv = append(argv, "--model", req.Config.Model)
+	}
+	argv = append(argv, req.Config.ExtraArgs...)
+	env := Env(os.Environ(), req)
+	if os.Geteuid() == 0 {
+		env = append(env, "IS_SANDBOX=1")
+	}
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+
+	last := &lastLine{prefix: []byte(`{"type":"result"`)}
+	stdout := multiWriter(req.Events, last)
+	pr, err := proc.Run(ctx, proc.Spec{
+		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
+		Log: req.Log, Stdout: stdout, Tee: req.Tee,
+		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
+	})
+	res.Proc = pr
+	if err != nil {
+		return res, err
+	}
+	if cl, msg := ProcessClass(pr); cl != "" {
+		res.Class, res.Message = cl, msg
+		return res, nil
+	}
+	line := last.Bytes()
+	if line == nil {
+		res.Class = ClassNoOutput
+		res.Message = fmt.Sprintf("no output: claude exited %d without a result event", pr.ExitCode)
+		return res, nil
+	}
+	var ev struct {
+		Subtype          string          `json:"subtype"`
+		IsError          bool            `json:"is_error"`
+		APIErrorStatus   *int            `json:"api_error_status"`
+		Result           string          `json:"result"`
+		StructuredOutput json.RawMessage `json:"structured_output"`
+		TotalCostUSD     float64         `json:"total_cost_usd"`
+		Usage            struct {
+			InputTokens              int64 `json:"input_tokens"`
+			OutputTokens             int64 `json:"output_tokens"`
+			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
+		ModelUsage map[string]json.RawMessage `json:"modelUsage"`
+	}
+	if err := json.Unmarshal(line, &ev); err != nil {
+		res.Class, res.Message = ClassNoOutput, "no output: claude's result event is not JSON: "+err.Error()
+		return res, nil
+	}
+	res.Usage = iterdir.Usage{
+		InputTokens:  ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens,
+		OutputTokens: ev.Usage.OutputTokens,
+		CachedTokens: ev.Usage.CacheReadInputTokens,
+		CostUSD:      ev.TotalCostUSD,
+	}
+	if res.Model == "" && len(ev.ModelUsage) == 1 {
+		for m := range ev.ModelUsage {
+			res.Model = m
+		}
+	}
+	if ev.IsError { // judged by is_error, not subtype
+		res.Class, res.Message = claudeErrorClass(ev.Subtype, ev.APIErrorStatus, ev.Result)
+		return res, nil
+	}
+	if len(ev.StructuredOutput) == 0 || string(ev.StructuredOutput) == "null" {
+		res.Class, res.Message = ClassNoOutput, "no output: claude gave no structured output"
+		return res, nil
+	}
+	res.Output = ev.StructuredOutput
+	return res, nil
+}
+
+// claudeErrorClass maps a failed result event to a class and one line.
+func claudeErrorClass(subtype string, status *int, text string) (string, string) {
+	text = oneLine(text, 300)
+	switch {
+	case subtype == "error_max_turns":
+		return ClassTurnLimit, "claude stopped at its turn limit"
+	case status != nil && (*status == 401 || *status == 403):
+		return ClassAuth, fmt.Sprintf("claude: authentication failed (HTTP %d): %s", *status, text)
+	case status != nil && *status == 429:
+		return ClassRateLimit, fmt.Sprintf("claude: rate or usage limit (HTTP 429): %s", text)
+	case status != nil:
+		return ClassAPIError, fmt.Sprintf("claude: API error (HTTP %d): %s", *status, text)
+	}
+	return ClassAPIError, "claude: " + text
+}
+
+// oneLine squeezes s onto one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// CLISchema is the agent output schema as the CLIs' structured-output
+// modes take it, on one line: without "$schema", "$id" and the "allOf"
+// conditional (children only with status decomposed), which Claude Code
+// silently refuses (it then offers no StructuredOutput tool at all).
+// agent-exec still validates every answer against the full schema.
+func CLISchema() (string, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schemas.AgentOutputV1, &m); err != nil {
+		return "", err
+	}
+	delete(m, "$schema")
+	delete(m, "$id")
+	delete(m, "allOf")
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// cliVersion asks `bin --version` for provenance; "" when it cannot tell
+// within a few seconds. It runs before the session, never beside it.
+func cliVersion(ctx context.Context, bin string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return oneLine(string(out), 100)
+}
+
+// lastLine keeps the last complete line that starts with prefix (at most
+// 4 MiB of it), whatever streams through it.
+type lastLine struct {
+	prefix []byte
+	cur    []byte
+	last   []byte
+	over   bool
+}
+
+const lastLineMax = 4 << 20
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !l.over {
+			if len(l.cur)+len(chunk) > lastLineMax {
+				l.over, l.cur = true, l.cur[:0]
+			} else {
+				l.cur = append(l.cur, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !l.over && bytes.HasPrefix(l.cur, l.prefix) {
+			l.last = append(l.last[:0], l.cur...)
+		}
+		l.cur, l.over = l.cur[:0], false
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// Bytes is the last matching line, including one left unterminated at the
+// end of the stream; nil when there was none.
+func (l *lastLine) Bytes() []byte {
+	if !l.over && len(l.cur) > 0 && bytes.HasPrefix(l.cur, l.prefix) {
+		return l.cur
+	}
+	return l.last
+}
+
+// multiWriter copies to every non-nil writer and never fails: a full or
+// broken events log must not stop the session (the capped writers record
+// their own truncation).
+func multiWriter(ws ...io.Writer) io.Writer {
+	var keep writers
+	for _, w := range ws {
+		if w != nil {
+			keep = append(keep, w)
+		}
+	}
+	return keep
+}
+
+type writers []io.Writer
+
+func (ws writers) Write(p []byte) (int, error) {
+	for _, w := range ws {
+		w.Write(p)
+	}
+	return len(p), nil
+}
