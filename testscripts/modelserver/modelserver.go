@@ -37,10 +37,11 @@ type Script struct {
 }
 
 type options struct {
-	Protocol string `enum:"anthropic" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE)."`
+	Protocol string `enum:"anthropic,responses" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE) or responses (OpenAI Responses API, POST /v1/responses, SSE)."`
 	Script   string `required:"" type:"existingfile" help:"The script (JSON: {\"turns\": [...]})."`
 	AddrFile string `required:"" help:"Write the base URL (http://127.0.0.1:PORT) here once listening."`
 	Log      string `help:"Append one line per request: method, path, turn."`
+	Bodies   string `help:"Append every request body (one JSON document per line), for debugging a CLI's requests."`
 }
 
 // Main runs the server until it is killed.
@@ -70,7 +71,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "modelserver:", err)
 		return 1
 	}
-	s := &server{script: sc, logPath: o.Log}
+	s := &server{script: sc, logPath: o.Log, bodiesPath: o.Bodies}
 	url := "http://" + ln.Addr().String()
 	if err := os.WriteFile(o.AddrFile+".tmp", []byte(url), 0o644); err == nil {
 		err = os.Rename(o.AddrFile+".tmp", o.AddrFile)
@@ -79,7 +80,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "modelserver:", err)
 		return 1
 	}
-	if err := http.Serve(ln, http.HandlerFunc(s.anthropic)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	handler := s.anthropic
+	if o.Protocol == "responses" {
+		handler = s.responses
+	}
+	if err := http.Serve(ln, http.HandlerFunc(handler)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(stderr, "modelserver:", err)
 		return 1
 	}
@@ -87,10 +92,58 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 type server struct {
-	script  Script
-	logPath string
-	mu      sync.Mutex
-	calls   int
+	script     Script
+	logPath    string
+	bodiesPath string
+	mu         sync.Mutex
+}
+
+// readBody reads the request body and keeps a copy in the bodies file.
+func (s *server) readBody(r *http.Request) []byte {
+	body, _ := io.ReadAll(r.Body)
+	if s.bodiesPath != "" {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if f, err := os.OpenFile(s.bodiesPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Write(append(body, '\n'))
+			f.Close()
+		}
+	}
+	return body
+}
+
+// fail answers with the turn's HTTP error status, headers and message in
+// the protocol's error shape; it reports whether the turn was an error or
+// a hang (then the response is done).
+func (s *server) fail(w http.ResponseWriter, r *http.Request, t Turn, kind string) bool {
+	switch {
+	case t.Hang:
+		<-r.Context().Done()
+		return true
+	case t.Status != 0:
+		for k, vs := range t.Header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(t.Status)
+		if kind == "" {
+			kind = "api_error"
+		}
+		json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": kind, "code": kind, "message": t.Error}})
+		return true
+	}
+	return false
+}
+
+// sse writes one server-sent event.
+func sse(w http.ResponseWriter, name string, data any) {
+	b, _ := json.Marshal(data)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func (s *server) log(r *http.Request, turn int) {
@@ -128,8 +181,7 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request) {
 			Role string `json:"role"`
 		} `json:"messages"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	json.Unmarshal(body, &req)
+	json.Unmarshal(s.readBody(r), &req)
 	n := 0
 	for _, m := range req.Messages {
 		if m.Role == "assistant" {
@@ -138,30 +190,12 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log(r, n)
 	t := s.turn(n)
-	switch {
-	case t.Hang:
-		<-r.Context().Done()
-		return
-	case t.Status != 0:
-		for k, vs := range t.Header {
-			for _, v := range vs {
-				w.Header().Add(k, v)
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(t.Status)
-		kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[t.Status]
-		if kind == "" {
-			kind = "api_error"
-		}
-		json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]string{"type": kind, "message": t.Error}})
+	kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[t.Status]
+	if s.fail(w, r, t, kind) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	ev := func(name string, data any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-	}
+	ev := func(name string, data any) { sse(w, name, data) }
 	ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant", "model": "scripted-model",
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
@@ -188,4 +222,59 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request) {
 	ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]int{"output_tokens": 20}})
 	ev("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// responses serves POST /v1/responses (OpenAI Responses API, streaming),
+// as Codex CLI speaks it. The turn is the number of function calls
+// already answered in the request's input; a structured answer is the
+// final assistant message whose text is the output JSON.
+func (s *server) responses(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
+		s.log(r, -1)
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	var req struct {
+		Input []struct {
+			Type string `json:"type"`
+			Role string `json:"role"`
+		} `json:"input"`
+	}
+	json.Unmarshal(s.readBody(r), &req)
+	n := 0
+	for _, it := range req.Input {
+		if it.Type == "function_call" || (it.Type == "message" && it.Role == "assistant") {
+			n++
+		}
+	}
+	s.log(r, n)
+	t := s.turn(n)
+	kind := map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}[t.Status]
+	if s.fail(w, r, t, kind) {
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	id := fmt.Sprintf("resp_%d", n)
+	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id, "status": "in_progress", "output": []any{}}})
+	var item map[string]any
+	if t.Tool != "" {
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
+			"name": t.Tool, "arguments": string(t.Input), "status": "completed"}
+	} else {
+		text := t.Text
+		if t.Output != nil {
+			text = string(t.Output)
+		}
+		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
+		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0,
+			"item": map[string]any{"type": "message", "id": item["id"], "role": "assistant", "status": "in_progress", "content": []any{}}})
+		sse(w, "response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": text})
+	}
+	sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": id, "status": "completed", "output": []any{item},
+		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]int{"cached_tokens": 40},
+			"output_tokens": 20, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": 120},
+	}})
 }

@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Codex is the `codex` backend: Codex CLI's non-interactive mode.
+//
+//	codex exec --json --ephemeral --skip-git-repo-check
+//	           --dangerously-bypass-approvals-and-sandbox -C <repo>
+//	           --output-schema <iter>/codex_output.schema.json
+//	           -o <iter>/codex_last_message.txt [-m M] [extra_args...] -
+//
+// The prompt pack arrives on stdin ("-"), every call is an ephemeral
+// session. The output schema (CLISchema) is sent to the model as a strict
+// JSON schema; the final message, which -o writes to a file, is the
+// answer. The JSONL events (thread.started, item.completed,
+// turn.completed with usage, turn.failed, error) go to events.jsonl;
+// failures are classified from turn.failed and error events. Custom
+// endpoints are configured with extra_args such as
+// `-c model_provider=<name>` and `-c model_providers.<name>.base_url=…`.
+type Codex struct{}
+
+// Name is "codex".
+func (Codex) Name() string { return "codex" }
+
+// StreamsEvents reports that the CLI's stdout is a JSON event stream.
+func (Codex) StreamsEvents() bool { return true }
+
+// The files Codex leaves in the iteration directory.
+const (
+	CodexSchemaFile  = "codex_output.schema.json"
+	CodexMessageFile = "codex_last_message.txt"
+)
+
+// Run runs one Codex CLI session.
+func (Codex) Run(ctx context.Context, req Request) (Result, error) {
+	bin := req.Config.Bin
+	if bin == "" {
+		bin = "codex"
+	}
+	schema, err := CLISchema()
+	if err != nil {
+		return Result{}, err
+	}
+	schemaPath := filepath.Join(req.IterDir, CodexSchemaFile)
+	msgPath := filepath.Join(req.IterDir, CodexMessageFile)
+	if err := os.WriteFile(schemaPath, []byte(schema+"\n"), 0o644); err != nil {
+		return Result{}, err
+	}
+	if err := os.Remove(msgPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Result{}, err
+	}
+	argv := []string{bin, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
+		"--dangerously-bypass-approvals-and-sandbox", "-C", req.Root,
+		"--output-schema", schemaPath, "-o", msgPath}
+	if req.Config.Model != "" {
+		argv = append(argv, "-m", req.Config.Model)
+	}
+	argv = append(argv, req.Config.ExtraArgs...)
+	argv = append(argv, "-")
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+
+	ev := &codexEvents{}
+	pr, err := proc.Run(ctx, proc.Spec{
+		Argv: argv, Dir: req.Root, Env: Env(os.Environ(), req), Stdin: bytes.NewReader(req.Prompt),
+		Log: req.Log, Stdout: multiWriter(req.Events, &lineSplitter{fn: ev.line}), Tee: req.Tee,
+		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
+	})
+	res.Proc = pr
+	if err != nil {
+		return res, err
+	}
+	res.Usage = ev.usage
+	if cl, msg := ProcessClass(pr); cl != "" {
+		res.Class, res.Message = cl, msg
+		return res, nil
+	}
+	if ev.failure != "" {
+		res.Class, res.Message = codexErrorClass(ev.failure)
+		return res, nil
+	}
+	data, class, msg := ReadOutputFile(msgPath)
+	if class != "" {
+		if class == ClassNoOutput {
+			msg = fmt.Sprintf("no output: codex exited %d without a final message", pr.ExitCode)
+		}
+		res.Class, res.Message = class, msg
+		return res, nil
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		res.Class, res.Message = ClassNoOutput, "no output: codex's final message is empty"
+		return res, nil
+	}
+	res.Output = data
+	return res, nil
+}
+
+// codexEvents collects what the runner needs from the JSONL stream.
+type codexEvents struct {
+	usage   iterdir.Usage
+	failure string // the last turn.failed or error message
+}
+
+func (c *codexEvents) line(b []byte) {
+	var ev struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Error   struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		Usage struct {
+			InputTokens       int64 `json:"input_tokens"`
+			CachedInputTokens int64 `json:"cached_input_tokens"`
+			OutputTokens      int64 `json:"output_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(b, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "turn.completed":
+		c.failure = "" // an error the CLI recovered from
+		c.usage.InputTokens += ev.Usage.InputTokens
+		c.usage.CachedTokens += ev.Usage.CachedInputTokens
+		c.usage.OutputTokens += ev.Usage.OutputTokens
+	case "turn.failed":
+		c.failure = ev.Error.Message
+	case "error":
+		c.failure = ev.Message
+	}
+}
+
+var (
+	codexAuth      = regexp.MustCompile(`\b(401|403)\b|Unauthorized|Forbidden|invalid api key|authentication`)
+	codexRateLimit = regexp.MustCompile(`\b429\b|Too Many Requests|rate limit|usage limit|quota`)
+)
+
+// codexErrorClass maps a failure message to a class and one line.
+func codexErrorClass(msg string) (string, string) {
+	line := "codex: " + oneLine(msg, 300)
+	lower := strings.ToLower(msg)
+	switch {
+	case codexAuth.MatchString(msg) || strings.Contains(lower, "api key"):
+		return ClassAuth, line
+	case codexRateLimit.MatchString(msg) || strings.Contains(lower, "rate limit"):
+		return ClassRateLimit, line
+	case strings.Contains(lower, "context window") || strings.Contains(lower, "max turns"):
+		return ClassTurnLimit, line
+	}
+	return ClassAPIError, line
+}
+
+// lineSplitter calls fn with every complete line written through it; a
+// line longer than lastLineMax is skipped.
+type lineSplitter struct {
+	fn   func([]byte)
+	cur  []byte
+	over bool
+}
+
+func (l *lineSplitter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !l.over {
+			if len(l.cur)+len(chunk) > lastLineMax {
+				l.over, l.cur = true, l.cur[:0]
+			} else {
+				l.cur = append(l.cur, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !l.over {
+			l.fn(l.cur)
+		}
+		l.cur, l.over = l.cur[:0], false
+		p = p[i+1:]
+	}
+	return n, nil
+}
