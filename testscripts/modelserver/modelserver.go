@@ -37,7 +37,7 @@ type Script struct {
 }
 
 type options struct {
-	Protocol string `enum:"anthropic,responses" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE) or responses (OpenAI Responses API, POST /v1/responses, SSE)."`
+	Protocol string `enum:"anthropic,responses,chat" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE), responses (OpenAI Responses API, POST /v1/responses, SSE) or chat (OpenAI chat completions, POST /v1/chat/completions, SSE)."`
 	Script   string `required:"" type:"existingfile" help:"The script (JSON: {\"turns\": [...]})."`
 	AddrFile string `required:"" help:"Write the base URL (http://127.0.0.1:PORT) here once listening."`
 	Log      string `help:"Append one line per request: method, path, turn."`
@@ -81,8 +81,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	handler := s.anthropic
-	if o.Protocol == "responses" {
+	switch o.Protocol {
+	case "responses":
 		handler = s.responses
+	case "chat":
+		handler = s.chat
 	}
 	if err := http.Serve(ln, http.HandlerFunc(handler)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(stderr, "modelserver:", err)
@@ -277,4 +280,68 @@ func (s *server) responses(w http.ResponseWriter, r *http.Request) {
 		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]int{"cached_tokens": 40},
 			"output_tokens": 20, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": 120},
 	}})
+}
+
+// chat serves POST /v1/chat/completions (OpenAI chat completions,
+// streaming), as OpenCode's openai-compatible provider speaks it. The turn
+// is the number of assistant messages in the request.
+func (s *server) chat(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		s.log(r, -1)
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+		Tools []json.RawMessage `json:"tools"`
+	}
+	json.Unmarshal(s.readBody(r), &req)
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	t := s.turn(n)
+	if len(req.Tools) == 0 {
+		// A side request without tools (OpenCode's session title): answer
+		// it without spending a scripted turn.
+		n, t = -2, Turn{Text: "Scripted session"}
+	}
+	s.log(r, n)
+	kind := map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}[t.Status]
+	if s.fail(w, r, t, kind) {
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	id := fmt.Sprintf("chatcmpl-%d", n)
+	chunk := func(delta map[string]any, finish any, usage any) {
+		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1767225600, "model": "scripted-model",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		if usage != nil {
+			c["usage"] = usage
+		}
+		b, _ := json.Marshal(c)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+		"prompt_tokens_details": map[string]int{"cached_tokens": 40}}
+	if t.Tool != "" {
+		chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_%d", n),
+			"type": "function", "function": map[string]any{"name": t.Tool, "arguments": string(t.Input)}}}}, nil, nil)
+		chunk(map[string]any{}, "tool_calls", usage)
+	} else {
+		text := t.Text
+		if t.Output != nil {
+			text = string(t.Output)
+		}
+		chunk(map[string]any{"role": "assistant", "content": text}, nil, nil)
+		chunk(map[string]any{}, "stop", usage)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
