@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/alecthomas/kong"
@@ -37,7 +38,7 @@ type Script struct {
 }
 
 type options struct {
-	Protocol string `enum:"anthropic,responses,chat" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE), responses (OpenAI Responses API, POST /v1/responses, SSE) or chat (OpenAI chat completions, POST /v1/chat/completions, SSE)."`
+	Protocol string `enum:"anthropic,responses,chat,gemini" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE), responses (OpenAI Responses API, POST /v1/responses, SSE), chat (OpenAI chat completions, POST /v1/chat/completions, SSE) or gemini (POST /v1beta/models/<m>:streamGenerateContent?alt=sse)."`
 	Script   string `required:"" type:"existingfile" help:"The script (JSON: {\"turns\": [...]})."`
 	AddrFile string `required:"" help:"Write the base URL (http://127.0.0.1:PORT) here once listening."`
 	Log      string `help:"Append one line per request: method, path, turn."`
@@ -86,6 +87,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		handler = s.responses
 	case "chat":
 		handler = s.chat
+	case "gemini":
+		handler = s.gemini
 	}
 	if err := http.Serve(ln, http.HandlerFunc(handler)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(stderr, "modelserver:", err)
@@ -344,4 +347,75 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		chunk(map[string]any{}, "stop", usage)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// gemini serves POST /v1beta/models/<model>:streamGenerateContent?alt=sse
+// (Gemini API, streaming), as Gemini CLI speaks it. The turn is the number
+// of model turns in the request's contents; a request without tools is a
+// side request, answered without spending a turn.
+func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+		s.log(r, -1)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, ":countTokens") {
+			fmt.Fprint(w, `{"totalTokens": 100}`)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error": {"code": 404, "message": "not scripted", "status": "NOT_FOUND"}}`)
+		return
+	}
+	var req struct {
+		Contents []struct {
+			Role string `json:"role"`
+		} `json:"contents"`
+		Tools []json.RawMessage `json:"tools"`
+	}
+	json.Unmarshal(s.readBody(r), &req)
+	n := 0
+	for _, c := range req.Contents {
+		if c.Role == "model" {
+			n++
+		}
+	}
+	t := s.turn(n)
+	if len(req.Tools) == 0 {
+		n, t = -2, Turn{Text: "{}"}
+	}
+	s.log(r, n)
+	if t.Status != 0 || t.Hang {
+		status := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[t.Status]
+		if t.Hang {
+			<-r.Context().Done()
+			return
+		}
+		for k, vs := range t.Header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(t.Status)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": t.Status, "message": t.Error, "status": status}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	var part map[string]any
+	if t.Tool != "" {
+		var args any
+		json.Unmarshal(t.Input, &args)
+		part = map[string]any{"functionCall": map[string]any{"name": t.Tool, "args": args}}
+	} else {
+		text := t.Text
+		if t.Output != nil {
+			text = string(t.Output)
+		}
+		part = map[string]any{"text": text}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]int{"promptTokenCount": 100, "candidatesTokenCount": 20, "cachedContentTokenCount": 40, "totalTokenCount": 120},
+		"modelVersion":  "scripted-model",
+	})
+	fmt.Fprintf(w, "data: %s\n\n", b)
 }

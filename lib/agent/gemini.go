@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Gemini is the `gemini` backend: Gemini CLI in headless mode.
+//
+//	gemini -p "" -o stream-json --approval-mode yolo --skip-trust
+//	       [-m M] [extra_args...]
+//
+// The prompt pack arrives on stdin (the CLI prepends it to the empty -p
+// prompt), the working directory is the repository, --skip-trust lets a
+// headless run work in it. Gemini CLI has no structured-output flag: the
+// answer is the assistant's text after its last tool call, which must be
+// the output JSON itself (or that JSON alone in one json fence). The JSON
+// events (init, message, tool_use, tool_result, result) go to
+// events.jsonl; the result event's status and error, and the documented
+// exit codes (41 authentication, 53 turn limit), classify failures.
+type Gemini struct{}
+
+// Name is "gemini".
+func (Gemini) Name() string { return "gemini" }
+
+// StreamsEvents reports that the CLI's stdout is a JSON event stream.
+func (Gemini) StreamsEvents() bool { return true }
+
+// Gemini CLI's documented exit codes that name a failure class.
+const (
+	geminiExitAuth      = 41
+	geminiExitTurnLimit = 53
+)
+
+// Run runs one Gemini CLI session.
+func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
+	bin := req.Config.Bin
+	if bin == "" {
+		bin = "gemini"
+	}
+	argv := []string{bin, "-p", "", "-o", "stream-json", "--approval-mode", "yolo", "--skip-trust"}
+	if req.Config.Model != "" {
+		argv = append(argv, "-m", req.Config.Model)
+	}
+	argv = append(argv, req.Config.ExtraArgs...)
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+
+	ev := &geminiEvents{}
+	pr, err := proc.Run(ctx, proc.Spec{
+		Argv: argv, Dir: req.Root, Env: Env(os.Environ(), req), Stdin: bytes.NewReader(req.Prompt),
+		Log: req.Log, Stdout: multiWriter(req.Events, &lineSplitter{fn: ev.line}), Tee: req.Tee,
+		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
+	})
+	res.Proc = pr
+	if err != nil {
+		return res, err
+	}
+	res.Usage = ev.usage
+	if ev.model != "" && res.Model == "" {
+		res.Model = ev.model
+	}
+	if cl, msg := ProcessClass(pr); cl != "" {
+		res.Class, res.Message = cl, msg
+		return res, nil
+	}
+	switch {
+	case pr.ExitCode == geminiExitAuth:
+		res.Class, res.Message = ClassAuth, "gemini: authentication failed: "+oneLine(ev.failure, 300)
+		return res, nil
+	case pr.ExitCode == geminiExitTurnLimit:
+		res.Class, res.Message = ClassTurnLimit, "gemini stopped at its turn limit"
+		return res, nil
+	case ev.failed:
+		res.Class, res.Message = httpErrorClass("gemini", geminiStatus(ev.failure), ev.failure)
+		return res, nil
+	}
+	text := strings.TrimSpace(ev.text.String())
+	if text == "" {
+		res.Class = ClassNoOutput
+		res.Message = fmt.Sprintf("no output: gemini exited %d without a final answer", pr.ExitCode)
+		return res, nil
+	}
+	res.Output = []byte(unfence(text))
+	return res, nil
+}
+
+// geminiEvents collects the assistant's text since its last tool call,
+// the usage and the result's failure.
+type geminiEvents struct {
+	text    strings.Builder
+	usage   iterdir.Usage
+	model   string
+	failed  bool
+	failure string
+}
+
+func (g *geminiEvents) line(b []byte) {
+	var ev struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content string `json:"content"`
+		Model   string `json:"model"`
+		Status  string `json:"status"`
+		Error   struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		Stats struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+			Cached       int64 `json:"cached"`
+		} `json:"stats"`
+	}
+	if json.Unmarshal(b, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "init":
+		g.model = ev.Model
+	case "message":
+		if ev.Role == "assistant" {
+			g.text.WriteString(ev.Content)
+		}
+	case "tool_use", "tool_result":
+		g.text.Reset() // only the text after the last tool call is the answer
+	case "result":
+		g.usage = iterdir.Usage{InputTokens: ev.Stats.InputTokens, OutputTokens: ev.Stats.OutputTokens, CachedTokens: ev.Stats.Cached}
+		if ev.Status != "" && ev.Status != "success" {
+			g.failed, g.failure = true, ev.Error.Message
+		}
+	}
+}
+
+var geminiCode = regexp.MustCompile(`"code":\s*(\d{3})`)
+
+// geminiStatus finds the HTTP status in a Gemini API error message.
+func geminiStatus(msg string) int {
+	if m := geminiCode.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	switch {
+	case strings.Contains(msg, "RESOURCE_EXHAUSTED"):
+		return 429
+	case strings.Contains(msg, "UNAUTHENTICATED"):
+		return 401
+	case strings.Contains(msg, "PERMISSION_DENIED"):
+		return 403
+	}
+	return 0
+}
