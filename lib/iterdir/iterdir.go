@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -151,4 +153,35 @@ func LoadBegin(dir string) (Begin, error) {
 		return b, err
 	}
 	return b, nil
+}
+
+// RunUsage sums the usage recorded in agent.json by every iteration of a
+// run (runDir is .runner/iterations/<run-id>); directories set aside by a
+// recovery and iterations without an agent.json count nothing.
+func RunUsage(runDir string) (Usage, error) {
+	var sum Usage
+	entries, err := os.ReadDir(runDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sum, nil
+	}
+	if err != nil {
+		return sum, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.Trim(e.Name(), "0123456789") != "" {
+			continue
+		}
+		var a Agent
+		if err := Read(filepath.Join(runDir, e.Name()), AgentFile, &a); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return sum, err
+		}
+		sum.InputTokens += a.Usage.InputTokens
+		sum.OutputTokens += a.Usage.OutputTokens
+		sum.CachedTokens += a.Usage.CachedTokens
+		sum.CostUSD += a.Usage.CostUSD
+	}
+	return sum, nil
 }

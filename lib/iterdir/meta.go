@@ -29,6 +29,9 @@ type Meta struct {
 	DurationMS     int64     `json:"duration_ms"`
 	Agent          *Agent    `json:"agent"`     // agent.json, nil when the agent did not run
 	GuardRun       *Guard    `json:"guard_run"` // guard.json, nil when the guard did not run
-	HeadBefore     string    `json:"head_before"`
-	Commit         string    `json:"commit"`
+	// RunUsage sums the usage of the run's sessions so far, this one
+	// included (what the run budgets are checked against).
+	RunUsage   Usage  `json:"run_usage"`
+	HeadBefore string `json:"head_before"`
+	Commit     string `json:"commit"`
 }

@@ -43,6 +43,10 @@ type options struct {
 	AddrFile string `required:"" help:"Write the base URL (http://127.0.0.1:PORT) here once listening."`
 	Log      string `help:"Append one line per request: method, path, turn."`
 	Bodies   string `help:"Append every request body (one JSON document per line), for debugging a CLI's requests."`
+
+	FailFirst      int    `help:"Answer the first N scripted requests with an HTTP error instead (a rate limit that passes)."`
+	FailStatus     int    `default:"429" help:"The status of those errors."`
+	FailRetryAfter string `help:"The Retry-After header of those errors."`
 }
 
 // Main runs the server until it is killed.
@@ -72,7 +76,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "modelserver:", err)
 		return 1
 	}
-	s := &server{script: sc, logPath: o.Log, bodiesPath: o.Bodies}
+	s := &server{script: sc, logPath: o.Log, bodiesPath: o.Bodies, failLeft: o.FailFirst}
+	if o.FailFirst > 0 {
+		s.failTurn = Turn{Status: o.FailStatus, Error: "scripted failure"}
+		if o.FailRetryAfter != "" {
+			s.failTurn.Header = http.Header{"Retry-After": {o.FailRetryAfter}}
+		}
+	}
 	url := "http://" + ln.Addr().String()
 	if err := os.WriteFile(o.AddrFile+".tmp", []byte(url), 0o644); err == nil {
 		err = os.Rename(o.AddrFile+".tmp", o.AddrFile)
@@ -102,6 +112,8 @@ type server struct {
 	logPath    string
 	bodiesPath string
 	mu         sync.Mutex
+	failLeft   int  // scripted requests still to fail (--fail-first)
+	failTurn   Turn // how they fail
 }
 
 // readBody reads the request body and keeps a copy in the bodies file.
@@ -167,8 +179,16 @@ func (s *server) log(r *http.Request, turn int) {
 }
 
 // turn picks the script's turn for a conversation with n assistant
-// messages; past the end, the last turn repeats.
+// messages; past the end, the last turn repeats. While --fail-first has
+// failures left, each call spends one and returns the failure instead.
 func (s *server) turn(n int) Turn {
+	s.mu.Lock()
+	if s.failLeft > 0 {
+		s.failLeft--
+		s.mu.Unlock()
+		return s.failTurn
+	}
+	s.mu.Unlock()
 	if n >= len(s.script.Turns) {
 		n = len(s.script.Turns) - 1
 	}
@@ -307,11 +327,13 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			n++
 		}
 	}
-	t := s.turn(n)
+	var t Turn
 	if len(req.Tools) == 0 {
 		// A side request without tools (OpenCode's session title): answer
 		// it without spending a scripted turn.
 		n, t = -2, Turn{Text: "Scripted session"}
+	} else {
+		t = s.turn(n)
 	}
 	s.log(r, n)
 	kind := map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}[t.Status]
@@ -378,9 +400,11 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
 			n++
 		}
 	}
-	t := s.turn(n)
+	var t Turn
 	if len(req.Tools) == 0 {
 		n, t = -2, Turn{Text: "{}"}
+	} else {
+		t = s.turn(n)
 	}
 	s.log(r, n)
 	if t.Status != 0 || t.Hang {

@@ -22,11 +22,13 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -125,6 +127,26 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	res, runErr := backend.Run(in, req)
+	// on_rate_limit = "wait": a fresh session once the limit resets (or
+	// after a capped backoff), for as long as the iteration's budget lasts.
+	for k := 0; runErr == nil && res.Class == agent.ClassRateLimit && cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
+		wait := rateLimitWait(res.ResetAt, k, time.Now())
+		if !time.Now().Add(wait).Before(begin.Deadline) {
+			break
+		}
+		note := fmt.Sprintf("rate limited: waiting %s before a fresh session (on_rate_limit = \"wait\")", wait.Round(time.Second))
+		env.Warnf("%s", note)
+		fmt.Fprintf(log, "\n[treeloop] %s\n", note)
+		select {
+		case <-time.After(wait):
+		case <-in.Done():
+		}
+		if in.Err() != nil {
+			res.Class, res.Message = agent.ClassInterrupted, "agent interrupted by "+in.Cause()+" while waiting for a rate limit"
+			break
+		}
+		res, runErr = backend.Run(in, req)
+	}
 	in.Stop()
 	if err := log.Close(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
@@ -324,4 +346,29 @@ func short(sha string) string {
 		return "(none)"
 	}
 	return sha
+}
+
+// Backoff for on_rate_limit = "wait" without a reset time: 30 s doubling
+// per consecutive limit, capped at 15 minutes; a given reset time is
+// waited for (plus a second), capped the same way.
+const (
+	rateLimitBackoff    = 30 * time.Second
+	rateLimitBackoffCap = 15 * time.Minute
+)
+
+// rateLimitWait is how long to wait after the k-th consecutive rate limit
+// (k from 0), given the reset time the CLI reported, if any.
+func rateLimitWait(resetAt string, k int, now time.Time) time.Duration {
+	if t, err := time.Parse(time.RFC3339, resetAt); err == nil {
+		d := t.Sub(now) + time.Second
+		if d < time.Second {
+			d = time.Second
+		}
+		return min(d, rateLimitBackoffCap)
+	}
+	d := rateLimitBackoff
+	for i := 0; i < k && d < rateLimitBackoffCap; i++ {
+		d *= 2
+	}
+	return min(d, rateLimitBackoffCap)
 }

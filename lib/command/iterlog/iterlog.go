@@ -58,7 +58,24 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 	}
 	n := rs.NextIter
 	if n > cfg.MaxIterations {
+		fmt.Fprintln(env.Stdout, "limit=max-iterations")
 		return exit.Errorf(exit.Limit, "iteration limit reached: %d iterations run, max_iterations=%d (raise it in %s or with RUNNER_MAX_ITERATIONS)", n-1, cfg.MaxIterations, layout.Config)
+	}
+	// Run budgets (issue "Agent backends" §3): checked before an iteration
+	// starts, against what the run's sessions reported so far.
+	if cfg.Agent.MaxTokens > 0 || cfg.Agent.MaxCostUSD > 0 {
+		used, err := iterdir.RunUsage(env.Abs(filepath.Join(layout.Iterations, runID)))
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
+		}
+		if tokens := used.InputTokens + used.OutputTokens; cfg.Agent.MaxTokens > 0 && tokens >= int64(cfg.Agent.MaxTokens) {
+			fmt.Fprintln(env.Stdout, "limit=max-tokens")
+			return exit.Errorf(exit.Limit, "token budget reached: the run used %d tokens, max_tokens=%d (raise [agent] max_tokens in %s)", tokens, cfg.Agent.MaxTokens, layout.Config)
+		}
+		if cfg.Agent.MaxCostUSD > 0 && used.CostUSD >= cfg.Agent.MaxCostUSD {
+			fmt.Fprintln(env.Stdout, "limit=max-cost-usd")
+			return exit.Errorf(exit.Limit, "cost budget reached: the run cost $%.4f, max_cost_usd=%g (raise [agent] max_cost_usd in %s)", used.CostUSD, cfg.Agent.MaxCostUSD, layout.Config)
+		}
 	}
 	data, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
 	if err != nil {
@@ -171,6 +188,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
 	}
+	runUsage, err := iterdir.RunUsage(filepath.Dir(dir))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
+	}
+	m.RunUsage = runUsage
 	var gd iterdir.Guard
 	if err := iterdir.Read(dir, iterdir.GuardFile, &gd); err == nil {
 		m.GuardRun = &gd
