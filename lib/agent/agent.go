@@ -100,9 +100,11 @@ func New(name string) (Backend, error) {
 		return OpenCode{}, nil
 	case "gemini":
 		return Gemini{}, nil
+	case "replay":
+		return Replay{}, nil
 	}
 	if slices.Contains(config.Backends, name) {
-		return nil, fmt.Errorf("agent backend %q is not available in this build (available: command, claude, codex, opencode, gemini)", name)
+		return nil, fmt.Errorf("agent backend %q is not available in this build (available: command, claude, codex, opencode, gemini, replay)", name)
 	}
 	return nil, fmt.Errorf("unknown agent backend %q (want one of %s)", name, strings.Join(config.Backends, ", "))
 }

@@ -44,6 +44,7 @@ type Agent struct {
 	OnRateLimit string   `toml:"on_rate_limit"` // RateLimitStop or RateLimitWait
 	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
 	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
+	Cassette    string   `toml:"cassette"`      // record sessions here (any backend) or replay them (backend replay); "" = off
 }
 
 // Backends are the accepted values of agent.backend (and RUNNER_AGENT).

@@ -49,6 +49,10 @@ on_rate_limit = "stop"
 # Run budgets; 0 = unlimited.
 max_tokens = 0
 max_cost_usd = 0.0
+# A directory outside the repository: every session is recorded there
+# (its changes, output and events, by iteration), and the replay backend
+# plays a recording back. Empty = off.
+cassette = ""
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

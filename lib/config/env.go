@@ -13,6 +13,7 @@ const (
 	EnvAgentBin             = "RUNNER_AGENT_BIN"              // agent.bin
 	EnvAgentModel           = "RUNNER_AGENT_MODEL"            // agent.model
 	EnvAgentExtraArgs       = "RUNNER_AGENT_EXTRA_ARGS"       // agent.extra_args, split by SplitArgs
+	EnvAgentCassette        = "RUNNER_AGENT_CASSETTE"         // agent.cassette
 	EnvMaxIterations        = "RUNNER_MAX_ITERATIONS"         // max_iterations
 	EnvIterationTimeoutSecs = "RUNNER_ITERATION_TIMEOUT_SECS" // iteration_timeout_secs
 )
@@ -46,6 +47,9 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	}
 	if v, ok := lookupEnv(EnvAgentModel); ok {
 		c.Agent.Model = v
+	}
+	if v, ok := lookupEnv(EnvAgentCassette); ok {
+		c.Agent.Cassette = v
 	}
 	if v, ok := lookupEnv(EnvAgentExtraArgs); ok {
 		args, err := SplitArgs(v)

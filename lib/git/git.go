@@ -38,8 +38,12 @@ func Open(dir string) (*Repo, error) {
 func (r *Repo) Root() string { return r.root }
 
 func run(dir string, stdin []byte, args ...string) ([]byte, error) {
+	return runEnv(dir, nil, stdin, args...)
+}
+
+func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -246,4 +250,32 @@ func splitZ(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// WorkTreePatch is a binary patch from rev to the work tree, untracked
+// files included (ignored ones not), built in a temporary index so that
+// the repository's own index is untouched. Empty when nothing differs.
+func (r *Repo) WorkTreePatch(rev string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "treeloop-index-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	if _, err := runEnv(r.root, env, nil, "read-tree", rev); err != nil {
+		return nil, err
+	}
+	if _, err := runEnv(r.root, env, nil, "add", "-A"); err != nil {
+		return nil, err
+	}
+	return runEnv(r.root, env, nil, "diff", "--cached", "--binary", rev)
+}
+
+// ApplyPatch applies a binary patch (from WorkTreePatch) to the work tree.
+func (r *Repo) ApplyPatch(patch []byte) error {
+	if len(patch) == 0 {
+		return nil
+	}
+	_, err := run(r.root, patch, "apply", "--binary", "--whitespace=nowarn", "-")
+	return err
 }

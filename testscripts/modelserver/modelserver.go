@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,9 +33,12 @@ type Turn struct {
 	Hang   bool            `json:"hang,omitempty"`   // never answer
 }
 
-// Script is the whole scripted conversation.
+// Script is the whole scripted conversation: Turns for every session, or
+// Sessions, one list of turns per session in order (a session starts with
+// each request that has no assistant turn yet).
 type Script struct {
-	Turns []Turn `json:"turns"`
+	Turns    []Turn   `json:"turns"`
+	Sessions [][]Turn `json:"sessions"`
 }
 
 type options struct {
@@ -67,8 +71,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var sc Script
-	if err := json.Unmarshal(data, &sc); err != nil || len(sc.Turns) == 0 {
-		fmt.Fprintf(stderr, "modelserver: %s: want {\"turns\": [...]} with at least one turn (%v)\n", o.Script, err)
+	if err := json.Unmarshal(data, &sc); err != nil || (len(sc.Turns) == 0 && len(sc.Sessions) == 0) || slices.ContainsFunc(sc.Sessions, func(ts []Turn) bool { return len(ts) == 0 }) {
+		fmt.Fprintf(stderr, "modelserver: %s: want {\"turns\": [...]} or {\"sessions\": [[...], ...]} with at least one turn each (%v)\n", o.Script, err)
 		return 1
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -114,6 +118,8 @@ type server struct {
 	mu         sync.Mutex
 	failLeft   int  // scripted requests still to fail (--fail-first)
 	failTurn   Turn // how they fail
+	session    int  // index of the current session in script.Sessions
+	started    bool // a session has started
 }
 
 // readBody reads the request body and keeps a copy in the bodies file.
@@ -188,11 +194,18 @@ func (s *server) turn(n int) Turn {
 		s.mu.Unlock()
 		return s.failTurn
 	}
-	s.mu.Unlock()
-	if n >= len(s.script.Turns) {
-		n = len(s.script.Turns) - 1
+	turns := s.script.Turns
+	if len(s.script.Sessions) > 0 {
+		if n == 0 {
+			if s.started {
+				s.session++
+			}
+			s.started = true
+		}
+		turns = s.script.Sessions[min(s.session, len(s.script.Sessions)-1)]
 	}
-	return s.script.Turns[n]
+	s.mu.Unlock()
+	return turns[min(n, len(turns)-1)]
 }
 
 // anthropic serves POST /v1/messages (Anthropic Messages API, streaming).

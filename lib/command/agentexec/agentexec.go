@@ -177,6 +177,11 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "check the agent's changes: %v", err)
 	}
+	if cfg.Agent.Cassette != "" && backend.Name() != "replay" {
+		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
+			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
+		}
+	}
 
 	if rec.Class == "" {
 		if res.Output == nil {
@@ -371,4 +376,26 @@ func rateLimitWait(resetAt string, k int, now time.Time) time.Duration {
 		d *= 2
 	}
 	return min(d, rateLimitBackoffCap)
+}
+
+// record stores the session as the backend reported it, with the work
+// tree's changes since the iteration began (after enforce), in the
+// cassette's directory for this iteration.
+func record(repo *git.Repo, dir string, begin iterdir.Begin, cassette, backend string, res agent.Result, runErr error) error {
+	cdir, err := agent.CassetteDir(repo.Root(), cassette, begin.Iteration)
+	if err != nil {
+		return err
+	}
+	patch, err := repo.WorkTreePatch(begin.HeadBefore)
+	if err != nil {
+		return err
+	}
+	s := agent.Session{
+		Backend: backend, CLIVersion: res.CLIVersion, Model: res.Model, Class: res.Class, Message: res.Message,
+		ResetAt: res.ResetAt, ExitCode: res.Proc.ExitCode, Usage: res.Usage,
+	}
+	if runErr != nil {
+		s.Class, s.Message = agent.ClassStartError, runErr.Error()
+	}
+	return agent.Record(cdir, s, res.Output, filepath.Join(dir, iterdir.EventsLog), patch)
 }

@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCassetteDir(t *testing.T) {
+	root := "/work/repo"
+	for _, tt := range []struct {
+		cassette, want, err string
+	}{
+		{"/tmp/cas", "/tmp/cas/0007", ""},
+		{"../cas", "/work/cas/0007", ""},
+		{"../repo-cassette", "/work/repo-cassette/0007", ""},
+		{"cas", "", "inside the repository"},
+		{"/work/repo/.runner/cas", "", "inside the repository"},
+		{".", "", "inside the repository"},
+	} {
+		got, err := CassetteDir(root, tt.cassette, 7)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("CassetteDir(%q) error = %v, want %q", tt.cassette, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("CassetteDir(%q) = %q, %v; want %q", tt.cassette, got, err, tt.want)
+		}
+	}
+}
+
+func TestUnfence(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`:                       `{"a":1}`,
+		"```json\n{\"a\":1}\n```":       `{"a":1}`,
+		"```\n{\"a\":1}\n```":           `{"a":1}`,
+		"```go\n{\"a\":1}\n```":         "```go\n{\"a\":1}\n```",
+		"```json\n{}\n```\n```json\n{}": "```json\n{}\n```\n```json\n{}",
+		"Here: ```json\n{}\n```":        "Here: ```json\n{}\n```",
+	} {
+		if got := unfence(in); got != want {
+			t.Errorf("unfence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	for _, tt := range []struct {
+		msg, class string
+	}{
+		{"exceeded retry limit, last status: 429 Too Many Requests", ClassRateLimit},
+		{"unexpected status 401 Unauthorized: bad key", ClassAuth},
+		{"We're currently experiencing high demand", ClassAPIError},
+		{"You've hit your usage limit. Try again at 3pm.", ClassRateLimit},
+	} {
+		if c, _ := codexErrorClass(tt.msg); c != tt.class {
+			t.Errorf("codexErrorClass(%q) = %s, want %s", tt.msg, c, tt.class)
+		}
+	}
+	for msg, want := range map[string]int{
+		`[API Error: {"error":{"code":401,"message":"x","status":"UNAUTHENTICATED"}}]`: 401,
+		`quota RESOURCE_EXHAUSTED`: 429,
+		`something else`:           0,
+	} {
+		if got := geminiStatus(msg); got != want {
+			t.Errorf("geminiStatus(%q) = %d, want %d", msg, got, want)
+		}
+	}
+	status := 429
+	if c, _ := claudeErrorClass("success", &status, "API Error: 429"); c != ClassRateLimit {
+		t.Errorf("claude 429 = %s", c)
+	}
+	if c, _ := claudeErrorClass("error_max_turns", nil, ""); c != ClassTurnLimit {
+		t.Errorf("claude max turns = %s", c)
+	}
+}
+
+func TestLastLine(t *testing.T) {
+	l := &lastLine{prefix: []byte(`{"type":"result"`)}
+	for _, chunk := range []string{`{"type":"x"}` + "\n" + `{"type":"res`, `ult","n":1}` + "\n", `{"type":"result","n":2}` + "\nnoise\n"} {
+		l.Write([]byte(chunk))
+	}
+	if got := string(l.Bytes()); got != `{"type":"result","n":2}` {
+		t.Errorf("lastLine = %q", got)
+	}
+	var lines []string
+	s := &lineSplitter{fn: func(b []byte) { lines = append(lines, string(b)) }}
+	s.Write([]byte("a\nb"))
+	s.Write([]byte("c\n\nd"))
+	if strings.Join(lines, "|") != "a|bc|" {
+		t.Errorf("lineSplitter lines = %q", lines)
+	}
+}
