@@ -112,6 +112,9 @@ func (o *Options) Run(env *cli.Env) error {
 		Mode: begin.Mode, Deadline: begin.Deadline, IdleTimeout: cfg.AgentIdleTimeout(),
 		Config: cfg.Agent, Log: log, Tee: o.tee(env),
 	}
+	if _, ok := backend.(interface{ StreamsEvents() bool }); ok && req.Tee != nil && backend.Name() != "replay" {
+		req.Tee = agent.LiveView(backend.Name(), req.Tee)
+	}
 	if s, ok := backend.(interface{ StreamsEvents() bool }); ok && s.StreamsEvents() {
 		f, err := os.OpenFile(filepath.Join(dir, iterdir.EventsLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
