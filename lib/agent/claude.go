@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/schemas"
 )
 
@@ -39,10 +37,7 @@ func (Claude) StreamsEvents() bool { return true }
 
 // Run runs one Claude Code session.
 func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
-	bin := req.Config.Bin
-	if bin == "" {
-		bin = "claude"
-	}
+	bin := binOr(req, "claude")
 	schema, err := CLISchema()
 	if err != nil {
 		return Result{}, err
@@ -60,12 +55,11 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
 
-	last := &lastLine{prefix: []byte(`{"type":"result"`)}
-	stdout := multiWriter(req.Events, last)
-	pr, err := proc.Run(ctx, proc.Spec{
-		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
-		Log: req.Log, Stdout: stdout, Tee: req.Tee,
-		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
+	var line []byte // the last result event
+	pr, err := runCLI(ctx, req, argv, env, func(b []byte) {
+		if bytes.HasPrefix(b, []byte(`{"type":"result"`)) {
+			line = append(line[:0], b...)
+		}
 	})
 	res.Proc = pr
 	if err != nil {
@@ -75,7 +69,6 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 		res.Class, res.Message = cl, msg
 		return res, nil
 	}
-	line := last.Bytes()
 	if line == nil {
 		res.Class = ClassNoOutput
 		res.Message = fmt.Sprintf("no output: claude exited %d without a result event", pr.ExitCode)
@@ -175,73 +168,4 @@ func cliVersion(ctx context.Context, bin string) string {
 		return ""
 	}
 	return oneLine(string(out), 100)
-}
-
-// lastLine keeps the last complete line that starts with prefix (at most
-// 4 MiB of it), whatever streams through it.
-type lastLine struct {
-	prefix []byte
-	cur    []byte
-	last   []byte
-	over   bool
-}
-
-const lastLineMax = 4 << 20
-
-func (l *lastLine) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if !l.over {
-			if len(l.cur)+len(chunk) > lastLineMax {
-				l.over, l.cur = true, l.cur[:0]
-			} else {
-				l.cur = append(l.cur, chunk...)
-			}
-		}
-		if i < 0 {
-			break
-		}
-		if !l.over && bytes.HasPrefix(l.cur, l.prefix) {
-			l.last = append(l.last[:0], l.cur...)
-		}
-		l.cur, l.over = l.cur[:0], false
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-// Bytes is the last matching line, including one left unterminated at the
-// end of the stream; nil when there was none.
-func (l *lastLine) Bytes() []byte {
-	if !l.over && len(l.cur) > 0 && bytes.HasPrefix(l.cur, l.prefix) {
-		return l.cur
-	}
-	return l.last
-}
-
-// multiWriter copies to every non-nil writer and never fails: a full or
-// broken events log must not stop the session (the capped writers record
-// their own truncation).
-func multiWriter(ws ...io.Writer) io.Writer {
-	var keep writers
-	for _, w := range ws {
-		if w != nil {
-			keep = append(keep, w)
-		}
-	}
-	return keep
-}
-
-type writers []io.Writer
-
-func (ws writers) Write(p []byte) (int, error) {
-	for _, w := range ws {
-		w.Write(p)
-	}
-	return len(p), nil
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Codex is the `codex` backend: Codex CLI's non-interactive mode.
@@ -47,10 +46,7 @@ const (
 
 // Run runs one Codex CLI session.
 func (Codex) Run(ctx context.Context, req Request) (Result, error) {
-	bin := req.Config.Bin
-	if bin == "" {
-		bin = "codex"
-	}
+	bin := binOr(req, "codex")
 	schema, err := CLISchema()
 	if err != nil {
 		return Result{}, err
@@ -74,11 +70,7 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
 
 	ev := &codexEvents{}
-	pr, err := proc.Run(ctx, proc.Spec{
-		Argv: argv, Dir: req.Root, Env: Env(os.Environ(), req), Stdin: bytes.NewReader(req.Prompt),
-		Log: req.Log, Stdout: multiWriter(req.Events, &lineSplitter{fn: ev.line}), Tee: req.Tee,
-		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
-	})
+	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
 	res.Proc = pr
 	if err != nil {
 		return res, err
@@ -161,39 +153,4 @@ func codexErrorClass(msg string) (string, string) {
 		return ClassTurnLimit, line
 	}
 	return ClassAPIError, line
-}
-
-// lineSplitter calls fn with every complete line written through it; a
-// line longer than lastLineMax is skipped.
-type lineSplitter struct {
-	fn   func([]byte)
-	cur  []byte
-	over bool
-}
-
-func (l *lineSplitter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if !l.over {
-			if len(l.cur)+len(chunk) > lastLineMax {
-				l.over, l.cur = true, l.cur[:0]
-			} else {
-				l.cur = append(l.cur, chunk...)
-			}
-		}
-		if i < 0 {
-			break
-		}
-		if !l.over {
-			l.fn(l.cur)
-		}
-		l.cur, l.over = l.cur[:0], false
-		p = p[i+1:]
-	}
-	return n, nil
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Gemini is the `gemini` backend: Gemini CLI in headless mode.
@@ -43,10 +41,7 @@ const (
 
 // Run runs one Gemini CLI session.
 func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
-	bin := req.Config.Bin
-	if bin == "" {
-		bin = "gemini"
-	}
+	bin := binOr(req, "gemini")
 	argv := []string{bin, "-p", "", "-o", "stream-json", "--approval-mode", "yolo", "--skip-trust"}
 	if req.Config.Model != "" {
 		argv = append(argv, "-m", req.Config.Model)
@@ -55,11 +50,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
 
 	ev := &geminiEvents{}
-	pr, err := proc.Run(ctx, proc.Spec{
-		Argv: argv, Dir: req.Root, Env: Env(os.Environ(), req), Stdin: bytes.NewReader(req.Prompt),
-		Log: req.Log, Stdout: multiWriter(req.Events, &lineSplitter{fn: ev.line}), Tee: req.Tee,
-		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
-	})
+	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
 	res.Proc = pr
 	if err != nil {
 		return res, err

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // OpenCode is the `opencode` backend: `opencode run`.
@@ -36,10 +34,7 @@ func (OpenCode) StreamsEvents() bool { return true }
 
 // Run runs one OpenCode session.
 func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
-	bin := req.Config.Bin
-	if bin == "" {
-		bin = "opencode"
-	}
+	bin := binOr(req, "opencode")
 	argv := []string{bin, "run", "--format", "json"}
 	if req.Config.Model != "" {
 		argv = append(argv, "-m", req.Config.Model)
@@ -49,11 +44,7 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
 
 	ev := &openCodeEvents{}
-	pr, err := proc.Run(ctx, proc.Spec{
-		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
-		Log: req.Log, Stdout: multiWriter(req.Events, &lineSplitter{fn: ev.line}), Tee: req.Tee,
-		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
-	})
+	pr, err := runCLI(ctx, req, argv, env, ev.line)
 	res.Proc = pr
 	if err != nil {
 		return res, err

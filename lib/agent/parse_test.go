@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -77,11 +78,17 @@ func TestErrorClasses(t *testing.T) {
 }
 
 func TestLastLine(t *testing.T) {
-	l := &lastLine{prefix: []byte(`{"type":"result"`)}
+	var last []byte // as the claude backend keeps its result event
+	l := &lineSplitter{fn: func(b []byte) {
+		if bytes.HasPrefix(b, []byte(`{"type":"result"`)) {
+			last = append(last[:0], b...)
+		}
+	}}
 	for _, chunk := range []string{`{"type":"x"}` + "\n" + `{"type":"res`, `ult","n":1}` + "\n", `{"type":"result","n":2}` + "\nnoise\n"} {
 		l.Write([]byte(chunk))
 	}
-	if got := string(l.Bytes()); got != `{"type":"result","n":2}` {
+	l.flush()
+	if got := string(last); got != `{"type":"result","n":2}` {
 		t.Errorf("lastLine = %q", got)
 	}
 	var lines []string

@@ -17,7 +17,12 @@ const (
 // present, under the same parent, equal in every field and child (seed 002
 // §3). Problems are sorted by node id.
 func Immutability(prev, next *Node) Problems {
-	var ps Problems
+	// Problems by node id: reported in id order.
+	type idProblem struct {
+		id string
+		p  Problem
+	}
+	var found []idProblem
 	before, after := indexLite(prev), indexLite(next)
 	ids := make([]string, 0)
 	for id, e := range before {
@@ -43,15 +48,15 @@ func Immutability(prev, next *Node) Problems {
 		b := before[id]
 		a, ok := after[id]
 		if !ok {
-			ps = append(ps, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)})
+			found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)}})
 			continue
 		}
 		if parentID(b.parent) != parentID(a.parent) {
-			ps = append(ps, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.parent), parentID(a.parent))})
+			found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.parent), parentID(a.parent))}})
 			continue
 		}
 		if !equalUnordered(b.node, a.node) {
-			ps = append(ps, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)})
+			found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}})
 			continue
 		}
 		var mark func(n *Node)
@@ -63,9 +68,11 @@ func Immutability(prev, next *Node) Problems {
 		}
 		mark(b.node)
 	}
-	slices.SortStableFunc(ps, func(x, y Problem) int {
-		return strings.Compare(problemID(x.Message), problemID(y.Message))
-	})
+	slices.SortFunc(found, func(x, y idProblem) int { return strings.Compare(x.id, y.id) })
+	var ps Problems
+	for _, f := range found {
+		ps = append(ps, f.p)
+	}
 	return ps
 }
 
@@ -93,20 +100,6 @@ func indexLite(root *Node) map[string]liteEntry {
 		walk(root, nil, 0)
 	}
 	return m
-}
-
-// problemID is the quoted id an immutability message starts with, for
-// ordering the problems by id as before.
-func problemID(msg string) string {
-	i := strings.IndexByte(msg, '\'')
-	if i < 0 {
-		return msg
-	}
-	j := strings.IndexByte(msg[i+1:], '\'')
-	if j < 0 {
-		return msg
-	}
-	return msg[i+1 : i+1+j]
 }
 
 // equalUnordered is Equal after Sort of both, without copying the trees:

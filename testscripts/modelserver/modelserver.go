@@ -136,10 +136,11 @@ func (s *server) readBody(r *http.Request) []byte {
 	return body
 }
 
-// fail answers with the turn's HTTP error status, headers and message in
-// the protocol's error shape; it reports whether the turn was an error or
-// a hang (then the response is done).
-func (s *server) fail(w http.ResponseWriter, r *http.Request, t Turn, kind string) bool {
+// fail answers with the turn's HTTP error status, headers and the body
+// the protocol uses for errors (body builds it from the status and the
+// message); it reports whether the turn was an error or a hang (then the
+// response is done).
+func (s *server) fail(w http.ResponseWriter, r *http.Request, t Turn, body func(status int, msg string) any) bool {
 	switch {
 	case t.Hang:
 		<-r.Context().Done()
@@ -152,13 +153,33 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, t Turn, kind strin
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(t.Status)
-		if kind == "" {
-			kind = "api_error"
-		}
-		json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": kind, "code": kind, "message": t.Error}})
+		json.NewEncoder(w).Encode(body(t.Status, t.Error))
 		return true
 	}
 	return false
+}
+
+// openAIError is the error body of the Anthropic and OpenAI APIs, with the
+// error type each names for a status.
+func openAIError(kinds map[int]string) func(int, string) any {
+	return func(status int, msg string) any {
+		kind := kinds[status]
+		if kind == "" {
+			kind = "api_error"
+		}
+		return map[string]any{"type": "error", "error": map[string]any{"type": kind, "code": kind, "message": msg}}
+	}
+}
+
+var (
+	anthropicErrors = openAIError(map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"})
+	openaiErrors    = openAIError(map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"})
+)
+
+// geminiError is the Gemini API's error body.
+func geminiError(status int, msg string) any {
+	name := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[status]
+	return map[string]any{"error": map[string]any{"code": status, "message": msg, "status": name}}
 }
 
 // sse writes one server-sent event.
@@ -229,8 +250,7 @@ func (s *server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log(r, n)
 	t := s.turn(n)
-	kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}[t.Status]
-	if s.fail(w, r, t, kind) {
+	if s.fail(w, r, t, anthropicErrors) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -288,8 +308,7 @@ func (s *server) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log(r, n)
 	t := s.turn(n)
-	kind := map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}[t.Status]
-	if s.fail(w, r, t, kind) {
+	if s.fail(w, r, t, openaiErrors) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -349,8 +368,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		t = s.turn(n)
 	}
 	s.log(r, n)
-	kind := map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}[t.Status]
-	if s.fail(w, r, t, kind) {
+	if s.fail(w, r, t, openaiErrors) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -420,20 +438,7 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
 		t = s.turn(n)
 	}
 	s.log(r, n)
-	if t.Status != 0 || t.Hang {
-		status := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[t.Status]
-		if t.Hang {
-			<-r.Context().Done()
-			return
-		}
-		for k, vs := range t.Header {
-			for _, v := range vs {
-				w.Header().Add(k, v)
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(t.Status)
-		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": t.Status, "message": t.Error, "status": status}})
+	if s.fail(w, r, t, geminiError) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
