@@ -28,6 +28,7 @@ const (
 	ClassHang          = "hang"           // no output for agent_idle_timeout_secs
 	ClassInterrupted   = "interrupted"    // SIGINT, SIGTERM or .runner/cancel
 	ClassStartError    = "start_error"    // the executable could not be started
+	ClassConfig        = "config"         // the CLI refused its settings, input or workspace
 	ClassNoOutput      = "no_output"      // no structured output
 	ClassInvalidOutput = "invalid_output" // output not valid for the schema or the mode
 	ClassAuth          = "auth"           // authentication failed
@@ -41,7 +42,7 @@ const (
 // RunnerClasses are the classes that are runner errors: no attempt is
 // consumed and the loop stops (DESIGN.md decision 5; the "Agent backends"
 // policy: outages, rate limits and authentication are not the agent's fault).
-var RunnerClasses = []string{ClassStartError, ClassAuth, ClassRateLimit, ClassAPIError}
+var RunnerClasses = []string{ClassStartError, ClassConfig, ClassAuth, ClassRateLimit, ClassAPIError}
 
 // IsRunnerClass reports whether class is a runner error.
 func IsRunnerClass(class string) bool { return slices.Contains(RunnerClasses, class) }

@@ -137,11 +137,25 @@ func (c *codexEvents) line(b []byte) {
 
 var (
 	codexAuth      = regexp.MustCompile(`\b(401|403)\b|Unauthorized|Forbidden|invalid api key|authentication`)
-	codexRateLimit = regexp.MustCompile(`\b429\b|Too Many Requests|rate limit|usage limit|quota`)
+	codexRateLimit = regexp.MustCompile(`(?i)\b429\b|Too Many Requests|rate[ _]limit|usage[ _]limit|quota`)
 )
 
-// codexErrorClass maps a failure message to a class and one line.
+// codexErrorClass maps a failure message to a class and one line. Codex
+// passes some API errors on as the raw response body
+// ({"error":{"code","message","type"}}); those read as "code: message".
 func codexErrorClass(msg string) (string, string) {
+	var body struct {
+		Error struct {
+			Code    any    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(msg), &body) == nil && body.Error.Message != "" {
+		msg = body.Error.Message
+		if body.Error.Code != nil {
+			msg = fmt.Sprint(body.Error.Code) + ": " + msg
+		}
+	}
 	line := "codex: " + oneLine(msg, 300)
 	lower := strings.ToLower(msg)
 	switch {

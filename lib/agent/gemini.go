@@ -24,7 +24,8 @@ import (
 // the output JSON itself (or that JSON alone in one json fence). The JSON
 // events (init, message, tool_use, tool_result, result) go to
 // events.jsonl; the result event's status and error, and the documented
-// exit codes (41 authentication, 53 turn limit), classify failures.
+// exit codes (41 authentication, 53 turn limit; 42, 44, 52 and 55 for
+// refused input, sandbox, settings and workspace), classify failures.
 type Gemini struct{}
 
 // Name is "gemini".
@@ -38,6 +39,15 @@ const (
 	geminiExitAuth      = 41
 	geminiExitTurnLimit = 53
 )
+
+// geminiExitConfig names the exit codes that mean the CLI refused to work
+// with what it was given: runner errors, not the agent's.
+var geminiExitConfig = map[int]string{
+	42: "its input was refused",
+	44: "its sandbox failed",
+	52: "its settings are invalid",
+	55: "the workspace is not trusted",
+}
 
 // Run runs one Gemini CLI session.
 func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
@@ -66,6 +76,10 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	switch {
 	case pr.ExitCode == geminiExitAuth:
 		res.Class, res.Message = ClassAuth, "gemini: authentication failed: "+oneLine(ev.failure, 300)
+		return res, nil
+	case geminiExitConfig[pr.ExitCode] != "":
+		res.Class = ClassConfig
+		res.Message = fmt.Sprintf("gemini: %s (exit %d): see executor.log and fix the Gemini CLI settings", geminiExitConfig[pr.ExitCode], pr.ExitCode)
 		return res, nil
 	case pr.ExitCode == geminiExitTurnLimit:
 		res.Class, res.Message = ClassTurnLimit, "gemini stopped at its turn limit"
@@ -139,7 +153,11 @@ func geminiStatus(msg string) int {
 		return n
 	}
 	switch {
-	case strings.Contains(msg, "RESOURCE_EXHAUSTED"):
+	case strings.Contains(msg, "RESOURCE_EXHAUSTED"),
+		// The CLI's own wording after a 429 (utils/errorParsing.js), for the
+		// errors it formats without the status.
+		strings.Contains(msg, "Please wait and try again later"),
+		strings.Contains(msg, "Possible quota limitations"):
 		return 429
 	case strings.Contains(msg, "UNAUTHENTICATED"):
 		return 401

@@ -54,15 +54,21 @@ func TestErrorClasses(t *testing.T) {
 		{"unexpected status 401 Unauthorized: bad key", ClassAuth},
 		{"We're currently experiencing high demand", ClassAPIError},
 		{"You've hit your usage limit. Try again at 3pm.", ClassRateLimit},
+		{`{"error":{"code":"rate_limit_exceeded","message":"slow down","type":"requests"},"type":"error"}`, ClassRateLimit},
+		{`{"error":{"code":"invalid_request_error","message":"prompt too long","type":"invalid_request_error"}}`, ClassAPIError},
 	} {
 		if c, _ := codexErrorClass(tt.msg); c != tt.class {
 			t.Errorf("codexErrorClass(%q) = %s, want %s", tt.msg, c, tt.class)
 		}
 	}
+	if _, line := codexErrorClass(`{"error":{"code":"invalid_request_error","message":"prompt too long"}}`); line != "codex: invalid_request_error: prompt too long" {
+		t.Errorf("codex JSON error body reads %q", line)
+	}
 	for msg, want := range map[string]int{
 		`[API Error: {"error":{"code":401,"message":"x","status":"UNAUTHENTICATED"}}]`: 401,
 		`quota RESOURCE_EXHAUSTED`: 429,
-		`something else`:           0,
+		"[API Error: slow down]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method": 429,
+		`something else`: 0,
 	} {
 		if got := geminiStatus(msg); got != want {
 			t.Errorf("geminiStatus(%q) = %d, want %d", msg, got, want)
