@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,10 +57,16 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
 
-	var line []byte // the last result event
+	var line []byte       // the last result event
+	var retryAt time.Time // when the CLI meant to retry after its last 429
 	pr, err := runCLI(ctx, req, argv, env, func(b []byte) {
-		if bytes.HasPrefix(b, []byte(`{"type":"result"`)) {
+		switch {
+		case bytes.HasPrefix(b, []byte(`{"type":"result"`)):
 			line = append(line[:0], b...)
+		case bytes.HasPrefix(b, []byte(`{"type":"system","subtype":"api_retry"`)):
+			if t, ok := claudeRetryAt(b, time.Now()); ok {
+				retryAt = t
+			}
 		}
 	})
 	res.Proc = pr
@@ -106,6 +114,9 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	if ev.IsError { // judged by is_error, not subtype
 		res.Class, res.Message = claudeErrorClass(ev.Subtype, ev.APIErrorStatus, ev.Result)
+		if res.Class == ClassRateLimit {
+			res.ResetAt = claudeResetAt(ev.Result, retryAt)
+		}
 		return res, nil
 	}
 	if len(ev.StructuredOutput) == 0 || string(ev.StructuredOutput) == "null" {
@@ -130,6 +141,40 @@ func claudeErrorClass(subtype string, status *int, text string) (string, string)
 		return ClassAPIError, fmt.Sprintf("claude: API error (HTTP %d): %s", *status, text)
 	}
 	return ClassAPIError, "claude: " + text
+}
+
+// claudeRetryAt reads an api_retry event ({"type":"system","subtype":
+// "api_retry","retry_delay_ms":N,"error_status":429,...}) received at now:
+// the time Claude Code meant to retry a rate-limited request (it honours
+// the server's Retry-After). ok is false for other statuses.
+func claudeRetryAt(b []byte, now time.Time) (time.Time, bool) {
+	var ev struct {
+		RetryDelayMS float64 `json:"retry_delay_ms"`
+		ErrorStatus  int     `json:"error_status"`
+	}
+	if json.Unmarshal(b, &ev) != nil || ev.ErrorStatus != 429 || ev.RetryDelayMS <= 0 {
+		return time.Time{}, false
+	}
+	return now.Add(time.Duration(ev.RetryDelayMS * float64(time.Millisecond))), true
+}
+
+// claudeUsageReset finds the reset time in Claude Code's subscription
+// usage-limit result ("Claude AI usage limit reached|<unix seconds>").
+var claudeUsageReset = regexp.MustCompile(`usage limit reached\|(\d{9,11})\b`)
+
+// claudeResetAt is a rate limit's reset time, RFC 3339: the usage-limit
+// reset the result names, else when the CLI meant to retry after its last
+// 429, else "".
+func claudeResetAt(result string, retryAt time.Time) string {
+	if m := claudeUsageReset.FindStringSubmatch(result); m != nil {
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			return time.Unix(sec, 0).UTC().Format(time.RFC3339)
+		}
+	}
+	if !retryAt.IsZero() {
+		return retryAt.UTC().Format(time.RFC3339)
+	}
+	return ""
 }
 
 // oneLine squeezes s onto one line of at most n bytes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCassetteDir(t *testing.T) {
@@ -103,5 +104,29 @@ func TestLastLine(t *testing.T) {
 	s.Write([]byte("c\n\nd"))
 	if strings.Join(lines, "|") != "a|bc|" {
 		t.Errorf("lineSplitter lines = %q", lines)
+	}
+}
+
+func TestClaudeResetAt(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at, ok := claudeRetryAt([]byte(`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,"retry_delay_ms":90000,"error_status":429,"error":"rate_limit"}`), now)
+	if !ok || !at.Equal(now.Add(90*time.Second)) {
+		t.Fatalf("claudeRetryAt = %v, %v; want %v", at, ok, now.Add(90*time.Second))
+	}
+	if _, ok := claudeRetryAt([]byte(`{"type":"system","subtype":"api_retry","retry_delay_ms":500,"error_status":529}`), now); ok {
+		t.Error("claudeRetryAt took an overload retry for a rate limit")
+	}
+	for _, tt := range []struct {
+		result  string
+		retryAt time.Time
+		want    string
+	}{
+		{"Claude AI usage limit reached|1767323045", at, "2026-01-02T03:04:05Z"},
+		{"API Error: Request rejected (429) · slow down", at, "2026-01-02T03:05:35Z"},
+		{"API Error: Request rejected (429) · slow down", time.Time{}, ""},
+	} {
+		if got := claudeResetAt(tt.result, tt.retryAt); got != tt.want {
+			t.Errorf("claudeResetAt(%q) = %q, want %q", tt.result, got, tt.want)
+		}
 	}
 }
