@@ -95,7 +95,10 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 		} `json:"usage"`
-		ModelUsage map[string]json.RawMessage `json:"modelUsage"`
+		ModelUsage        map[string]json.RawMessage `json:"modelUsage"`
+		PermissionDenials []struct {
+			ToolName string `json:"tool_name"`
+		} `json:"permission_denials"`
 	}
 	if err := json.Unmarshal(line, &ev); err != nil {
 		res.Class, res.Message = ClassNoOutput, "no output: claude's result event is not JSON: "+err.Error()
@@ -121,6 +124,13 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	if len(ev.StructuredOutput) == 0 || string(ev.StructuredOutput) == "null" {
 		res.Class, res.Message = ClassNoOutput, "no output: claude gave no structured output"
+		if n := len(ev.PermissionDenials); n > 0 {
+			// The session gave up after the CLI denied it tools: say so,
+			// since the fix is the permission mode, not the prompt.
+			res.Class = ClassPermission
+			res.Message = fmt.Sprintf("claude: no structured output after %d permission denial(s), the first for %s: check --permission-mode and allowed tools in [agent] extra_args",
+				n, ev.PermissionDenials[0].ToolName)
+		}
 		return res, nil
 	}
 	res.Output = ev.StructuredOutput
