@@ -2,7 +2,10 @@
 # The treeloop demo: copies examples/textkit to a scratch directory, makes it
 # a git repository, starts a run and loops the scripted stand-in agent over
 # it with the real `just ci` guard until the tree is complete; then shows the
-# final tree, the iterations and the git history.
+# final tree, the iterations and the git history. Every session is recorded
+# in WORKDIR.cassette, and the run is replayed from it offline in a copy of
+# the starting repository (WORKDIR.replay), which must reach the same tree
+# with the same commit messages.
 # Usage: examples/run-demo.sh [WORKDIR]   (needs the commands on PATH: just build)
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +22,10 @@ export RUNNER_AGENT=command RUNNER_AGENT_BIN="$src/agent/scripted-agent"
 export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-treeloop demo} GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-demo@example.com}
 export GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-treeloop demo} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-demo@example.com}
 runner-start
+# Record every session; keep a copy of the repository as the run starts.
+export RUNNER_AGENT_CASSETTE="$work.cassette"
+rm -rf "$work.cassette" "$work.replay"
+cp -a "$work" "$work.replay"
 echo
 set +e
 runner-loop
@@ -37,4 +44,15 @@ done
 echo
 echo "== git log --oneline =="
 git log --oneline
-exit $rc
+[ "$rc" -eq 0 ] || exit "$rc"
+
+echo
+echo "== replay: the recorded sessions, offline, in a copy of the starting repository =="
+(cd "$work.replay" && RUNNER_AGENT=replay runner-loop)
+if cmp -s .runner/state/tree.json "$work.replay/.runner/state/tree.json" &&
+  [ "$(git log --format=%s)" = "$(git -C "$work.replay" log --format=%s)" ]; then
+  echo "replay: $(find "$work.cassette" -mindepth 1 -maxdepth 1 -type d | wc -l) sessions from $work.cassette reached the same tree and the same $(git log --format=%s | wc -l) commit messages"
+else
+  echo "replay: the replayed run in $work.replay differs from the recorded one" >&2
+  exit 1
+fi
