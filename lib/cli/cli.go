@@ -87,6 +87,13 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 				code = int(c)
 				return
 			}
+			// A memory fault while debug.SetPanicOnFault is on: a mapped
+			// input (fsutil.MapFile) was truncated under us.
+			if f, ok := r.(interface{ Addr() uintptr }); ok {
+				fmt.Fprintf(stderr, "%s: an input file changed while it was being read (fault at %#x); run the command again\n", name, f.Addr())
+				code = exit.RunnerError
+				return
+			}
 			panic(r)
 		}
 	}()

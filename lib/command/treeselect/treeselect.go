@@ -50,7 +50,9 @@ func (o *Options) Run(env *cli.Env) error {
 		data, err = io.ReadAll(io.LimitReader(env.Stdin, fsutil.MaxStateFile))
 		name = "<stdin>"
 	} else {
-		data, err = fsutil.ReadFile(env.Abs(name), env.Dir, 0)
+		var release func()
+		data, release, err = fsutil.MapFile(env.Abs(name), env.Dir, 0)
+		defer release()
 	}
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", name, err)

@@ -83,13 +83,17 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 		name = "<stdin>"
 	default:
-		data, err = fsutil.ReadFile(env.Abs(name), env.Dir, 0)
+		var release func()
+		data, release, err = fsutil.MapFile(env.Abs(name), env.Dir, 0)
+		defer release()
 	}
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", name, fsutil.Cause(err))
 	}
 	if o.Prev != "" {
-		prevData, err = fsutil.ReadFile(env.Abs(o.Prev), env.Dir, 0)
+		var release func()
+		prevData, release, err = fsutil.MapFile(env.Abs(o.Prev), env.Dir, 0)
+		defer release()
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "read %s: %w", o.Prev, fsutil.Cause(err))
 		}
