@@ -15,7 +15,11 @@ const (
 
 // Immutability checks that every node passed in prev is unchanged in next:
 // present, under the same parent, equal in every field and child (seed 002
-// §3). Problems are sorted by node id.
+// §3). Problems are sorted by node id. prev is walked depth first: a
+// passed node found unchanged proves its whole subtree unchanged, so its
+// descendants need no comparison of their own (the check stays linear on
+// deep passed subtrees). Every passed occurrence of an id is checked, so a
+// prev with duplicate ids (invalid anyway) may report an id twice.
 func Immutability(prev, next *Node) Problems {
 	// Problems by node id: reported in id order.
 	type idProblem struct {
@@ -23,52 +27,71 @@ func Immutability(prev, next *Node) Problems {
 		p  Problem
 	}
 	var found []idProblem
-	before, after := indexLite(prev), indexLite(next)
-	ids := make([]string, 0)
-	for id, e := range before {
-		if e.node.Passes {
-			ids = append(ids, id)
+	// Each prev node is matched to its counterpart in next by walking both
+	// trees together; the index of next, for a node found elsewhere, is
+	// built only when one is not where it was.
+	var after map[string]liteEntry
+	lookup := func(id string) (liteEntry, bool) {
+		if after == nil {
+			after = indexLite(next)
 		}
+		e, ok := after[id]
+		return e, ok
 	}
-	// Shallow nodes first: a passed node found unchanged proves its whole
-	// subtree unchanged, so its passed descendants need no comparison of
-	// their own (this keeps the check linear on deep passed subtrees).
-	slices.SortFunc(ids, func(x, y string) int {
-		if d := before[x].depth - before[y].depth; d != 0 {
-			return d
-		}
-		return strings.Compare(x, y)
-	})
 	pathIn := func(root *Node, id string) string { _, p := Find(root, id); return p }
-	proven := map[string]bool{}
-	for _, id := range ids {
-		if proven[id] {
-			continue
-		}
-		b := before[id]
-		a, ok := after[id]
-		if !ok {
-			found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)}})
-			continue
-		}
-		if parentID(b.parent) != parentID(a.parent) {
-			found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(b.parent), parentID(a.parent))}})
-			continue
-		}
-		if !equalUnordered(b.node, a.node) {
-			found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}})
-			continue
-		}
-		var mark func(n *Node)
-		mark = func(n *Node) {
-			for _, c := range n.Children {
-				proven[c.ID] = true
-				mark(c)
+	// walk checks b (whose parent in prev is parent) against a, its
+	// counterpart under the same parent in next, or nil when next has no
+	// node b.ID there.
+	var walk func(b, parent, a *Node)
+	walk = func(b, parent, a *Node) {
+		if b.Passes {
+			id := b.ID
+			aParent := parent
+			if a == nil {
+				e, ok := lookup(id)
+				if !ok {
+					found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)}})
+					goto children
+				}
+				a, aParent = e.node, e.parent
+			}
+			switch {
+			case parentID(parent) != parentID(aParent):
+				found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(parent), parentID(aParent))}})
+			case !equalUnordered(b, a):
+				found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}})
+			default:
+				return // unchanged, with everything below it
 			}
 		}
-		mark(b.node)
+	children:
+		var byID map[string]*Node // a's children by id, once one is out of place
+		for i, c := range b.Children {
+			var ca *Node
+			if a != nil {
+				if i < len(a.Children) && a.Children[i].ID == c.ID {
+					ca = a.Children[i]
+				} else {
+					if byID == nil {
+						byID = make(map[string]*Node, len(a.Children))
+						for _, x := range slices.Backward(a.Children) {
+							byID[x.ID] = x // the first of duplicates wins
+						}
+					}
+					ca = byID[c.ID]
+				}
+			}
+			walk(c, b, ca)
+		}
 	}
-	slices.SortFunc(found, func(x, y idProblem) int { return strings.Compare(x.id, y.id) })
+	if prev != nil {
+		var a *Node
+		if next != nil && next.ID == prev.ID {
+			a = next
+		}
+		walk(prev, nil, a)
+	}
+	slices.SortStableFunc(found, func(x, y idProblem) int { return strings.Compare(x.id, y.id) })
 	var ps Problems
 	for _, f := range found {
 		ps = append(ps, f.p)
@@ -80,24 +103,23 @@ func Immutability(prev, next *Node) Problems {
 // node; Find gives the path where a problem needs it.
 type liteEntry struct {
 	node, parent *Node
-	depth        int
 }
 
 // indexLite maps every id to its first liteEntry in depth-first order, as
 // Index does.
 func indexLite(root *Node) map[string]liteEntry {
-	m := make(map[string]liteEntry, 64)
-	var walk func(n, parent *Node, depth int)
-	walk = func(n, parent *Node, depth int) {
+	m := make(map[string]liteEntry, Count(root))
+	var walk func(n, parent *Node)
+	walk = func(n, parent *Node) {
 		if _, dup := m[n.ID]; !dup {
-			m[n.ID] = liteEntry{node: n, parent: parent, depth: depth}
+			m[n.ID] = liteEntry{node: n, parent: parent}
 		}
 		for _, c := range n.Children {
-			walk(c, n, depth+1)
+			walk(c, n)
 		}
 	}
 	if root != nil {
-		walk(root, nil, 0)
+		walk(root, nil)
 	}
 	return m
 }
@@ -111,10 +133,16 @@ func equalUnordered(a, b *Node) bool {
 		len(a.Children) != len(b.Children) {
 		return false
 	}
-	x := slices.Clone(a.Children)
-	y := slices.Clone(b.Children)
-	slices.SortStableFunc(x, compare)
-	slices.SortStableFunc(y, compare)
+	// Canonical trees keep children sorted: copy and sort only when not.
+	x, y := a.Children, b.Children
+	if !slices.IsSortedFunc(x, compare) {
+		x = slices.Clone(x)
+		slices.SortStableFunc(x, compare)
+	}
+	if !slices.IsSortedFunc(y, compare) {
+		y = slices.Clone(y)
+		slices.SortStableFunc(y, compare)
+	}
 	for i := range x {
 		if !equalUnordered(x[i], y[i]) {
 			return false

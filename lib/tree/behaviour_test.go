@@ -1,7 +1,10 @@
 package tree_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/tree"
@@ -365,5 +368,111 @@ func TestCheckAgentEdits(t *testing.T) {
 			tt.edit(t, edited)
 			checkProblems(t, "CheckAgentEdits", tree.CheckAgentEdits(prev, edited, "b1"), tt.want)
 		})
+	}
+}
+
+// immutabilityByDefinition is seed 002 §3 read literally: every passed
+// node of prev, looked up by id in next, is present, under the same parent
+// and equal (children compared in (order, id) order).
+func immutabilityByDefinition(prev, next *tree.Node) []string {
+	before, after := tree.Index(prev), tree.Index(next)
+	var out []string
+	for id, b := range before {
+		if !b.Node.Passes {
+			continue
+		}
+		a, ok := after[id]
+		pid := func(n *tree.Node) string {
+			if n == nil {
+				return ""
+			}
+			return n.ID
+		}
+		switch {
+		case !ok:
+			out = append(out, id+" missing")
+		case pid(b.Parent) != pid(a.Parent):
+			out = append(out, id+" moved")
+		default:
+			x, y := b.Node.Clone(), a.Node.Clone()
+			tree.Sort(x)
+			tree.Sort(y)
+			if !tree.Equal(x, y) {
+				out = append(out, id+" changed")
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Immutability agrees with the definition on random trees and random
+// edits: field changes, moves, deletions, insertions and reorderings.
+func TestImmutabilityByDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 3000 {
+		n := 0
+		var gen func(depth int) *tree.Node
+		gen = func(depth int) *tree.Node {
+			n++
+			node := nd(fmt.Sprintf("n%d", n), int64(rng.IntN(3)))
+			node.Passes = rng.IntN(3) > 0
+			if depth < 4 {
+				for range rng.IntN(4) {
+					node.Children = append(node.Children, gen(depth+1))
+				}
+			}
+			return node
+		}
+		prev := gen(0)
+		next := prev.Clone()
+		var all []*tree.Node
+		var collect func(x *tree.Node)
+		collect = func(x *tree.Node) {
+			all = append(all, x)
+			for _, c := range x.Children {
+				collect(c)
+			}
+		}
+		collect(next)
+		for range rng.IntN(4) {
+			x := all[rng.IntN(len(all))]
+			switch rng.IntN(5) {
+			case 0:
+				x.Title += " edited"
+			case 1: // reorder children
+				slices.Reverse(x.Children)
+			case 2: // delete a child
+				if len(x.Children) > 0 {
+					x.Children = slices.Delete(x.Children, 0, 1)
+				}
+			case 3: // insert a new child first
+				n++
+				x.Children = slices.Insert(x.Children, 0, nd(fmt.Sprintf("n%d", n), 0))
+			case 4: // move a child under another node outside its subtree
+				if len(x.Children) > 0 && x != next {
+					c := x.Children[0]
+					x.Children = x.Children[1:]
+					next.Children = append(next.Children, c)
+				}
+			}
+		}
+		var got []string
+		for _, p := range tree.Immutability(prev, next) {
+			id := p.Message[strings.Index(p.Message, "'")+1:]
+			id = id[:strings.Index(id, "'")]
+			kind := "changed"
+			switch {
+			case strings.Contains(p.Message, "missing"):
+				kind = "missing"
+			case strings.Contains(p.Message, "moved"):
+				kind = "moved"
+			}
+			got = append(got, id+" "+kind)
+		}
+		slices.Sort(got)
+		if want := immutabilityByDefinition(prev, next); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: Immutability = %v, by definition %v", trial, got, want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -106,9 +107,36 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 	}
 
+	// The two trees are independent until compared: load them side by side.
+	// A fault reading a mapped file in that goroutine is passed on as its
+	// panic, for cli.Run to report (fsutil.MapFile).
+	type loaded struct {
+		root  *tree.Node
+		ps    tree.Problems
+		fault any
+	}
+	prevDone := make(chan loaded, 1)
+	if havePrev {
+		go func() {
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if r := recover(); r != nil {
+					prevDone <- loaded{fault: r}
+				}
+			}()
+			r, ps := tree.Load(prevData)
+			prevDone <- loaded{root: r, ps: ps}
+		}()
+	}
 	root, ps := tree.Load(data)
+	var prevLoaded loaded
+	if havePrev {
+		if prevLoaded = <-prevDone; prevLoaded.fault != nil {
+			panic(prevLoaded.fault)
+		}
+	}
 	if havePrev && root != nil {
-		prev, pps := tree.Load(prevData)
+		prev, pps := prevLoaded.root, prevLoaded.ps
 		if pps != nil {
 			for _, p := range pps {
 				p.Message = "previous tree: " + p.Message
