@@ -161,7 +161,7 @@ func codexErrorClass(msg string) (string, string) {
 	switch {
 	case codexAuth.MatchString(msg) || strings.Contains(lower, "api key"):
 		return ClassAuth, line
-	case codexRateLimit.MatchString(msg) || strings.Contains(lower, "rate limit"):
+	case codexRateLimit.MatchString(msg):
 		return ClassRateLimit, line
 	case strings.Contains(lower, "context window") || strings.Contains(lower, "max turns"):
 		return ClassTurnLimit, line

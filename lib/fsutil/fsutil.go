@@ -71,26 +71,42 @@ var ErrOutside = errors.New("symlink leaves the repository")
 // ReadFile reads path, at most limit bytes (0 means MaxStateFile). When root
 // is not empty and path is a symlink, its target must lie inside root.
 func ReadFile(path, root string, limit int64) ([]byte, error) {
+	f, st, limit, err := openFile(path, root, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOpen(f, st, limit)
+}
+
+// openFile is the checks ReadFile and MapFile share: the limit (0 means
+// MaxStateFile), a symlink staying inside root, and not a directory.
+func openFile(path, root string, limit int64) (*os.File, os.FileInfo, int64, error) {
 	if limit <= 0 {
 		limit = MaxStateFile
 	}
 	if root != "" {
 		if err := InsideRoot(path, root); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		err = fmt.Errorf("is a directory")
+	}
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, nil, 0, err
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("is a directory")
-	}
+	return f, st, limit, nil
+}
+
+// readOpen reads f, whose Stat is st, refusing more than limit bytes.
+func readOpen(f *os.File, st os.FileInfo, limit int64) ([]byte, error) {
 	// Sized from Stat, so a large tree is read in one allocation rather
 	// than by repeated doubling; the limit still bounds a file that grows
 	// meanwhile or reports no size (a pipe, /proc).

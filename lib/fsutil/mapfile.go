@@ -1,10 +1,6 @@
 package fsutil
 
-import (
-	"fmt"
-	"os"
-	"runtime/debug"
-)
+import "runtime/debug"
 
 // MapThreshold is the size from which MapFile maps a file instead of
 // reading it (256 KiB).
@@ -24,32 +20,17 @@ const MapThreshold = 256 << 10
 // a fault into a panic (debug.SetPanicOnFault), which cli.Run reports as
 // one line. release is never nil.
 func MapFile(path, root string, limit int64) (data []byte, release func(), err error) {
-	if limit <= 0 {
-		limit = MaxStateFile
-	}
-	if root != "" {
-		if err := InsideRoot(path, root); err != nil {
-			return nil, func() {}, err
-		}
-	}
-	f, err := os.Open(path)
+	f, st, limit, err := openFile(path, root, limit)
 	if err != nil {
 		return nil, func() {}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, func() {}, err
-	}
 	if st.Mode().IsRegular() && st.Size() >= MapThreshold && st.Size() <= limit {
 		if data, unmap, ok := mapFile(f, int(st.Size())); ok {
 			fault := debug.SetPanicOnFault(true)
 			return data, func() { debug.SetPanicOnFault(fault); unmap() }, nil
 		}
 	}
-	if st.Size() > limit {
-		return nil, func() {}, fmt.Errorf("larger than %d bytes", limit)
-	}
-	data, err = ReadFile(path, "", limit)
+	data, err = readOpen(f, st, limit)
 	return data, func() {}, err
 }

@@ -39,32 +39,37 @@ func Immutability(prev, next *Node) Problems {
 		return e, ok
 	}
 	pathIn := func(root *Node, id string) string { _, p := Find(root, id); return p }
-	// walk checks b (whose parent in prev is parent) against a, its
-	// counterpart under the same parent in next, or nil when next has no
-	// node b.ID there.
+	// check compares the passed node b (whose parent in prev is parent)
+	// with a, its counterpart under the same parent in next, or nil when
+	// next has no node b.ID there. ok reports b unchanged.
+	check := func(b, parent, a *Node) (p idProblem, ok bool) {
+		id, aParent := b.ID, parent
+		if a == nil {
+			e, found := lookup(id)
+			if !found {
+				return idProblem{id, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)}}, false
+			}
+			a, aParent = e.node, e.parent
+		}
+		switch {
+		case parentID(parent) != parentID(aParent):
+			return idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(parent), parentID(aParent))}}, false
+		case !equalUnordered(b, a):
+			return idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}}, false
+		}
+		return idProblem{}, true
+	}
+	// walk checks b and, unless b is passed and unchanged, its subtree; a
+	// is b's counterpart in next as for check.
 	var walk func(b, parent, a *Node)
 	walk = func(b, parent, a *Node) {
 		if b.Passes {
-			id := b.ID
-			aParent := parent
-			if a == nil {
-				e, ok := lookup(id)
-				if !ok {
-					found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(prev, id), fmt.Sprintf("passed node '%s' missing in next tree", id)}})
-					goto children
-				}
-				a, aParent = e.node, e.parent
-			}
-			switch {
-			case parentID(parent) != parentID(aParent):
-				found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(parent), parentID(aParent))}})
-			case !equalUnordered(b, a):
-				found = append(found, idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}})
-			default:
+			p, ok := check(b, parent, a)
+			if ok {
 				return // unchanged, with everything below it
 			}
+			found = append(found, p)
 		}
-	children:
 		var byID map[string]*Node // a's children by id, once one is out of place
 		for i, c := range b.Children {
 			var ca *Node

@@ -182,10 +182,13 @@ func geminiError(status int, msg string) any {
 	return map[string]any{"error": map[string]any{"code": status, "message": msg, "status": name}}
 }
 
-// sse writes one server-sent event.
+// sse writes one server-sent event; name "" writes a data line only.
 func sse(w http.ResponseWriter, name string, data any) {
 	b, _ := json.Marshal(data)
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	if name != "" {
+		fmt.Fprintf(w, "event: %s\n", name)
+	}
+	fmt.Fprintf(w, "data: %s\n\n", b)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
@@ -379,11 +382,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		if usage != nil {
 			c["usage"] = usage
 		}
-		b, _ := json.Marshal(c)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		sse(w, "", c)
 	}
 	usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
 		"prompt_tokens_details": map[string]int{"cached_tokens": 40}}
@@ -454,10 +453,9 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
 		}
 		part = map[string]any{"text": text}
 	}
-	b, _ := json.Marshal(map[string]any{
+	sse(w, "", map[string]any{
 		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": map[string]int{"promptTokenCount": 100, "candidatesTokenCount": 20, "cachedContentTokenCount": 40, "totalTokenCount": 120},
 		"modelVersion":  "scripted-model",
 	})
-	fmt.Fprintf(w, "data: %s\n\n", b)
 }
