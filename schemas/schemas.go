@@ -19,3 +19,9 @@ var AgentOutputV1 []byte
 //
 //go:embed run_state.v1.schema.json
 var RunStateV1 []byte
+
+// RunRecordV1 is the run record schema (.runner/runs/<run-id>.json, seed 004
+// "run records", DESIGN.md decision 15).
+//
+//go:embed run_record.v1.schema.json
+var RunRecordV1 []byte

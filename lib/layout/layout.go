@@ -25,6 +25,7 @@ const (
 	Nodes             = ".runner/nodes"
 	Cancel            = ".runner/cancel"
 	Lock              = ".runner/lock"
+	Runs              = ".runner/runs"
 	Gitignore         = ".runner/.gitignore"
 )
 
@@ -34,6 +35,10 @@ func IterName(n int) string { return fmt.Sprintf("%04d", n) }
 
 // IterDir is the log directory of iteration n of run runID.
 func IterDir(runID string, n int) string { return path.Join(Iterations, runID, IterName(n)) }
+
+// RunRecord is the record of run runID (seed 004 "run records", DESIGN.md
+// decision 15).
+func RunRecord(runID string) string { return path.Join(Runs, runID+".json") }
 
 // NodeContext is a node's context sidecar (seed 000 §3.4).
 func NodeContext(id string) string { return path.Join(Nodes, id, "context.md") }

@@ -23,6 +23,7 @@ const (
 	TaskTree    Kind = "task_tree.v1"
 	AgentOutput Kind = "agent_output.v1"
 	RunState    Kind = "run_state.v1"
+	RunRecord   Kind = "run_record.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -34,6 +35,8 @@ func Source(k Kind) []byte {
 		return schemas.AgentOutputV1
 	case RunState:
 		return schemas.RunStateV1
+	case RunRecord:
+		return schemas.RunRecordV1
 	}
 	panic("schema: unknown kind " + string(k))
 }

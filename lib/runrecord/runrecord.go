@@ -1,0 +1,248 @@
+// Package runrecord reads and writes run records, .runner/runs/<run-id>.json
+// (seed 004 "run records", DESIGN.md decision 15), validated against the
+// embedded run_record v1 schema on every read.
+//
+// The current run's record is rewritten atomically at start, after every
+// iteration and at the end; once a record is finished (any status but
+// running) Save refuses to rewrite it. A record left running by a runner
+// whose process is gone reads as interrupted through Effective.
+package runrecord
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/jsonstrict"
+	"github.com/treeloop/treeloop/lib/schema"
+)
+
+// The run statuses.
+const (
+	Running     = "running"
+	Complete    = "complete"
+	Stuck       = "stuck"
+	Limit       = "limit"
+	Timeout     = "timeout"
+	Interrupted = "interrupted"
+	Canceled    = "canceled"
+	Error       = "error"
+)
+
+// MaxLog is the most log entries a record keeps; older ones are dropped.
+const MaxLog = 200
+
+// Record is one run record. Times are RFC 3339 in UTC.
+type Record struct {
+	Version       int        `json:"version"`
+	ID            string     `json:"id"`
+	Branch        string     `json:"branch"`
+	GoalTitle     string     `json:"goal_title"`
+	Status        string     `json:"status"`
+	Reason        string     `json:"reason"`
+	StartedAt     time.Time  `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	Runner        Runner     `json:"runner"`
+	Iterations    int        `json:"iterations"`
+	Nodes         Nodes      `json:"nodes"`
+	Usage         Usage      `json:"usage"`
+	Budgets       Budgets    `json:"budgets"`
+	LastIteration *LastIter  `json:"last_iteration"`
+	Head          *string    `json:"head"`
+	Log           []Entry    `json:"log"`
+}
+
+// Runner names the process that owns a running record.
+type Runner struct {
+	PID  int    `json:"pid"`
+	Host string `json:"host"`
+}
+
+// Nodes counts the tree's nodes: passed, open (not passed, attempts left)
+// and stuck (open leaves with no attempts left).
+type Nodes struct {
+	Total  int `json:"total"`
+	Passed int `json:"passed"`
+	Open   int `json:"open"`
+	Stuck  int `json:"stuck"`
+}
+
+// Usage is the run's reported usage so far (the sum of its sessions).
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CachedTokens int64   `json:"cached_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Budgets are the run's limits; 0 is unlimited.
+type Budgets struct {
+	MaxIterations int     `json:"max_iterations"`
+	MaxTokens     int64   `json:"max_tokens"`
+	MaxCostUSD    float64 `json:"max_cost_usd"`
+}
+
+// LastIter summarises the last committed iteration.
+type LastIter struct {
+	Iter   int    `json:"iter"`
+	NodeID string `json:"node_id"`
+	Status string `json:"status"`
+	Guard  string `json:"guard"`
+	Result string `json:"result"`
+}
+
+// Entry is one line of the record's log: a hook that failed or hung, a
+// cancel and who wrote it, a backend fallback.
+type Entry struct {
+	At      time.Time `json:"at"`
+	Kind    string    `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// ErrFinished is returned by Save for a record that is already finished.
+var ErrFinished = errors.New("the run's record is finished and is never rewritten")
+
+// Finished reports whether status ends a run.
+func Finished(status string) bool { return status != Running }
+
+// AddLog appends an entry, dropping the oldest beyond MaxLog.
+func (r *Record) AddLog(at time.Time, kind, message string) {
+	r.Log = append(r.Log, Entry{At: at.UTC(), Kind: kind, Message: message})
+	if n := len(r.Log) - MaxLog; n > 0 {
+		r.Log = append([]Entry(nil), r.Log[n:]...)
+	}
+}
+
+// Parse decodes and validates record bytes.
+func Parse(data []byte) (Record, error) {
+	v, err := jsonstrict.Decode(data)
+	if err != nil {
+		return Record{}, err
+	}
+	if vs := schema.Validate(schema.RunRecord, v); len(vs) > 0 {
+		p := vs[0].Pointer
+		if p == "" {
+			p = "/"
+		}
+		return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Record{}, err
+	}
+	if r.Log == nil {
+		r.Log = []Entry{}
+	}
+	return r, nil
+}
+
+// Load reads and validates the record at path.
+func Load(path string) (Record, error) {
+	data, err := fsutil.ReadFile(path, "", 4<<20)
+	if err != nil {
+		return Record{}, err
+	}
+	r, err := Parse(data)
+	if err != nil {
+		return Record{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return r, nil
+}
+
+// Encode returns the record's bytes: keys in schema order, 2-space indent,
+// trailing newline.
+func Encode(r Record) []byte {
+	if r.Log == nil {
+		r.Log = []Entry{}
+	}
+	r.StartedAt = r.StartedAt.UTC()
+	r.UpdatedAt = r.UpdatedAt.UTC()
+	if r.FinishedAt != nil {
+		t := r.FinishedAt.UTC()
+		r.FinishedAt = &t
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(r)
+	return buf.Bytes()
+}
+
+// Save writes r to path atomically, creating the directory. It refuses
+// (ErrFinished) when the record already at path is finished.
+func Save(path string, r Record) error {
+	if old, err := Load(path); err == nil && Finished(old.Status) {
+		return fmt.Errorf("%s: %w", filepath.Base(path), ErrFinished)
+	}
+	if r.Version == 0 {
+		r.Version = 1
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteAtomic(path, Encode(r), 0o644)
+}
+
+// Effective is r as a reader should see it: a record still running whose
+// runner process is gone from this host reads as interrupted (the next
+// step's recovery finalises it on disk).
+func Effective(r Record) Record {
+	if r.Status != Running || !gone(r.Runner) {
+		return r
+	}
+	r.Status = Interrupted
+	r.Reason = fmt.Sprintf("the runner (pid %d) is gone", r.Runner.PID)
+	return r
+}
+
+// gone reports whether the runner process has ended. A record from another
+// host cannot be checked and is taken as alive.
+func gone(rn Runner) bool {
+	if host, err := os.Hostname(); err != nil || host != rn.Host || rn.PID <= 0 {
+		return false
+	}
+	err := syscall.Kill(rn.PID, 0)
+	return errors.Is(err, syscall.ESRCH)
+}
+
+// List reads every record in dir (.runner/runs), oldest start first, each
+// through Effective. A record that does not parse is returned in bad with
+// its error rather than failing the listing.
+func List(dir string) (recs []Record, bad []error, err error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		r, err := Load(filepath.Join(dir, name))
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		recs = append(recs, Effective(r))
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		if !recs[i].StartedAt.Equal(recs[j].StartedAt) {
+			return recs[i].StartedAt.Before(recs[j].StartedAt)
+		}
+		return recs[i].ID < recs[j].ID
+	})
+	return recs, bad, nil
+}
