@@ -219,14 +219,24 @@ func argv(key string, args []string, bad func(key, format string, args ...any)) 
 // file means the defaults; any other read error is returned. Errors name the
 // file as path.
 func Load(path string, lookupEnv func(string) (string, bool)) (Config, error) {
-	c := Default()
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		return FromBytes(path, nil, lookupEnv)
 	case err != nil:
 		return Config{}, fmt.Errorf("read config: %w", err)
-	default:
-		if c, err = Parse(path, data); err != nil {
+	}
+	return FromBytes(path, data, lookupEnv)
+}
+
+// FromBytes is Load for the bytes of a configuration file read elsewhere
+// (e.g. from the commit a step started from, issue 17): nil data means no
+// file (the defaults). name is the file's name in errors.
+func FromBytes(name string, data []byte, lookupEnv func(string) (string, bool)) (Config, error) {
+	c := Default()
+	var err error
+	if data != nil {
+		if c, err = Parse(name, data); err != nil {
 			return Config{}, err
 		}
 	}

@@ -263,11 +263,18 @@ func RestoreRunnerOwned(prev, next *Node) []string {
 
 // CheckAgentEdits validates the tree an agent left (edited) against the
 // snapshot taken before its session (prev), for the selected leaf: passed
-// nodes unchanged, no new nodes anywhere (the runner itself inserts
-// decomposition children, DESIGN.md decisions 3-4), and the selected node
-// still present, open and a leaf. Problems are sorted.
+// nodes unchanged, every open node where it was (Structure), no new nodes
+// anywhere (the runner itself inserts decomposition children, DESIGN.md
+// decisions 3-4), and the selected node still present, open and a leaf.
+// Problems are sorted.
 func CheckAgentEdits(prev, edited *Node, selected string) Problems {
 	ps := Immutability(prev, edited)
+	for _, p := range Structure(prev, edited) {
+		// A missing selected node is reported once, below.
+		if !strings.HasPrefix(p.Message, "open node '"+selected+"' missing") {
+			ps = append(ps, p)
+		}
+	}
 	for _, e := range NewNodes(prev, edited) {
 		ps = append(ps, Problem{LayerChildAddition, e.Path, fmt.Sprintf("node '%s' added by the agent; only the runner adds children, from a decomposed output", e.Node.ID)})
 	}
@@ -279,4 +286,37 @@ func CheckAgentEdits(prev, edited *Node, selected string) Problems {
 		ps = append(ps, Problem{LayerStatus, path, fmt.Sprintf("selected node '%s' gained children (prev=0, next=%d)", selected, len(n.Children))})
 	}
 	return ps.Sorted()
+}
+
+// Structure checks that every open node of prev is still in next, under
+// the same parent and with the same order (issue 17): an agent may edit an
+// open node's title, goal and acceptance (DESIGN.md decision 4), but no
+// node disappears or moves except through a decomposition the runner
+// applies, which only adds. Passed nodes are Immutability's. Problems are
+// in prev's depth-first order.
+func Structure(prev, next *Node) Problems {
+	if prev == nil || next == nil {
+		return nil
+	}
+	after := indexLite(next)
+	var ps Problems
+	var walk func(b, parent *Node, path string)
+	walk = func(b, parent *Node, path string) {
+		if !b.Passes {
+			e, ok := after[b.ID]
+			switch {
+			case !ok:
+				ps = append(ps, Problem{LayerImmutability, path, fmt.Sprintf("open node '%s' missing in next tree: only a decomposition changes the tree's shape", b.ID)})
+			case parentID(parent) != parentID(e.parent):
+				ps = append(ps, Problem{LayerImmutability, path, fmt.Sprintf("open node '%s' moved from parent '%s' to '%s'", b.ID, parentID(parent), parentID(e.parent))})
+			case b.Order != e.node.Order:
+				ps = append(ps, Problem{LayerImmutability, path, fmt.Sprintf("open node '%s' moved: order %d changed to %d", b.ID, b.Order, e.node.Order)})
+			}
+		}
+		for _, c := range b.Children {
+			walk(c, b, path+"/"+c.ID)
+		}
+	}
+	walk(prev, nil, prev.ID)
+	return ps
 }

@@ -329,11 +329,19 @@ func TestCheckAgentEdits(t *testing.T) {
 		want tree.Problems
 	}{
 		{"no edits", func(*testing.T, *tree.Node) {}, nil},
-		{"open nodes edited, removed and moved", func(t *testing.T, n *tree.Node) {
+		{"open node edited", func(t *testing.T, n *tree.Node) {
 			find(t, n, "b1").Goal = "better goal"
+			find(t, n, "b2").Acceptance = []string{"b2 works"}
+		}, nil},
+		{"open nodes removed and moved (issue 17)", func(t *testing.T, n *tree.Node) {
 			detach(t, n, "b2")
 			move(t, n, "b3", "root")
-		}, nil},
+		}, tree.Problems{
+			p(I, "root/b/b2", "open node 'b2' missing in next tree: only a decomposition changes the tree's shape"),
+			p(I, "root/b/b3", "open node 'b3' moved from parent 'b' to 'root'"),
+		}},
+		{"open node reordered", func(t *testing.T, n *tree.Node) { find(t, n, "b3").Order = 0 },
+			tree.Problems{p(I, "root/b/b3", "open node 'b3' moved: order 3 changed to 0")}},
 		{"runner-owned fields edited (restored later, not an error here)", func(t *testing.T, n *tree.Node) {
 			b1 := find(t, n, "b1")
 			b1.Attempts, b1.Next = 2, tree.NextDecompose
@@ -348,7 +356,10 @@ func TestCheckAgentEdits(t *testing.T) {
 				p(C, "root/b/b1/b1.1", "node 'b1.1' "+added),
 			}},
 		{"selected gained children via a moved open node", func(t *testing.T, n *tree.Node) { move(t, n, "b2", "b1") },
-			tree.Problems{p(S, "root/b/b1", "selected node 'b1' gained children (prev=0, next=1)")}},
+			tree.Problems{
+				p(S, "root/b/b1", "selected node 'b1' gained children (prev=0, next=1)"),
+				p(I, "root/b/b2", "open node 'b2' moved from parent 'b' to 'b1'"),
+			}},
 		{"selected removed", func(t *testing.T, n *tree.Node) { detach(t, n, "b1") },
 			tree.Problems{p(S, "", "selected node 'b1' missing in next tree")}},
 		{"everything at once, sorted by path", func(t *testing.T, n *tree.Node) {

@@ -19,9 +19,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
@@ -34,12 +32,14 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Options is the command line of agent-exec.
 type Options struct {
 	cli.Chdir
+	stepctx.Base
 	Iter    string `required:"" placeholder:"DIR" help:"The iteration directory: begin.json (node, mode, deadline) and prompt.md in; executor.log, output.json and agent.json out."`
 	Live    string `enum:"auto,always,never" default:"auto" help:"Copy the agent's output to stderr as it runs: auto (when stderr is a terminal), always, never."`
 	Restore bool   `help:"Run no agent: only put back what an agent may not change (protected paths, runner-owned files, HEAD and branch), printing each reason. For recovering an iteration a crash interrupted."`
@@ -51,15 +51,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
 }
 
-// RunnerOwned are the files only the runner changes; an agent that touches
-// one commits an agent error and the file is restored. tree.json is judged
-// by tree-update instead; assumptions.md and questions.md are the agent's to
-// append to (seed 000 §3.1).
-var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.Goal, layout.Gitignore}
-
 // Run runs the session.
 func (o *Options) Run(env *cli.Env) error {
-	it, err := stepctx.Load(env, o.Iter)
+	it, err := stepctx.Load(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
 	}
@@ -79,7 +73,7 @@ func (o *Options) Run(env *cli.Env) error {
 		if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
 			fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
 		}
-		reasons, err := enforce(repo, begin, cfg.ProtectedPaths)
+		reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, cfg.ProtectedPaths)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "restore: %v", err)
 		}
@@ -124,6 +118,13 @@ func (o *Options) Run(env *cli.Env) error {
 		events := proc.NewCappedWriter(f, int64(cfg.ExecutorOutputLimitBytes))
 		defer events.Close()
 		req.Events = events
+	}
+	// Everything the runner wrote in the run's iteration directories is
+	// held from here on: the agent may write its output, nothing else there.
+	logs, err := policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog,
+		iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
@@ -176,10 +177,15 @@ func (o *Options) Run(env *cli.Env) error {
 	// The same judgement for every path, timeouts and interruptions
 	// included: the iteration is committed whatever happened, so a touched
 	// runner file or a moved HEAD must be put back first.
-	policy, err := enforce(repo, begin, cfg.ProtectedPaths)
+	violations, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, cfg.ProtectedPaths)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "check the agent's changes: %v", err)
 	}
+	logNotes, err := logs.Restore("the agent")
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
+	}
+	violations = append(violations, logNotes...)
 	if cfg.Agent.Cassette != "" && backend.Name() != "replay" {
 		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
 			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
@@ -219,11 +225,11 @@ func (o *Options) Run(env *cli.Env) error {
 		code = exit.AgentError
 		rec.AgentErrors = append(rec.AgentErrors, rec.Message)
 	}
-	if len(policy) > 0 {
-		rec.AgentErrors = append(rec.AgentErrors, policy...)
+	if len(violations) > 0 {
+		rec.AgentErrors = append(rec.AgentErrors, violations...)
 		if code == exit.OK {
 			code = exit.AgentError
-			rec.Class, rec.Message = agent.ClassPolicy, policy[0]
+			rec.Class, rec.Message = agent.ClassPolicy, violations[0]
 		}
 	}
 	if err := iterdir.Write(dir, iterdir.AgentFile, rec); err != nil {
@@ -270,90 +276,6 @@ func (o *Options) tee(env *cli.Env) io.Writer {
 func fileHolds(p string, data []byte) bool {
 	b, err := os.ReadFile(p)
 	return err == nil && string(b) == string(data)
-}
-
-// enforce puts back what the agent may not change and returns the reasons:
-// a switched branch or moved HEAD (the branch ref goes back to the
-// iteration's start, the work tree keeps the agent's files), and changed
-// protected paths (restored from the iteration's start, or removed when
-// new).
-func enforce(repo *git.Repo, begin iterdir.Begin, protected []string) ([]string, error) {
-	var reasons []string
-	branch, err := repo.CurrentBranch()
-	if err != nil {
-		return nil, err
-	}
-	head, _ := repo.HeadCommit()
-	if branch != begin.Branch || head != begin.HeadBefore {
-		switch {
-		case branch != begin.Branch:
-			reasons = append(reasons, fmt.Sprintf("the agent switched the branch from %s to %q; the runner switched back", begin.Branch, branch))
-		default:
-			reasons = append(reasons, fmt.Sprintf("the agent moved HEAD (%s → %s: committed or reset itself); the runner restored it, keeping the files", short(begin.HeadBefore), short(head)))
-		}
-		if _, err := repo.Run("symbolic-ref", "HEAD", "refs/heads/"+begin.Branch); err != nil {
-			return nil, err
-		}
-		if _, err := repo.Run("update-ref", "refs/heads/"+begin.Branch, begin.HeadBefore); err != nil {
-			return nil, err
-		}
-		if _, err := repo.Run("reset", "-q"); err != nil {
-			return nil, err
-		}
-	}
-	changed, err := repo.ChangedPathsSince(begin.HeadBefore)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range changed {
-		glob, ok := protectedBy(p, protected)
-		if !ok {
-			continue
-		}
-		reasons = append(reasons, fmt.Sprintf("the agent changed the protected path %s (%s); the runner restored it", p, glob))
-		if _, found, err := repo.ShowFile(begin.HeadBefore, p); err != nil {
-			return nil, err
-		} else if found {
-			if _, err := repo.Run("checkout", begin.HeadBefore, "--", p); err != nil {
-				return nil, err
-			}
-		} else {
-			full := filepath.Join(repo.Root(), filepath.FromSlash(p))
-			if _, err := repo.Run("rm", "-q", "--cached", "--ignore-unmatch", "--", p); err != nil {
-				return nil, err
-			}
-			if err := os.RemoveAll(full); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return reasons, nil
-}
-
-// protectedBy reports the rule protecting p: a runner-owned file, or a
-// protected_paths glob matching p or one of its parent directories.
-func protectedBy(p string, globs []string) (string, bool) {
-	if slices.Contains(RunnerOwned, p) {
-		return "runner-owned", true
-	}
-	for _, g := range globs {
-		for q := p; q != "." && q != "/" && q != ""; q = path.Dir(q) {
-			if ok, _ := path.Match(g, q); ok {
-				return "protected_paths " + g, true
-			}
-		}
-	}
-	return "", false
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	if sha == "" {
-		return "(none)"
-	}
-	return sha
 }
 
 // Backoff for on_rate_limit = "wait" without a reset time: 30 s doubling

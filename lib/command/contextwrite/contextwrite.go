@@ -69,7 +69,7 @@ type Report struct {
 
 // Run writes the context and the prompt pack.
 func (o *Options) Run(env *cli.Env) error {
-	it, err := stepctx.Load(env, o.Iter)
+	it, err := stepctx.Load(env, o.Iter, "")
 	if err != nil {
 		return err
 	}

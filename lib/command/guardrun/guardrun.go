@@ -3,6 +3,13 @@
 // is left of the iteration's shared budget (DESIGN.md decision 6), streams
 // its output into <iter>/guard.log under guard_output_limit_bytes, and
 // records the outcome in <iter>/guard.json (seed 000 §5 step 10).
+//
+// The guard runs scripts the agent wrote, so after it the same policy as
+// after the agent applies (issue 17): a protected path, a runner-owned
+// file, HEAD, the branch or the run's iteration logs changed while the
+// guard ran are put back, and the iteration is not a pass (outcome fail,
+// the reasons appended to guard.log, which the next session's failure.md
+// shows).
 package guardrun
 
 import (
@@ -10,15 +17,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
@@ -34,6 +45,7 @@ const (
 // Options is the command line of guard-run.
 type Options struct {
 	cli.Chdir
+	stepctx.Base
 	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin): its deadline bounds the guard; guard.log and guard.json go there."`
 	JSON bool   `name:"json" help:"Print guard.json's record on stdout."`
 }
@@ -45,7 +57,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
-	it, err := stepctx.Load(env, o.Iter)
+	it, err := stepctx.Load(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
 	}
@@ -55,8 +67,36 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	// The check after the guard is the step's (it knows the base): run
+	// alone, guard-run only runs the guard.
+	var logs *policy.Logs
+	if o.Base.Base != "" {
+		if logs, err = policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.GuardLog, iterdir.GuardFile); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
+	}
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
 	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	var violations []string
+	if logs != nil {
+		if violations, err = policy.Enforce(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths); err != nil {
+			return exit.Errorf(exit.RunnerError, "check the guard's changes: %v", err)
+		}
+		logNotes, err := logs.Restore("the guard")
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
+		}
+		violations = append(violations, logNotes...)
+	}
+	if len(violations) > 0 {
+		if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
+		}
+	}
 	rec := iterdir.Guard{
 		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
 		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
@@ -76,6 +116,11 @@ func (o *Options) Run(env *cli.Env) error {
 	case res.TimedOut:
 		rec.Outcome, code = Timeout, exit.Timeout
 		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", begin.Deadline.Format(time.RFC3339))
+	case len(violations) > 0:
+		// Whatever the guard's exit status: it ran against files it
+		// changed, so it proves nothing.
+		rec.Outcome, code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
 	case res.ExitCode == 0:
 		rec.Outcome, code = Pass, exit.OK
 	default:
@@ -101,4 +146,27 @@ func (o *Options) Run(env *cli.Env) error {
 		return nil
 	}
 	return cli.Silent(code)
+}
+
+// appendLog adds the runner's reasons at the end of guard.log, past its
+// cap: the next session's failure.md shows the log's end.
+func appendLog(path string, reasons []string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("\n[treeloop] the guard's run does not count:\n")
+	for _, r := range reasons {
+		fmt.Fprintf(&b, "[treeloop] %s\n", r)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

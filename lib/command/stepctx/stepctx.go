@@ -2,35 +2,95 @@
 // (context-write, agent-exec, guard-run) read first: the iteration
 // directory's begin.json and the repository's config.toml with the
 // environment overrides applied.
+//
+// The step's base (issue 17): runner-step holds the commit it started from
+// in its own shell variable and passes it as --base. A command given a
+// base reads config.toml from that commit, never from the work tree an
+// agent or a guard may have changed, and refuses a begin.json that does
+// not name it.
 package stepctx
 
 import (
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 )
+
+// Base is the --base flag of the commands that judge a session.
+type Base struct {
+	Base string `placeholder:"COMMIT" help:"The commit the step started from (runner-step passes it): the references (tree, config, protected files) are read from it, not from files a session can write."`
+}
 
 // Iteration is an open iteration.
 type Iteration struct {
 	Dir    string        // absolute iteration directory
 	Begin  iterdir.Begin // its begin.json
 	Config config.Config // config.toml after RUNNER_* overrides
+	Base   string        // the step's base commit: --base, else begin.json's head_before
 }
 
-// Load reads the iteration at iter (relative to the -C directory). Errors
-// carry the runner-error exit code.
-func Load(env *cli.Env, iter string) (Iteration, error) {
+// Load reads the iteration at iter (relative to the -C directory), with
+// config.toml from base when base is not empty. Errors carry the
+// runner-error exit code.
+func Load(env *cli.Env, iter, base string) (Iteration, error) {
 	it := Iteration{Dir: env.Abs(iter)}
 	var err error
 	if it.Begin, err = iterdir.LoadBegin(it.Dir); err != nil {
 		return it, exit.Wrap(exit.RunnerError, err)
 	}
-	if it.Config, err = config.Load(env.Abs(layout.Config), os.LookupEnv); err != nil {
+	it.Base = it.Begin.HeadBefore
+	if base == "" {
+		if it.Config, err = config.Load(env.Abs(layout.Config), os.LookupEnv); err != nil {
+			return it, exit.Wrap(exit.RunnerError, err)
+		}
+		return it, nil
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
 		return it, exit.Wrap(exit.RunnerError, err)
 	}
+	if it.Base, err = Resolve(repo, base); err != nil {
+		return it, err
+	}
+	if it.Begin.HeadBefore != it.Base {
+		return it, exit.Errorf(exit.RunnerError, "%s names head_before %s, not the step's base %s: the iteration directory was changed", iterdir.BeginFile, it.Begin.HeadBefore, it.Base)
+	}
+	if it.Config, err = ConfigAt(env, repo, it.Base); err != nil {
+		return it, err
+	}
 	return it, nil
+}
+
+// Resolve is the full commit id of rev. Errors carry the runner-error exit
+// code.
+func Resolve(repo *git.Repo, rev string) (string, error) {
+	out, err := repo.Run("rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		return "", exit.Errorf(exit.RunnerError, "--base %s: not a commit of this repository", rev)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ConfigAt is config.toml as committed in base, with the environment
+// overrides (the defaults when base has none).
+func ConfigAt(env *cli.Env, repo *git.Repo, base string) (config.Config, error) {
+	data, found, err := repo.ShowFile(base, layout.Config)
+	if err != nil {
+		return config.Config{}, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Config, base, err)
+	}
+	if !found {
+		data = nil
+	}
+	cfg, err := config.FromBytes(fmt.Sprintf("%s (at %.12s)", layout.Config, base), data, os.LookupEnv)
+	if err != nil {
+		return cfg, exit.Wrap(exit.RunnerError, err)
+	}
+	return cfg, nil
 }

@@ -15,9 +15,11 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tree"
@@ -34,9 +36,10 @@ const (
 // Options is the command line of tree-update.
 type Options struct {
 	cli.Chdir
+	stepctx.Base
 	Iter        string   `placeholder:"DIR" help:"Iteration directory: default home of --snapshot (tree.before.json), --output (output.json) and --error-log (agent_error.log)."`
 	Tree        string   `placeholder:"FILE" default:".runner/state/tree.json" help:"The tree the agent may have edited; the next tree is written here."`
-	Snapshot    string   `placeholder:"FILE" help:"The tree before the agent ran (default DIR/tree.before.json)."`
+	Snapshot    string   `placeholder:"FILE" help:"The tree before the agent ran (default DIR/tree.before.json; with --base, the tree committed in the base and this flag is refused)."`
 	Output      string   `placeholder:"FILE" help:"The agent output JSON (default DIR/output.json)."`
 	ErrorLog    string   `placeholder:"FILE" help:"Where the reasons of an agent error go (default DIR/agent_error.log)."`
 	Selected    string   `required:"" placeholder:"ID" help:"The selected leaf's id."`
@@ -49,8 +52,11 @@ type Options struct {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
-	if o.Iter == "" && (o.Snapshot == "" || (o.Outcome == OutcomeAgent && o.Output == "")) {
-		return errors.New("give --iter DIR, or --snapshot and --output")
+	if o.Base.Base != "" && o.Snapshot != "" {
+		return errors.New("give --base or --snapshot, not both")
+	}
+	if o.Iter == "" && ((o.Snapshot == "" && o.Base.Base == "") || (o.Outcome == OutcomeAgent && o.Output == "")) {
+		return errors.New("give --iter DIR, or --snapshot (or --base) and --output")
 	}
 	return nil
 }
@@ -83,15 +89,14 @@ func (o *Options) path(flag, def string) string {
 
 // Run executes the command.
 func (o *Options) Run(env *cli.Env) error {
-	snapPath := env.Abs(o.path(o.Snapshot, "tree.before.json"))
 	treePath := env.Abs(o.Tree)
-	snapData, err := fsutil.ReadFile(snapPath, "", 0)
+	snapData, snapName, cfgAt, err := o.reference(env)
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read snapshot %s: %w", env.Rel(snapPath), fsutil.Cause(err))
+		return err
 	}
 	snap, ps := tree.Load(snapData)
 	if len(ps) > 0 {
-		return exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", env.Rel(snapPath), ps)
+		return exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", snapName, ps)
 	}
 	sel, _ := tree.Find(snap, o.Selected)
 	if sel == nil || !sel.IsLeaf() || sel.Passes {
@@ -108,9 +113,9 @@ func (o *Options) Run(env *cli.Env) error {
 	default:
 		maxAttempts := o.MaxAttempts
 		if maxAttempts == 0 {
-			cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+			cfg, err := cfgAt()
 			if err != nil {
-				return exit.Wrap(exit.RunnerError, err)
+				return err
 			}
 			maxAttempts = cfg.MaxAttemptsDefault
 		}
@@ -178,6 +183,45 @@ func (o *Options) Run(env *cli.Env) error {
 		return cli.Silent(exit.AgentError)
 	}
 	return nil
+}
+
+// reference is what the agent's tree is judged against: with --base, the
+// tree and config.toml committed in the commit the step started from
+// (issue 17: no file a session can write is a reference); else the
+// snapshot file and the work tree's config.toml.
+func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() (config.Config, error), err error) {
+	if o.Base.Base == "" {
+		snapPath := env.Abs(o.path(o.Snapshot, "tree.before.json"))
+		data, err := fsutil.ReadFile(snapPath, "", 0)
+		if err != nil {
+			return nil, "", nil, exit.Errorf(exit.RunnerError, "read snapshot %s: %w", env.Rel(snapPath), fsutil.Cause(err))
+		}
+		return data, env.Rel(snapPath), func() (config.Config, error) {
+			c, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+			if err != nil {
+				return c, exit.Wrap(exit.RunnerError, err)
+			}
+			return c, nil
+		}, nil
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return nil, "", nil, exit.Wrap(exit.RunnerError, err)
+	}
+	base, err := stepctx.Resolve(repo, o.Base.Base)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	data, found, err := repo.ShowFile(base, layout.Tree)
+	switch {
+	case err != nil:
+		return nil, "", nil, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Tree, base, err)
+	case !found:
+		return nil, "", nil, exit.Errorf(exit.RunnerError, "%s is not committed in %s", layout.Tree, base)
+	}
+	return data, fmt.Sprintf("%s at %.12s", layout.Tree, base), func() (config.Config, error) {
+		return stepctx.ConfigAt(env, repo, base)
+	}, nil
 }
 
 // judge validates the agent's output and tree edits and applies the
