@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # Crash harness: kills runner-step (its whole process group) with SIGKILL at
-# a random point, then checks the promise: the tree validates and equals the
-# tree before or after the iteration, no iteration directory was reused, and
-# the next runner-step recovers without manual cleanup and leaves a clean,
-# committed working tree. Prints trials, recoveries and failures.
+# a random point, waits until every process of the group is gone (the lock
+# released), then checks what the README promises:
+# - right after the kill: the tree validates and is the tree before the
+#   iteration, or the tree after it (tree.after.json, or the tree
+#   tree-update makes from the snapshot and output.json when the kill came
+#   between tree-update and iter-log end); no iteration directory vanished;
+# - after the next runner-step (which must recover without manual
+#   cleanup): a clean working tree, a valid tree, on the run branch, HEAD a
+#   descendant of the HEAD before the trial and an iteration commit, every
+#   commit since then an iteration commit, the protected justfile and the
+#   runner-owned files as at the start, and every node's attempts equal to
+#   its iterations committed as status=retry (an interrupted iteration
+#   consumes none);
+# - at the end: one commit per iteration directory.
+# Prints trials, kills, recoveries and failures; a failure names the trial.
 # Usage: bench/crash-harness.sh [TRIALS] [SEED]
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 6
@@ -12,7 +23,8 @@ RANDOM=${2:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
-export PATH="$work/bin:$PWD/tools:$PATH"
+cp tools/runner-step "$work/bin/" || exit 6 # the code under test, fixed at the start
+export PATH="$work/bin:$PATH"
 export GIT_AUTHOR_NAME=crash GIT_AUTHOR_EMAIL=crash@example.com GIT_COMMITTER_NAME=crash GIT_COMMITTER_EMAIL=crash@example.com
 cat > "$work/agent" <<'SH'
 #!/usr/bin/env bash
@@ -42,11 +54,47 @@ t = json.load(open(p)); t["max_attempts"] = 1000000
 json.dump(t, open(p, "w"), indent=2); open(p, "a").write("\n")
 PY
 git commit -qam 'attempts for the harness'
+mkdir -p "$work/start"
+cp justfile .runner/GOAL.md .runner/.gitignore .runner/state/config.toml .runner/state/schema.json \
+  .runner/state/agent_output.schema.json "$work/start/"
+
+# holders: the processes holding .runner/lock open (pid and command line).
+holders() {
+  local lock fd
+  lock=$(readlink -f .runner/lock)
+  for fd in /proc/[0-9]*/fd/*; do
+    [ "$(readlink "$fd" 2>/dev/null)" = "$lock" ] || continue
+    fd=${fd#/proc/}; fd=${fd%%/*}
+    printf '%s(%s) ' "$fd" "$(tr '\0' ' ' < "/proc/$fd/cmdline" 2>/dev/null)"
+  done
+}
+# attempts_match: every node's attempts equal its iterations committed as
+# status=retry (the harness agent never says done).
+attempts_match() {
+  python3 - "$1" <<'PY'
+import json, subprocess, sys, collections
+log = subprocess.run(["git", "log", "--format=%s"], capture_output=True, text=True, check=True).stdout
+retries = collections.Counter()
+for line in log.splitlines():
+    parts = line.split()
+    if line.startswith("chore(loop): run run-crash iter ") and "status=retry" in parts:
+        retries[parts[parts.index("node") + 1]] += 1
+def walk(n):
+    yield n
+    for c in n["children"]:
+        yield from walk(c)
+bad = [f"{n['id']}: attempts={n['attempts']} retries={retries[n['id']]}" for n in walk(json.load(open(".runner/state/tree.json"))) if n["attempts"] != retries[n["id"]]]
+if bad:
+    print("trial %s: attempts do not match the committed retries: %s" % (sys.argv[1], "; ".join(bad)), file=sys.stderr)
+    sys.exit(1)
+PY
+}
 
 recovered=0; failed=0; killed=0
 fail() { failed=$((failed + 1)); echo "trial $1: FAIL: $2" >&2; }
 for t in $(seq 1 "$trials"); do
   before=$(cd .runner/iterations/run-crash 2>/dev/null && printf '%s ' [0-9]*)
+  head_before=$(git rev-parse HEAD)
   setsid runner-step >/dev/null 2>&1 &
   pid=$!
   sleep "0.$(printf %03d $((RANDOM % 900)))"
@@ -54,13 +102,26 @@ for t in $(seq 1 "$trials"); do
     kill -9 -- -"$pid" 2>/dev/null && killed=$((killed + 1))
   fi
   wait "$pid" 2>/dev/null
+  # SIGKILL is not instant: a member of the group in the middle of an
+  # fsync exits when the disk answers, and holds the lock until then.
+  # Wait for the lock (all of the step's processes gone); a holder still
+  # there after 60 s is a survivor, named.
+  if ! flock -w 60 .runner/lock true; then fail "$t" "the lock is still held 60 s after the kill by: $(holders)"; continue; fi
   if ! tree-validate >/dev/null 2>&1; then fail "$t" "tree invalid after the kill"; continue; fi
   last=$(cd .runner/iterations/run-crash 2>/dev/null && printf '%s\n' [0-9]* | grep -E '^[0-9]+$' | sort | tail -1)
   if [ -n "$last" ]; then
     d=.runner/iterations/run-crash/$last
     if [ -f "$d/tree.before.json" ] && ! cmp -s .runner/state/tree.json "$d/tree.before.json" && { [ ! -f "$d/tree.after.json" ] || ! cmp -s .runner/state/tree.json "$d/tree.after.json"; }; then
-      # tree-update may have written the next tree before tree.after.json exists.
-      tree-validate --prev "$d/tree.before.json" >/dev/null 2>&1 || { fail "$t" "tree is neither the pre- nor a valid post-iteration tree"; continue; }
+      # Killed between tree-update and iter-log end: the tree must be the
+      # one tree-update makes from the snapshot and the agent's output.
+      expect=$work/expected-tree.json
+      cp "$d/tree.before.json" "$expect"
+      sel=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["node_id"])' "$d/begin.json")
+      if [ -f "$d/tree.after.json" ] || [ ! -f "$d/output.json" ] ||
+        ! tree-update --snapshot "$d/tree.before.json" --output "$d/output.json" --error-log "$work/errors.log" --tree "$expect" --selected "$sel" >/dev/null 2>&1 ||
+        ! cmp -s .runner/state/tree.json "$expect"; then
+        fail "$t" "the tree is neither the tree before iteration $last nor the tree after it"; continue
+      fi
     fi
   fi
   for e in $before; do [ -e ".runner/iterations/run-crash/$e" ] || { fail "$t" "iteration directory $e disappeared"; continue 2; }; done
@@ -72,6 +133,17 @@ for t in $(seq 1 "$trials"); do
   case $out in *"step: recovered"*) recovered=$((recovered + 1)) ;; esac
   if [ -n "$(git status --porcelain)" ]; then fail "$t" "working tree not clean after the recovery step"; continue; fi
   tree-validate >/dev/null 2>&1 || { fail "$t" "tree invalid after the recovery step"; continue; }
+  [ "$(git symbolic-ref -q --short HEAD)" = runner/run-crash ] || { fail "$t" "not on runner/run-crash after the recovery step"; continue; }
+  git merge-base --is-ancestor "$head_before" HEAD || { fail "$t" "HEAD is not a descendant of the HEAD before the trial"; continue; }
+  if git log --format=%s "$head_before..HEAD" | grep -qv '^chore(loop): run run-crash iter '; then
+    fail "$t" "a commit since the trial's start is not an iteration commit: $(git log --oneline "$head_before..HEAD")"; continue
+  fi
+  [ -n "$(git log --format=%s "$head_before..HEAD")" ] || { fail "$t" "no iteration committed by the recovery step"; continue; }
+  for f in justfile GOAL.md .gitignore config.toml schema.json agent_output.schema.json; do
+    case $f in justfile) p=justfile ;; GOAL.md|.gitignore) p=.runner/$f ;; *) p=.runner/state/$f ;; esac
+    cmp -s "$work/start/$f" "$p" || { fail "$t" "$p changed"; continue 2; }
+  done
+  attempts_match "$t" || { failed=$((failed + 1)); continue; }
 done
 iters=$(cd .runner/iterations/run-crash && printf '%s\n' [0-9]* | grep -cE '^[0-9]+$')
 commits=$(git log --format=%s | grep -c '^chore(loop): run run-crash iter ')

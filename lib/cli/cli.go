@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Env is what a command's Run method receives: its streams and the directory
@@ -75,6 +76,9 @@ type exitPanic int
 // (lib/exit), printing "<name>: <error>" to stderr for non-silent errors.
 func Run(name, description string, cmd any, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...kong.Option) (code int) {
 	env := &Env{Name: name, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	// Nothing this command starts inherits runner-step's lock (issue 17:
+	// a detached git survived a killed step and held it).
+	proc.CloseInherited()
 	// The commands are short-lived and allocate while validating: collect
 	// rarely, with a soft limit so a huge tree still stays bounded.
 	if os.Getenv("GOGC") == "" {

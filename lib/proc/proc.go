@@ -167,7 +167,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	// Pdeathsig: if this process is killed outright, the child does not
 	// run on unsupervised.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	closeInheritedOnce.Do(closeInherited)
+	CloseInherited()
 	if s.KillEscaped {
 		if err := becomeSubreaper(); err != nil {
 			return res, &StartError{Name: s.Argv[0], Err: fmt.Errorf("become a child subreaper: %w", err)}
@@ -549,9 +549,14 @@ func (o *output) firstErr() error {
 
 var closeInheritedOnce sync.Once
 
-// closeInherited marks every descriptor above stderr close-on-exec, so the
-// processes Run starts do not inherit what this process inherited (such as
-// the runner's lock: an agent must not keep it alive).
+// CloseInherited marks, once per process, every descriptor above stderr
+// close-on-exec, so no process this one starts (an agent, a guard, git and
+// whatever git detaches, such as `git gc --auto`) inherits what this
+// process inherited, such as runner-step's .runner/lock: a survivor
+// holding it would refuse the next step. Every command calls it first
+// (lib/cli.Run).
+func CloseInherited() { closeInheritedOnce.Do(closeInherited) }
+
 func closeInherited() {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
