@@ -192,7 +192,7 @@ func deployedSchema(env *cli.Env) tree.Problems {
 		return tree.Problems{{Layer: tree.LayerSchema, Message: fmt.Sprintf("%s: %v", layout.Schema, fsutil.Cause(err))}}
 	}
 	if !bytes.Equal(got, schema.Source(schema.TaskTree)) {
-		return tree.Problems{{Layer: tree.LayerSchema, Message: layout.Schema + " differs from the embedded schema; restore it with runner-init --repair"}}
+		return tree.Problems{{Layer: tree.LayerSchema, Message: layout.Schema + " differs from the embedded schema; restore it with runner-init (it rewrites the schema copies and keeps every other file)"}}
 	}
 	return nil
 }
