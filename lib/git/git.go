@@ -279,3 +279,30 @@ func (r *Repo) ApplyPatch(patch []byte) error {
 	_, err := run(r.root, patch, "apply", "--binary", "--whitespace=nowarn", "-")
 	return err
 }
+
+// OpenRoot opens the repository whose root is dir. A dir inside a
+// repository's subdirectory is refused naming the root (a .runner/ there
+// would not be the repository's); a dir outside any repository is refused
+// saying so. The errors are advice for a human, ready for one line.
+func OpenRoot(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not in a git repository: run it in your project's repository (git init makes one)", abs)
+	}
+	if !sameDir(r.root, abs) {
+		return nil, fmt.Errorf("%s is inside the git repository %s, not at its root: run it there (or with -C %s)", abs, r.root, r.root)
+	}
+	return r, nil
+}
+
+// sameDir reports whether a and b name the same directory (symlinks and
+// all).
+func sameDir(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
