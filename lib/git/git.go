@@ -170,17 +170,24 @@ func (r *Repo) Commit(message string) (string, error) {
 	return r.commit(message, false)
 }
 
-// CommitAllowEmpty commits even when nothing is staged.
-func (r *Repo) CommitAllowEmpty(message string) (string, error) {
-	return r.commit(message, true)
+// CommitEnv names, in git's environment and so its hooks', who commits:
+// "loop" or "operator"; unset for a human. The pre-commit hook's
+// tree-validate --staged reads it (--by) to judge changes to runner-owned
+// fields (DESIGN.md decision 16).
+const CommitEnv = "TREELOOP_COMMIT"
+
+// CommitAs commits even when nothing is staged, made by by ("loop", "operator"), told to
+// the hooks through CommitEnv.
+func (r *Repo) CommitAs(by, message string) (string, error) {
+	return r.commit(message, true, CommitEnv+"="+by)
 }
 
-func (r *Repo) commit(message string, allowEmpty bool) (string, error) {
+func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, error) {
 	args := []string{"commit", "-q", "-F", "-"}
 	if allowEmpty {
 		args = append(args, "--allow-empty")
 	}
-	if _, err := run(r.root, []byte(message), args...); err != nil {
+	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
 	return r.HeadCommit()
