@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -85,12 +86,14 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")
+			env.Values[heldLocks{}] = map[string]*os.File{}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": exitcode,
 			"mkrepo":   mkrepo,
 			"normjson": normjson,
+			"holdlock": holdlock,
 		},
 	})
 }
@@ -122,6 +125,40 @@ func exitcode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
 }
+
+// holdlock FILE takes an exclusive flock(2) on FILE (created if missing) in
+// the test process and holds it until the script ends, or until
+// "holdlock -release FILE": another runner holding .runner/lock, without a
+// background process whose start the script would have to guess.
+func holdlock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[0] != "-release") {
+		ts.Fatalf("usage: holdlock [-release] FILE")
+	}
+	name := ts.MkAbs(args[len(args)-1])
+	held := ts.Value(heldLocks{}).(map[string]*os.File)
+	if len(args) == 2 {
+		f := held[name]
+		if f == nil {
+			ts.Fatalf("holdlock: %s is not held", name)
+		}
+		f.Close() // closing the descriptor releases the lock
+		delete(held, name)
+		return
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644) // close-on-exec: no child inherits it
+	if err != nil {
+		ts.Fatalf("holdlock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		ts.Fatalf("holdlock: %s: %v", name, err)
+	}
+	held[name] = f
+	ts.Defer(func() { f.Close() })
+}
+
+// heldLocks keys the per-script map of files holdlock holds.
+type heldLocks struct{}
 
 // mkrepo DIR makes DIR (relative to the current directory) a git repository
 // on branch main whose first commit holds DIR's files ("initial").

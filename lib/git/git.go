@@ -170,17 +170,24 @@ func (r *Repo) Commit(message string) (string, error) {
 	return r.commit(message, false)
 }
 
-// CommitAllowEmpty commits even when nothing is staged.
-func (r *Repo) CommitAllowEmpty(message string) (string, error) {
-	return r.commit(message, true)
+// CommitEnv names, in git's environment and so its hooks', who commits:
+// "loop" or "operator"; unset for a human. The pre-commit hook's
+// tree-validate --staged reads it (--by) to judge changes to runner-owned
+// fields (DESIGN.md decision 16).
+const CommitEnv = "TREELOOP_COMMIT"
+
+// CommitAs commits even when nothing is staged, made by by ("loop", "operator"), told to
+// the hooks through CommitEnv.
+func (r *Repo) CommitAs(by, message string) (string, error) {
+	return r.commit(message, true, CommitEnv+"="+by)
 }
 
-func (r *Repo) commit(message string, allowEmpty bool) (string, error) {
+func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, error) {
 	args := []string{"commit", "-q", "-F", "-"}
 	if allowEmpty {
 		args = append(args, "--allow-empty")
 	}
-	if _, err := run(r.root, []byte(message), args...); err != nil {
+	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
 	return r.HeadCommit()
@@ -278,4 +285,31 @@ func (r *Repo) ApplyPatch(patch []byte) error {
 	}
 	_, err := run(r.root, patch, "apply", "--binary", "--whitespace=nowarn", "-")
 	return err
+}
+
+// OpenRoot opens the repository whose root is dir. A dir inside a
+// repository's subdirectory is refused naming the root (a .runner/ there
+// would not be the repository's); a dir outside any repository is refused
+// saying so. The errors are advice for a human, ready for one line.
+func OpenRoot(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not in a git repository: run it in your project's repository (git init makes one)", abs)
+	}
+	if !sameDir(r.root, abs) {
+		return nil, fmt.Errorf("%s is inside the git repository %s, not at its root: run it there (or with -C %s)", abs, r.root, r.root)
+	}
+	return r, nil
+}
+
+// sameDir reports whether a and b name the same directory (symlinks and
+// all).
+func sameDir(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }

@@ -93,9 +93,9 @@ func TestCommitsAndBranches(t *testing.T) {
 	if _, err := r.Commit("nothing staged"); err == nil {
 		t.Error("Commit with nothing staged: no error")
 	}
-	empty, err := r.CommitAllowEmpty("empty")
+	empty, err := r.CommitAs("loop", "empty")
 	if err != nil || empty == sha {
-		t.Errorf("CommitAllowEmpty = %q, %v", empty, err)
+		t.Errorf("CommitAs = %q, %v", empty, err)
 	}
 	if log, err := r.LogOneline(5); err != nil || len(log) != 2 || !strings.HasSuffix(log[0], " empty") || !strings.HasSuffix(log[1], " first") {
 		t.Errorf("LogOneline = %q, %v", log, err)

@@ -5,6 +5,7 @@ package goal
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -93,4 +94,65 @@ func (d Doc) Title() string {
 		}
 	}
 	return ""
+}
+
+// Template is the GOAL.md runner-init writes when it is given none. Its
+// heading marks it: runner-start refuses to start a run on it (Root).
+const Template = "# " + templateTitle + `
+
+Say what the finished work does and how to tell it is done. The first
+"# " heading becomes the root node's title; this text becomes its goal.
+`
+
+const templateTitle = "Describe the goal in one line"
+
+// Limits of the root node taken from GOAL.md (the task tree schema's
+// title and goal lengths).
+const (
+	MaxTitle = 256
+	MaxGoal  = 16384
+)
+
+// ErrTemplate is Root's error for the untouched template.
+var ErrTemplate = errors.New("it still holds the template: replace its heading with your goal in one line and its text with what done means")
+
+// Root is the root node's title and goal (seed 000 preamble): the first
+// "# " heading is the title (cut to MaxTitle bytes), the text under it the
+// goal; a heading alone is both. It fails on the template (ErrTemplate,
+// with the title and goal it would give), on a document with no goal text
+// and on a goal longer than MaxGoal bytes.
+func (d Doc) Root() (title, body string, err error) {
+	title = d.Title()
+	if title == "" {
+		title = "Goal"
+	}
+	if len(title) > MaxTitle {
+		title = strings.ToValidUTF8(title[:MaxTitle], "")
+	}
+	body = strings.TrimSpace(string(d.Body))
+	if first, rest, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "# ") {
+		body = strings.TrimSpace(rest)
+		if body == "" {
+			body = title
+		}
+	}
+	switch {
+	case body == "":
+		return "", "", errors.New("it has no goal text: write a \"# \" heading with the goal in one line, then what done means")
+	case len(body) > MaxGoal:
+		return "", "", fmt.Errorf("it is %d bytes; the root goal holds at most %d: shorten it and put details in the root's context file", len(body), MaxGoal)
+	case title == templateTitle:
+		return title, body, ErrTemplate
+	}
+	return title, body, nil
+}
+
+// RemoveID drops the front matter's id line (a new goal gets a new run id).
+func (d *Doc) RemoveID() {
+	for i, l := range d.Front {
+		if k, _, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "id" {
+			d.Front = append(d.Front[:i], d.Front[i+1:]...)
+			return
+		}
+	}
 }

@@ -17,7 +17,7 @@ import (
 type State struct {
 	RunID       *string `json:"run_id"`
 	NextIter    int     `json:"next_iter"`
-	LastStatus  *string `json:"last_status"`  // done, retry, decomposed, agent_error, timeout, interrupted
+	LastStatus  *string `json:"last_status"`  // done, retry, decomposed, agent_error, timeout, interrupted (a runner error leaves last_* as they were)
 	LastSummary *string `json:"last_summary"` // the agent's summary, or the agent-error reasons
 	LastGuard   *string `json:"last_guard"`   // pass, fail, skipped
 	LastIter    *int    `json:"last_iter"`

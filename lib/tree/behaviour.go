@@ -320,3 +320,88 @@ func Structure(prev, next *Node) Problems {
 	walk(prev, nil, prev.ID)
 	return ps
 }
+
+// Changer is who changes a tree, for RunnerOwnedChanges (DESIGN.md
+// decision 16).
+type Changer string
+
+// The changers: a human (the default: no runner-owned change), an operator
+// through tree-edit, the loop's own commit (transitions tree-update has
+// already judged).
+const (
+	ByHuman    Changer = "human"
+	ByOperator Changer = "operator"
+	ByLoop     Changer = "loop"
+)
+
+// LayerRunnerOwned reports a change to a runner-owned field that the
+// changer may not make.
+const LayerRunnerOwned = "runner-owned"
+
+// RunnerOwnedChanges checks next's runner-owned fields (passes, attempts,
+// max_attempts, next) against prev's for what by may change (DESIGN.md
+// decision 16): a human nothing; an operator attempts, max_attempts and
+// next of open nodes; the loop everything (tree-update judged it). Whoever
+// asks, passes never becomes true here, a new node included: only a green
+// guard passes a node. Nodes in skip (the selected node and its ancestors
+// of a step being judged) are left to the step's checks. Passed nodes of
+// prev are Immutability's to report. Problems are sorted.
+func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Problems {
+	if by == ByLoop || prev == nil || next == nil {
+		return nil
+	}
+	before := indexLite(prev)
+	var ps Problems
+	var walk func(n *Node, path string)
+	walk = func(n *Node, path string) {
+		e, existed := before[n.ID]
+		switch {
+		case skip[n.ID]:
+		case !existed:
+			if n.Passes {
+				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has passes=true: only a green guard passes a node", n.ID)})
+			}
+		case e.node.Passes:
+			// Immutability reports any change to a passed node.
+		default:
+			p := e.node
+			if n.Passes {
+				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("passes of open node '%s' changed to true: only a green guard passes a node", n.ID)})
+			}
+			if by != ByOperator {
+				for _, f := range [...]struct {
+					name    string
+					was, is any
+				}{
+					{"attempts", p.Attempts, n.Attempts},
+					{"max_attempts", p.MaxAttempts, n.MaxAttempts},
+					{"next", p.Next, n.Next},
+				} {
+					if f.was != f.is {
+						ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("%s of node '%s' changed from %v to %v: runner-owned fields change only through the loop or tree-edit", f.name, n.ID, f.was, f.is)})
+					}
+				}
+			}
+		}
+		for _, c := range n.Children {
+			walk(c, path+"/"+c.ID)
+		}
+	}
+	walk(next, next.ID)
+	return ps.Sorted()
+}
+
+// SelectedAndAncestors is the skip set of RunnerOwnedChanges for a step
+// on the selected node of tree: the node whose transition the step makes
+// and the ancestors whose passes it derives.
+func SelectedAndAncestors(tree *Node, selected string) map[string]bool {
+	_, path := Find(tree, selected)
+	if path == "" {
+		return nil
+	}
+	skip := map[string]bool{}
+	for _, id := range strings.Split(path, "/") {
+		skip[id] = true
+	}
+	return skip
+}

@@ -233,14 +233,20 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if runstate.Val(rs.RunID) != begin.RunID {
 		return exit.Errorf(exit.RunnerError, "run_state.json run_id %q is not the iteration's run %q", runstate.Val(rs.RunID), begin.RunID)
 	}
-	last := m.Status
-	if m.AgentError {
-		last = "agent_error"
-	}
-	it, node := begin.Iteration, begin.NodeID
 	rs.NextIter = begin.Iteration + 1
-	rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(upd.Summary), runstate.Str(guardState(m.Guard))
-	rs.LastIter, rs.LastNode = &it, &node
+	// The last_* fields are the previous attempt the next session is told
+	// about (context-write). A runner error was no attempt and is never
+	// shown to the agent (seed 002, DESIGN.md decision 5): it leaves them
+	// as they were; meta.json and the commit still record it.
+	if m.Status != "runner_error" {
+		last := m.Status
+		if m.AgentError {
+			last = "agent_error"
+		}
+		it, node := begin.Iteration, begin.NodeID
+		rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(upd.Summary), runstate.Str(guardState(m.Guard))
+		rs.LastIter, rs.LastNode = &it, &node
+	}
 	if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.RunState, err)
 	}
@@ -266,13 +272,12 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	return nil
 }
 
-// guardState maps a guard outcome onto run_state's last_guard values.
+// guardState maps a guard outcome onto run_state's last_guard values: a
+// guard that did not finish (timeout, interrupted, error) did not fail, so
+// it is skipped, and the next session gets no failure.md for it.
 func guardState(g string) string {
-	switch g {
-	case tree.GuardPass, tree.GuardFail:
+	if g == tree.GuardPass || g == tree.GuardFail {
 		return g
-	case "timeout", "interrupted", "error":
-		return tree.GuardFail
 	}
 	return tree.GuardSkipped
 }

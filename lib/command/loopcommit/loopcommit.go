@@ -179,5 +179,7 @@ func (c *CommitCmd) commit(repo *git.Repo, msg string) (string, error) {
 	if err := repo.AddAll(); err != nil {
 		return "", err
 	}
-	return repo.CommitAllowEmpty(msg)
+	// The loop's own commit: the pre-commit hook lets through the
+	// runner-owned transitions tree-update has judged.
+	return repo.CommitAs("loop", msg)
 }

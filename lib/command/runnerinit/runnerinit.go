@@ -15,12 +15,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
@@ -34,6 +34,7 @@ type Options struct {
 	Goal   string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
 	RootID string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
 	Next   string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
+	New    bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
 	JSON   bool   `name:"json" help:"Print what was created and kept as JSON."`
 }
 
@@ -41,13 +42,6 @@ type Options struct {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cli.Run("runner-init", "Scaffold .runner/ (GOAL.md, tree, config, schemas, run state, .gitignore) in a git repository. Idempotent: existing files are kept. Then run runner-start.", &Options{}, args, stdin, stdout, stderr)
 }
-
-// goalTemplate is GOAL.md when none is given.
-const goalTemplate = `# Describe the goal in one line
-
-Say what the finished work does and how to tell it is done. The first
-"# " heading becomes the root node's title; this text becomes its goal.
-`
 
 // gitignore keeps the local-only directories out of git (seed 000 §3.3).
 const gitignore = `# Local-only: rewritten every iteration (context/) or kept as logs (iterations/).
@@ -60,7 +54,8 @@ cancel
 type file struct {
 	rel  string
 	data func() ([]byte, error)
-	// refresh rewrites the file when it differs (the schema copies).
+	// refresh rewrites the file when it differs (the schema copies; with
+	// --new the goal, the tree and the run state).
 	refresh bool
 }
 
@@ -76,8 +71,8 @@ func (o *Options) Run(env *cli.Env) error {
 	if !tree.ValidID(o.RootID) {
 		return exit.Errorf(exit.Usage, "--root-id %q does not match %s", o.RootID, tree.IDPattern)
 	}
-	if _, err := os.Stat(filepath.Join(env.Dir, ".git")); err != nil {
-		return exit.Errorf(exit.Negative, "%s is not the root of a git repository: run git init first", env.Dir)
+	if _, err := git.OpenRoot(env.Dir); err != nil {
+		return exit.Wrap(exit.Negative, err)
 	}
 	goalData, err := o.goalBytes(env)
 	if err != nil {
@@ -87,15 +82,21 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
+	if o.New {
+		// A new goal is a new run: runner-start gives it a new id.
+		doc.RemoveID()
+		goalData = doc.Bytes()
+	}
 	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
 	if err != nil {
 		return exit.Wrap(exit.Negative, err)
 	}
 	files := []file{
-		{layout.Goal, func() ([]byte, error) { return goalData, nil }, false},
+		// --new starts the goal, the tree and the run state over.
+		{layout.Goal, func() ([]byte, error) { return goalData, nil }, o.New},
 		{layout.Config, func() ([]byte, error) { return config.DefaultTOML(), nil }, false},
-		{layout.Tree, func() ([]byte, error) { return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault) }, false},
-		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, false},
+		{layout.Tree, func() ([]byte, error) { return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault) }, o.New},
+		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, o.New},
 		{layout.Schema, func() ([]byte, error) { return schemas.TaskTreeV1, nil }, true},
 		{layout.AgentOutputSchema, func() ([]byte, error) { return schemas.AgentOutputV1, nil }, true},
 		{layout.Assumptions, func() ([]byte, error) {
@@ -170,40 +171,25 @@ func (o *Options) goalBytes(env *cli.Env) ([]byte, error) {
 		if existing != nil {
 			return existing, nil
 		}
-		return []byte(goalTemplate), nil
+		return []byte(goal.Template), nil
 	}
 	data, err := fsutil.ReadFile(env.Abs(o.Goal), "", 1<<20)
 	if err != nil {
 		return nil, exit.Errorf(exit.Negative, "--goal: %v", fsutil.Cause(err))
 	}
-	if existing != nil && !bytes.Equal(existing, data) {
-		return nil, exit.Errorf(exit.Negative, "%s exists and differs from %s: edit it, or remove it to start from the new goal", layout.Goal, o.Goal)
+	if existing != nil && !o.New && !bytes.Equal(existing, data) {
+		return nil, exit.Errorf(exit.Negative, "%s exists and differs from %s: edit it, or start a new goal with runner-init --new --goal %s", layout.Goal, o.Goal, o.Goal)
 	}
 	return data, nil
 }
 
-// rootTree is the initial tree: one root leaf holding the goal.
+// rootTree is the initial tree: one root leaf holding the goal (the
+// template's too: runner-start refuses to start on it, and takes the goal
+// written in its place).
 func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
-	title := doc.Title()
-	if title == "" {
-		title = "Goal"
-	}
-	if len(title) > 256 {
-		title = strings.ToValidUTF8(title[:256], "")
-	}
-	body := strings.TrimSpace(string(doc.Body))
-	// The first heading is the title; the goal is the text under it.
-	if first, rest, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "# ") {
-		body = strings.TrimSpace(rest)
-		if body == "" {
-			body = title
-		}
-	}
-	if body == "" {
-		return nil, exit.Errorf(exit.Negative, "%s has no goal text: write the goal in it", layout.Goal)
-	}
-	if len(body) > 16384 {
-		return nil, exit.Errorf(exit.Negative, "%s is %d bytes; the root goal holds at most 16384: shorten it and put details in %s", layout.Goal, len(body), layout.NodeContext(id))
+	title, body, err := doc.Root()
+	if err != nil && !errors.Is(err, goal.ErrTemplate) {
+		return nil, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	root := &tree.Node{
 		ID: id, Title: title, Goal: body, Acceptance: []string{}, Next: next,

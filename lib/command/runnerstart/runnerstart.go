@@ -49,9 +49,9 @@ func BootstrapMessage(runID string) string { return "chore(loop): start run " + 
 
 // Run starts or resumes the run.
 func (o *Options) Run(env *cli.Env) error {
-	repo, err := git.Open(env.Dir)
+	repo, err := git.OpenRoot(env.Dir)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%v: run runner-start inside a git repository", err)
+		return exit.Wrap(exit.Negative, err)
 	}
 	goalPath := env.Abs(layout.Goal)
 	goalData, err := fsutil.ReadFile(goalPath, env.Dir, 1<<20)
@@ -62,11 +62,16 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
+	title, body, err := doc.Root()
+	if err != nil {
+		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+	}
 	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
 	}
-	if _, ps := tree.Load(treeData); len(ps) > 0 {
+	root, ps := tree.Load(treeData)
+	if len(ps) > 0 {
 		return exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
 	}
 	rs, err := runstate.Load(env.Abs(layout.RunState))
@@ -124,8 +129,22 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	if runstate.Val(rs.RunID) != id {
 		res.Status = "started"
-		if err := runstate.Save(env.Abs(layout.RunState), runstate.New(id)); err != nil {
+		rs = runstate.New(id)
+		if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
 			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
+		}
+	}
+	// GOAL.md is the goal the user writes: until the root has been worked
+	// it is the root's title and goal (seed 000 preamble); after that the
+	// tree keeps its goal and a changed GOAL.md is a new goal (--new).
+	if root.Title != title || root.Goal != body {
+		if unworked(root, rs) {
+			root.Title, root.Goal = title, body
+			if err := fsutil.WriteAtomic(env.Abs(layout.Tree), tree.Encode(root), 0o644); err != nil {
+				return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Tree, fsutil.Cause(err))
+			}
+		} else {
+			env.Warnf("%s differs from the root node, which has been worked: the tree keeps its goal; to work the new goal run runner-init --new", layout.Goal)
 		}
 	}
 	if err := repo.AddAll(); err != nil {
@@ -149,6 +168,12 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s run=%s branch=%s commit=%s\n", res.Status, res.RunID, res.Branch, res.Commit)
 	return nil
+}
+
+// unworked reports whether no iteration has worked the root yet: it is a
+// leaf with no attempt spent and the run has allocated no iteration.
+func unworked(root *tree.Node, rs runstate.State) bool {
+	return len(root.Children) == 0 && !root.Passes && root.Attempts == 0 && rs.NextIter == 1
 }
 
 // generateID is run-<sha8 of the goal text>, with -2, -3, … appended while

@@ -30,6 +30,7 @@ type Options struct {
 	Selected  string `placeholder:"ID" help:"Selected node id: with --status, also check status invariants and child additions (needs --prev or --prev-rev)."`
 	Status    string `enum:",done,retry,decomposed" default:"" help:"Agent status for --selected: done, retry or decomposed."`
 	Staged    bool   `help:"Check the tree staged in the git index against HEAD's (for the pre-commit hook)." xor:"prev"`
+	By        string `name:"by" enum:",human,operator,loop" default:"" env:"TREELOOP_COMMIT" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts and next of open nodes, loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop."`
 	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
 }
@@ -144,6 +145,13 @@ func (o *Options) Run(env *cli.Env) error {
 			}
 		} else {
 			ps = append(ps, tree.Immutability(prev, root)...)
+			by := tree.Changer(o.By)
+			if by == "" {
+				by = tree.ByHuman
+			}
+			// A step being judged (--selected) makes the selected node's
+			// transition and derives its ancestors' passes.
+			ps = append(ps, tree.RunnerOwnedChanges(prev, root, by, tree.SelectedAndAncestors(prev, o.Selected))...)
 			if o.Selected != "" {
 				ps = append(ps, tree.ChildAdditions(prev, root, o.Selected, o.Status)...)
 				ps = append(ps, tree.StatusInvariants(prev, root, o.Selected, o.Status)...)
@@ -192,7 +200,7 @@ func deployedSchema(env *cli.Env) tree.Problems {
 		return tree.Problems{{Layer: tree.LayerSchema, Message: fmt.Sprintf("%s: %v", layout.Schema, fsutil.Cause(err))}}
 	}
 	if !bytes.Equal(got, schema.Source(schema.TaskTree)) {
-		return tree.Problems{{Layer: tree.LayerSchema, Message: layout.Schema + " differs from the embedded schema; restore it with runner-init --repair"}}
+		return tree.Problems{{Layer: tree.LayerSchema, Message: layout.Schema + " differs from the embedded schema; restore it with runner-init (it rewrites the schema copies and keeps every other file)"}}
 	}
 	return nil
 }
