@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Runner overhead per iteration: everything runner-step does except the
-# agent and the guard, measured on a repository of 1,000 files with a
-# 1,000-node tree, a no-op agent and the guard `true`; beside it the bare
-# git floor in the same repository (git status --porcelain, git add -A,
-# git commit of one changed file). Then agent-exec's peak RSS when the agent
-# prints 1 GiB, and the size of its capped log.
-# Usage: bench/step-bench.sh [ITERATIONS]
+# agent and the guard, measured with a 1,000-node tree, a no-op agent and
+# the guard `true`, on a repository of 1,000 files and on one of 50,000
+# files (FILES), side by side with the bare git floor of the same repository
+# in the same run (git status --porcelain, git add -A, git commit of one
+# changed file). Each step runs with RUNNER_TRACE=1; the per-command table
+# is the median over the steps of each command's wall time (from its
+# process start, lib/trace) and of the git processes each one started.
+# Then agent-exec's peak RSS when the agent prints 1 GiB, and the size of
+# its capped log.
+# Usage: bench/step-bench.sh [ITERATIONS] [FILES...]   (defaults: 21 1000 50000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iters=${1:-21}
+shift || true
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 50000)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
@@ -16,47 +23,112 @@ export PATH="$work/bin:$PWD/tools:$PATH"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-
-repo=$work/repo
-mkdir -p "$repo"
-cd "$repo"
-git init -q -b main
-for d in $(seq 1 20); do
-  mkdir -p "src/d$d"
-  for f in $(seq 1 50); do printf 'package d%d\n\n// F%d is file %d.\nconst F%d = %d\n' "$d" "$f" "$f" "$f" "$f" > "src/d$d/f$f.go"; done
-done
-printf 'ci:\n    @true\n' > justfile
-git add -A && git commit -qm initial
 cat > "$work/agent" <<'SH'
 #!/bin/sh
 cat >/dev/null
 echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
 SH
 chmod +x "$work/agent"
-runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
-"$work/bin/gentree" -n 1000 > .runner/state/tree.json
-sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
 export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=100000
-runner-start --id run-bench >/dev/null
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-over=(); total=()
-for i in $(seq 1 "$iters"); do
-  t0=$(ms); runner-step >/dev/null; t1=$(ms)
-  meta=.runner/iterations/run-bench/$(printf %04d "$i")/meta.json
-  inner=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["agent"]["duration_ms"] + (m["guard_run"] or {"duration_ms":0})["duration_ms"])' "$meta")
-  total+=($((t1 - t0))); over+=($((t1 - t0 - inner)))
-done
-floor=()
-for i in $(seq 1 "$iters"); do
-  echo "$i" > src/d1/touched.txt
-  t0=$(ms); git status --porcelain >/dev/null; git add -A; git commit -qm "floor $i"; t1=$(ms)
-  floor+=($((t1 - t0)))
-done
-o=$(printf '%s\n' "${over[@]}" | median); t=$(printf '%s\n' "${total[@]}" | median); f=$(printf '%s\n' "${floor[@]}" | median)
-echo "runner overhead per iteration (median of $iters, 1,000 files, 1,000-node tree): ${o} ms (whole step ${t} ms)"
-echo "bare git floor (status + add + commit), same repository: ${f} ms; overhead/floor = $(python3 -c "print('%.2f' % ($o/$f))")x"
+# setup FILES: a repository of FILES small Go files in directories of 50,
+# initialised for a run with a 1,000-node tree.
+setup() {
+  local files=$1 repo=$work/repo-$1
+  mkdir -p "$repo"
+  cd "$repo"
+  git init -q -b main
+  python3 - "$files" <<'PY'
+import os, sys
+n = int(sys.argv[1])
+for i in range(n):
+    d, f = divmod(i, 50)
+    os.makedirs(f"src/d{d}", exist_ok=True)
+    with open(f"src/d{d}/f{f}.go", "w") as fh:
+        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
+PY
+  printf 'ci:\n    @true\n' > justfile
+  git add -A && git commit -qm initial
+  runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
+  gentree -n 1000 > .runner/state/tree.json
+  sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
+  runner-start --id run-bench >/dev/null
+}
 
-# agent-exec with an agent that prints 1 GiB.
+# measure FILES: ITERATIONS steps, then ITERATIONS floors; writes
+# $work/result-FILES (overhead, step, floor medians) and the traces.
+measure() {
+  local files=$1 i t0 t1 meta inner
+  local over=() total=() floor=()
+  : > "$work/trace-$files"
+  for i in $(seq 1 "$iters"); do
+    t0=$(ms); RUNNER_TRACE=1 runner-step >/dev/null 2>"$work/step.err"; t1=$(ms)
+    sed "s/^/step=$i /" "$work/step.err" >> "$work/trace-$files"
+    meta=.runner/iterations/run-bench/$(printf %04d "$i")/meta.json
+    inner=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["agent"]["duration_ms"] + (m["guard_run"] or {"duration_ms":0})["duration_ms"])' "$meta")
+    total+=($((t1 - t0))); over+=($((t1 - t0 - inner)))
+  done
+  for i in $(seq 1 "$iters"); do
+    echo "$i" > src/d1/touched.txt
+    t0=$(ms); git status --porcelain >/dev/null; git add -A; git commit -qm "floor $i"; t1=$(ms)
+    floor+=($((t1 - t0)))
+  done
+  printf '%s %s %s\n' "$(printf '%s\n' "${over[@]}" | median)" "$(printf '%s\n' "${total[@]}" | median)" "$(printf '%s\n' "${floor[@]}" | median)" > "$work/result-$files"
+}
+
+for files in "${sizes[@]}"; do
+  setup "$files"
+  measure "$files"
+done
+echo "load average after the steps: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$work" "$iters" "${sizes[@]}" <<'PY'
+import re, statistics, sys
+work, iters, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+res = {s: [float(x) for x in open(f"{work}/result-{s}").read().split()] for s in sizes}
+print(f"\nrunner overhead per iteration (median of {iters} steps; 1,000-node tree, no-op agent, guard true)")
+print("| files | overhead ms | whole step ms | git floor ms | overhead/floor |")
+print("| --- | --- | --- | --- | --- |")
+for s in sizes:
+    o, t, f = res[s]
+    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x |")
+# Per command: the median over steps of the sum of its lines in one step;
+# git lines are grouped by the command that ran them.
+rows, per = [], {}
+for s in sizes:
+    steps = {}
+    for line in open(f"{work}/trace-{s}"):
+        m = re.match(r"step=(\d+) trace: (cmd|git)=(\S+) ms=([\d.]+)(?: exit=\d+)?(?: by=(\S+))?", line)
+        if not m:
+            continue
+        step, kind, name, ms, by = m.groups()
+        key = name if kind == "cmd" else f"  git {name} (by {by})"
+        d = steps.setdefault(step, {})
+        c = d.setdefault(key, [0.0, 0])
+        c[0] += float(ms); c[1] += 1
+    per[s] = steps
+    for d in steps.values():
+        for k in d:
+            if k not in rows:
+                rows.append(k)
+print(f"\nper command, median ms per step (count per step); git lines under the command that ran them")
+print("| command | " + " | ".join(f"{int(s):,} files" for s in sizes) + " |")
+print("| --- |" + " --- |" * len(sizes))
+for k in rows:
+    cells = []
+    for s in sizes:
+        vals = [d[k][0] if k in d else 0.0 for d in per[s].values()]
+        cnts = [d[k][1] if k in d else 0 for d in per[s].values()]
+        cells.append(f"{statistics.median(vals):.1f} ({statistics.median(cnts):g})")
+    print(f"| {k} | " + " | ".join(cells) + " |")
+for s in sizes:
+    procs = [sum(c[1] for k, c in d.items() if not k.startswith("  git")) for d in per[s].values()]
+    gits = [sum(c[1] for k, c in d.items() if k.startswith("  git")) for d in per[s].values()]
+    print(f"{int(s):,} files: {statistics.median(procs):g} treeloop processes and {statistics.median(gits):g} git processes per step")
+PY
+
+# agent-exec with an agent that prints 1 GiB (in the last repository).
 cat > "$work/loud" <<'SH'
 #!/bin/sh
 cat >/dev/null

@@ -16,6 +16,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/trace"
 )
 
 // Env is what a command's Run method receives: its streams and the directory
@@ -76,6 +77,10 @@ type exitPanic int
 // (lib/exit), printing "<name>: <error>" to stderr for non-silent errors.
 func Run(name, description string, cmd any, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...kong.Option) (code int) {
 	env := &Env{Name: name, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	// RUNNER_TRACE=1: one line with this process's wall time (issue 16).
+	traced := name
+	trace.SetName(name)
+	defer func() { trace.Command(stderr, traced, code) }()
 	// Nothing this command starts inherits runner-step's lock (issue 17:
 	// a detached git survived a killed step and held it).
 	proc.CloseInherited()
@@ -119,6 +124,9 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exit.Usage
+	}
+	if sel := kctx.Selected(); sel != nil {
+		traced = name + "-" + sel.Name // iter-log-begin, loop-commit-check
 	}
 	dir := "."
 	if c, ok := findChdir(cmd); ok && c.Chdir != "" {

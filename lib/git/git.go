@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/trace"
 )
 
 // Repo is a git work tree.
@@ -49,7 +52,10 @@ func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, err
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	t0 := time.Now()
+	err := cmd.Run()
+	trace.Git(args[0], time.Since(t0))
+	if err != nil {
 		msg := firstLine(stderr.String())
 		if msg == "" {
 			msg = err.Error()
