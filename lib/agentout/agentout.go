@@ -9,6 +9,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // every read is judged and worded by the schema
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -29,12 +30,7 @@ type Output struct {
 }
 
 // Allowed lists the statuses an agent may report in mode.
-func Allowed(mode string) []string {
-	if mode == ModeDecompose {
-		return []string{tree.AgentDecomposed, tree.AgentRetry}
-	}
-	return []string{tree.AgentDone, tree.AgentRetry}
-}
+func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
 // the status is allowed in mode (execute: done or retry; decompose:

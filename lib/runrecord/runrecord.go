@@ -23,6 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // every read is judged and worded by the schema
 )
 
 // The run statuses.

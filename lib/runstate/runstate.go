@@ -6,11 +6,15 @@ package runstate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"sort"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // State is run_state.json. Pointers are JSON null when nil.
@@ -50,8 +54,17 @@ func Parse(data []byte) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	if vs := schema.Validate(schema.RunState, v); len(vs) > 0 {
-		return State{}, fmt.Errorf("%s: %s", vs[0].Pointer, vs[0].Message)
+	if why := check(v); why != "" {
+		// The full validator words the problem where it is linked; the
+		// commands that only read the file the runner wrote do not link
+		// it (issue 16) and say the first problem check found.
+		if !schema.Linked() {
+			return State{}, errors.New(why)
+		}
+		if vs := schema.Validate(schema.RunState, v); len(vs) > 0 {
+			return State{}, fmt.Errorf("%s: %s", vs[0].Pointer, vs[0].Message)
+		}
+		return State{}, errors.New(why)
 	}
 	var s State
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -88,4 +101,84 @@ func Encode(s State) []byte {
 // Save writes s to path atomically.
 func Save(path string, s State) error {
 	return fsutil.WriteAtomic(path, Encode(s), 0o644)
+}
+
+// check is schemas/run_state.v1.schema.json written out for a decoded
+// document: "" when the schema accepts v, else the first problem as
+// "<pointer>: <what>". TestCheckAgreesWithSchema holds it to the full
+// validator.
+func check(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "/: not a JSON object"
+	}
+	for _, k := range []string{"run_id", "next_iter", "last_status", "last_summary", "last_guard"} {
+		if _, ok := m[k]; !ok {
+			return "/: missing property " + k
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first problem is the same every time
+	for _, k := range keys {
+		x := m[k]
+		bad := ""
+		switch k {
+		case "run_id":
+			if s, ok := x.(string); x != nil && (!ok || !tree.ValidID(s)) {
+				bad = "not null or a run id"
+			}
+		case "next_iter":
+			if !integerAtLeast1(x) {
+				bad = "not an integer >= 1"
+			}
+		case "last_status":
+			if !oneOf(x, "done", "retry", "decomposed", "agent_error", "timeout", "interrupted", "runner_error") {
+				bad = "not null or a status"
+			}
+		case "last_guard":
+			if !oneOf(x, "pass", "fail", "skipped") {
+				bad = "not null, pass, fail or skipped"
+			}
+		case "last_iter":
+			if _, isNum := x.(float64); x != nil && (!isNum || !integerAtLeast1(x)) {
+				bad = "not null or an integer >= 1"
+			}
+		case "last_summary", "last_node":
+			if _, ok := x.(string); x != nil && !ok {
+				bad = "not null or a string"
+			}
+		default:
+			bad = "unknown property"
+		}
+		if bad != "" {
+			return "/" + k + ": " + bad
+		}
+	}
+	return ""
+}
+
+// integerAtLeast1 reports whether x is a number with no fraction, >= 1.
+func integerAtLeast1(x any) bool {
+	f, ok := x.(float64)
+	return ok && f == math.Trunc(f) && f >= 1
+}
+
+// oneOf reports whether x is nil or one of the strings.
+func oneOf(x any, values ...string) bool {
+	if x == nil {
+		return true
+	}
+	s, ok := x.(string)
+	if !ok {
+		return false
+	}
+	for _, v := range values {
+		if s == v {
+			return true
+		}
+	}
+	return false
 }

@@ -1,16 +1,11 @@
-// Package schema validates decoded JSON documents against treeloop's embedded
-// JSON Schemas (draft 2020-12) through santhosh-tekuri/jsonschema/v5.
+// Package schema names treeloop's embedded JSON Schemas (draft 2020-12) and
+// validates decoded documents against them through the full validator,
+// santhosh-tekuri/jsonschema/v5, which lives in lib/schema/full so that
+// only the commands that word schema errors link it (issue 16).
 package schema
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"sort"
 	"strings"
-	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/treeloop/treeloop/schemas"
 )
@@ -48,80 +43,35 @@ type Violation struct {
 	Message string
 }
 
-var (
-	mu       sync.Mutex
-	compiled = map[Kind]*jsonschema.Schema{}
-)
+// validator is the full validator, set by lib/schema/full's init in the
+// commands that link it.
+var validator func(Kind, any) []Violation
 
-func get(k Kind) *jsonschema.Schema {
-	mu.Lock()
-	defer mu.Unlock()
-	if s, ok := compiled[k]; ok {
-		return s
-	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	url := "mem:///" + string(k) + ".json"
-	if err := c.AddResource(url, bytes.NewReader(Source(k))); err != nil {
-		panic(fmt.Sprintf("schema: embedded %s: %v", k, err))
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		panic(fmt.Sprintf("schema: embedded %s: %v", k, err))
-	}
-	compiled[k] = s
-	return s
+// SetValidator installs the full validator (lib/schema/full calls it from
+// its init; tests take it away to see a program without it) and returns
+// the one it replaces.
+func SetValidator(f func(Kind, any) []Violation) (previous func(Kind, any) []Violation) {
+	previous, validator = validator, f
+	return previous
 }
+
+// Linked reports whether this program links the full validator
+// (lib/schema/full). Commands that only read files the runner wrote take
+// the strict fast paths (lib/tree/fast.go, runstate's check) and do not
+// link it: santhosh-tekuri/jsonschema/v5's package init compiles every
+// draft's meta-schema, about 5.5 ms at every process start (issue 16).
+func Linked() bool { return validator != nil }
 
 // Validate checks v, a document decoded into map[string]any, []any, string,
 // float64 or json.Number, bool and nil, against the schema k. It returns
 // every leaf violation, sorted by pointer then message; nil means valid.
+// It panics in a program that does not link lib/schema/full: callers
+// check Linked first.
 func Validate(k Kind, v any) []Violation {
-	err := get(k).Validate(v)
-	if err == nil {
-		return nil
+	if validator == nil {
+		panic("schema: Validate in a program that does not link lib/schema/full")
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []Violation{{Message: err.Error()}}
-	}
-	var out []Violation
-	seen := map[Violation]bool{}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			v := Violation{Pointer: e.InstanceLocation, Message: stableMessage(e.Message)}
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Pointer != out[j].Pointer {
-			return out[i].Pointer < out[j].Pointer
-		}
-		return out[i].Message < out[j].Message
-	})
-	return out
-}
-
-// stableMessage sorts the property names of an additionalProperties
-// message, which the validator lists in map order, so reports are
-// deterministic.
-func stableMessage(msg string) string {
-	const pre, post = "additionalProperties ", " not allowed"
-	if !strings.HasPrefix(msg, pre) || !strings.HasSuffix(msg, post) {
-		return msg
-	}
-	names := strings.Split(strings.TrimSuffix(strings.TrimPrefix(msg, pre), post), ", ")
-	sort.Strings(names)
-	return pre + strings.Join(names, ", ") + post
+	return validator(k, v)
 }
 
 // Pointer splits a JSON pointer (RFC 6901) into its unescaped tokens.

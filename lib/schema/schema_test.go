@@ -8,6 +8,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	_ "github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/schemas"
 )
 

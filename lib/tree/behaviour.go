@@ -13,6 +13,17 @@ const (
 	AgentDecomposed = "decomposed"
 )
 
+// AgentStatuses lists the statuses an agent may report in mode (the
+// selected leaf's next): execute done or retry, decompose decomposed or
+// retry. agentout.Allowed is this; it lives here so that context-write
+// can say it without linking agentout's schema validator (issue 16).
+func AgentStatuses(mode string) []string {
+	if mode == NextDecompose {
+		return []string{AgentDecomposed, AgentRetry}
+	}
+	return []string{AgentDone, AgentRetry}
+}
+
 // Immutability checks that every node passed in prev is unchanged in next:
 // present, under the same parent, equal in every field and child (seed 002
 // §3). Problems are sorted by node id. prev is walked depth first: a

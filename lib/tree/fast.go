@@ -3,8 +3,11 @@ package tree
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -20,20 +23,34 @@ import (
 // about 15 µs per node, most of it in generic validation, and every
 // command of a step loads the tree.
 func fastParse(data []byte) (*Node, bool) {
-	if len(data) == 0 || data[0] == 0xEF { // empty, or a byte order mark
-		return nil, false
+	root, why := fastParseWhy(data)
+	return root, why == ""
+}
+
+// fastParseWhy is fastParse with the reason it gave up ("" when it did
+// not): the first problem it met, one line, for the commands that do not
+// link the full validator (schema.Linked) and so cannot word every problem.
+func fastParseWhy(data []byte) (*Node, string) {
+	if len(data) == 0 {
+		return nil, "the file is empty"
+	}
+	if data[0] == 0xEF {
+		return nil, "the file starts with a byte order mark"
 	}
 	// jsontext's own duplicate-name tracking is redundant here: node()
 	// refuses a repeated field itself, and any other name at all.
 	p := fastParser{dec: jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))}
 	root, ok := p.node(0)
 	if !ok {
-		return nil, false
+		if p.why == "" {
+			p.why = "not a task tree"
+		}
+		return nil, p.why
 	}
 	if _, err := p.dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return nil, false // trailing data
+		return nil, "data after the tree"
 	}
-	return root, true
+	return root, ""
 }
 
 // fastMaxDepth bounds node nesting on the fast path, well inside
@@ -42,6 +59,20 @@ const fastMaxDepth = 400
 
 type fastParser struct {
 	dec *jsontext.Decoder
+	why string // the first problem met, for fastParseWhy
+}
+
+// fail records why the fast path gave up (the first reason only) and
+// returns false.
+func (p *fastParser) fail(n *Node, format string, args ...any) bool {
+	if p.why == "" {
+		where := "a node"
+		if n != nil && n.ID != "" && ValidID(n.ID) {
+			where = "node '" + n.ID + "'"
+		}
+		p.why = where + ": " + fmt.Sprintf(format, args...)
+	}
+	return false
 }
 
 const (
@@ -58,26 +89,30 @@ const (
 	fAll = 1<<iota - 1
 )
 
+// fieldNames are the fields in the order of the bits above.
+var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "children"}
+
 func (p *fastParser) node(depth int) (*Node, bool) {
 	if depth > fastMaxDepth {
-		return nil, false
+		return nil, p.fail(nil, "nodes nest deeper than %d levels", fastMaxDepth)
 	}
 	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, false
+		return nil, p.fail(nil, "not a JSON object")
 	}
 	n := &Node{}
 	seen := 0
 	for {
 		tok, err := p.dec.ReadToken()
 		if err != nil {
-			return nil, false
+			return nil, p.fail(n, "not valid JSON")
 		}
 		if tok.Kind() == '}' {
 			break
 		}
 		var bit int
 		ok := true
-		switch tok.String() {
+		key := tok.String() // the token is voided by the next read
+		switch key {
 		case "id":
 			bit = fID
 			n.ID, ok = p.str(0, MaxIDLen)
@@ -115,15 +150,24 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 			bit = fChildren
 			n.Children, ok = p.children(depth)
 		default:
-			return nil, false // additionalProperties: false
+			return nil, p.fail(n, "unknown field %q", key) // additionalProperties: false
 		}
-		if !ok || seen&bit != 0 {
-			return nil, false
+		if !ok {
+			return nil, p.fail(n, "%s: not a valid value", key)
+		}
+		if seen&bit != 0 {
+			return nil, p.fail(n, "%s: repeated", key)
 		}
 		seen |= bit
 	}
 	if seen != fAll {
-		return nil, false // a required property is missing
+		var missing []string
+		for i, name := range fieldNames {
+			if seen&(1<<i) == 0 {
+				missing = append(missing, name)
+			}
+		}
+		return nil, p.fail(n, "missing %s", strings.Join(missing, ", ")) // required
 	}
 	return n, true
 }
@@ -150,8 +194,10 @@ func (p *fastParser) str(minRunes, maxRunes int) (string, bool) {
 	return s, true
 }
 
-// integer reads a number written as a plain integer literal within
-// [lo, hi]. Other spellings of an integer (1.0, 1e2) take the full path.
+// integer reads an integer within [lo, hi]. A plain literal is parsed as
+// one; another spelling (1.0, 1e2) is read as the full path reads it, a
+// float64 with no fraction (jsonstrict decodes numbers to float64), so
+// that a command without the full validator accepts every valid tree.
 func (p *fastParser) integer(lo, hi int64) (int64, bool) {
 	v, err := p.dec.ReadValue()
 	if err != nil || v.Kind() != '0' {
@@ -159,7 +205,11 @@ func (p *fastParser) integer(lo, hi int64) (int64, bool) {
 	}
 	for i, c := range v {
 		if (c < '0' || c > '9') && !(i == 0 && c == '-') {
-			return 0, false
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+				return 0, false
+			}
+			return int64(f), true
 		}
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64)

@@ -19,10 +19,16 @@ func FuzzFastParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := fastParse(data)
+		full, ps := parseFull(data)
 		if !ok {
+			// Commands without the full validator have only the fast
+			// path (issue 16): it must take every valid tree within its
+			// depth bound.
+			if len(ps) == 0 && depth(full) <= fastMaxDepth {
+				t.Fatalf("fast path refused a valid tree")
+			}
 			return
 		}
-		full, ps := parseFull(data)
 		if len(ps) > 0 {
 			t.Fatalf("fast path accepted what the full path rejects: %v", ps)
 		}
@@ -68,8 +74,10 @@ func fastSeeds(tb testing.TB) [][]byte {
 }
 
 // The fast path must serve the trees the runner writes: a canonical tree
-// and a compact one take it; odd but valid spellings fall back and still
-// load.
+// and a compact one take it, and so do integers spelled 1.0 or 1e2 (read
+// as the full path reads them), since commands without the full validator
+// have only the fast path for a valid tree (issue 16); invalid trees fall
+// back and are refused.
 func TestFastParseTaken(t *testing.T) {
 	leaf := `{"id":"r.1","order":2,"title":"Ünïcode title","goal":"g","acceptance":["a","b"],"next":"execute","passes":true,"attempts":1,"max_attempts":3,"children":[]}`
 	compact := `{"id":"r","order":-5,"title":"T","goal":"","acceptance":[],"next":"decompose","passes":false,"attempts":0,"max_attempts":1000000,"children":[` + leaf + `]}`
@@ -86,10 +94,12 @@ func TestFastParseTaken(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name, doc string
-		valid     bool
+		valid     bool // valid trees take the fast path, invalid ones do not
 	}{
 		{"float integer", strings.Replace(compact, `"order":-5`, `"order":-5.0`, 1), true},
 		{"exponent", strings.Replace(compact, `"order":-5`, `"order":1e2`, 1), true},
+		{"fraction", strings.Replace(compact, `"order":-5`, `"order":-5.5`, 1), false},
+		{"exponent too high", strings.Replace(compact, `"attempts":0`, `"attempts":1.1e6`, 1), false},
 		{"extra key", strings.Replace(compact, `"order":-5`, `"order":-5,"x":1`, 1), false},
 		{"duplicate key", strings.Replace(compact, `"order":-5`, `"order":-5,"order":1`, 1), false},
 		{"missing key", strings.Replace(compact, `"order":-5,`, ``, 1), false},
@@ -100,11 +110,20 @@ func TestFastParseTaken(t *testing.T) {
 		{"trailing data", compact + `{}`, false},
 		{"bom", "\xEF\xBB\xBF" + compact, false},
 	} {
-		if _, ok := fastParse([]byte(tt.doc)); ok {
-			t.Errorf("%s: took the fast path", tt.name)
+		if _, ok := fastParse([]byte(tt.doc)); ok != tt.valid {
+			t.Errorf("%s: fast path taken %v, want %v", tt.name, ok, tt.valid)
 		}
 		if _, ps := Parse([]byte(tt.doc)); (len(ps) == 0) != tt.valid {
 			t.Errorf("%s: Parse problems %v, want valid=%v", tt.name, ps, tt.valid)
 		}
 	}
+}
+
+// depth is the number of node levels below n.
+func depth(n *Node) int {
+	d := 0
+	for _, c := range n.Children {
+		d = max(d, depth(c)+1)
+	}
+	return d
 }

@@ -13,9 +13,21 @@ import (
 // embedded task tree schema. It returns the tree, or nil and every problem
 // (layers json or schema). It does not check invariants. A document the
 // streaming check (fastParse) accepts skips the generic path.
+//
+// In a program that does not link the full validator (lib/schema/full,
+// issue 16), a document the fast path refuses gets one problem: jsonstrict's
+// error when it is not JSON, else the first problem the fast path met,
+// (the callers point to tree-validate for the full list).
 func Parse(data []byte) (*Node, Problems) {
-	if root, ok := fastParse(data); ok {
+	root, why := fastParseWhy(data)
+	if why == "" {
 		return root, nil
+	}
+	if !schema.Linked() {
+		if _, err := jsonstrict.Decode(data); err != nil {
+			return nil, Problems{{Layer: LayerJSON, Message: err.Error()}}
+		}
+		return nil, Problems{{Layer: LayerSchema, Message: why}}
 	}
 	return parseFull(data)
 }

@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
@@ -309,7 +308,7 @@ func (in *inputs) contract() string {
 
 // outputContract is the last section: the answer's exact shape.
 func (in *inputs) outputContract() string {
-	allowed := agentout.Allowed(in.begin.Mode)
+	allowed := tree.AgentStatuses(in.begin.Mode)
 	out := filepath.ToSlash(filepath.Join(layout.IterDir(in.begin.RunID, in.begin.Iteration), iterdir.OutputFile))
 	var b strings.Builder
 	b.WriteString("You MUST end the session with exactly one JSON object as your answer. When the environment variable RUNNER_OUTPUT is set, write the object to the file it names (here " + out + ") before you exit.\n\n")

@@ -22,6 +22,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-update words the schema problems of an agent's tree edits
 	"github.com/treeloop/treeloop/lib/tree"
 )
 

@@ -18,6 +18,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/schema"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-validate words every schema problem
 	"github.com/treeloop/treeloop/lib/tree"
 )
 

@@ -1,0 +1,36 @@
+package full_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLinkedOnlyWhereWorded: santhosh-tekuri/jsonschema/v5 costs its
+// package init at every start of a program that links it (issue 16), so
+// only the commands that word schema errors link it: tree-validate (the
+// tree), tree-update (an agent's tree edits), agent-exec (agent output).
+// A command added to the step, or an import that drags the validator into
+// one that reads only what the runner wrote, fails here.
+func TestLinkedOnlyWhereWorded(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "../../../cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var linking []string
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if slices.Contains(f[1:], "github.com/santhosh-tekuri/jsonschema/v5") {
+			linking = append(linking, f[0][strings.LastIndex(f[0], "/")+1:])
+		}
+	}
+	want := []string{"agent-exec", "tree-update", "tree-validate"}
+	if !slices.Equal(linking, want) {
+		t.Errorf("commands linking jsonschema/v5: %v, want %v", linking, want)
+	}
+	if len(lines) < 10 {
+		t.Errorf("only %d commands listed", len(lines))
+	}
+}
