@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/proc"
 )
@@ -111,9 +112,10 @@ func New(name string) (Backend, error) {
 }
 
 // Env is the RUNNER_* environment every backend gives the agent, appended
-// to base.
+// to base without the step's own variables (git.StepVars: DESIGN.md
+// decision 20, the agent's environment never carries them).
 func Env(base []string, req Request) []string {
-	return append(base,
+	return append(git.Strip(base),
 		"RUNNER_ROOT="+req.Root,
 		"RUNNER_RUN_ID="+req.RunID,
 		fmt.Sprintf("RUNNER_ITERATION=%d", req.Iteration),

@@ -30,6 +30,9 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if root, ok := stepRoot(abs); ok { // issue 16: the step knows it
+		return &Repo{root: root}, nil
+	}
 	out, err := run(abs, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, fmt.Errorf("not a git repository: %s", dir)
@@ -91,6 +94,9 @@ func (r *Repo) Run(args ...string) ([]byte, error) { return run(r.root, nil, arg
 // CurrentBranch is the checked-out branch, "" when HEAD is detached. It works
 // on an unborn branch.
 func (r *Repo) CurrentBranch() (string, error) {
+	if branch, _, ok := r.stepHead(); ok {
+		return branch, nil
+	}
 	out, err := r.Run("symbolic-ref", "--quiet", "--short", "HEAD")
 	if err != nil {
 		var ee *exec.ExitError
@@ -104,9 +110,25 @@ func (r *Repo) CurrentBranch() (string, error) {
 
 // HeadCommit is HEAD's full sha; an error when there is no commit yet.
 func (r *Repo) HeadCommit() (string, error) {
+	if _, head, ok := r.stepHead(); ok {
+		return head, nil
+	}
 	out, err := r.Run("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("git rev-parse: HEAD has no commit yet")
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ResolveCommit is the full commit id rev names; the step's HEAD when rev
+// is it and the repository still says so (no git process).
+func (r *Repo) ResolveCommit(rev string) (string, error) {
+	if _, head, ok := r.stepHead(); ok && rev == head {
+		return head, nil
+	}
+	out, err := r.Run("rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -200,8 +222,41 @@ func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, e
 }
 
 // ShowFile returns the bytes of path at rev ("" or ":" for the index). ok is
-// false when the path does not exist there; other failures are errors.
+// false when the path does not exist there; other failures are errors
+// (rev not a commit, path not a file). One git process (cat-file --batch)
+// answers both questions (issue 16: it was three).
 func (r *Repo) ShowFile(rev, path string) (data []byte, ok bool, err error) {
+	if strings.ContainsAny(rev+path, "\n\r") { // not sayable on cat-file's input lines
+		return r.showFileArgs(rev, path)
+	}
+	in := ":" + path + "\n"
+	if rev != "" && rev != ":" {
+		in = rev + "^{commit}\n" + rev + ":" + path + "\n"
+	}
+	out, err := run(r.root, []byte(in), "cat-file", "--batch")
+	if err != nil {
+		return nil, false, err
+	}
+	if rev != "" && rev != ":" {
+		typ, _, rest, ok := batchObject(out)
+		if !ok || typ != "commit" {
+			return nil, false, fmt.Errorf("git rev-parse: unknown revision %s", rev)
+		}
+		out = rest
+	}
+	typ, body, _, ok := batchObject(out)
+	switch {
+	case !ok:
+		return nil, false, nil // missing
+	case typ != "blob":
+		return nil, false, fmt.Errorf("git cat-file: %s:%s is a %s, not a file", rev, path, typ)
+	}
+	return body, true, nil
+}
+
+// showFileArgs is ShowFile through cat-file's arguments, for names with a
+// line break.
+func (r *Repo) showFileArgs(rev, path string) (data []byte, ok bool, err error) {
 	spec := rev + ":" + path
 	if rev == "" || rev == ":" {
 		spec = ":" + path
@@ -216,6 +271,24 @@ func (r *Repo) ShowFile(rev, path string) (data []byte, ok bool, err error) {
 		return nil, false, err
 	}
 	return out, true, nil
+}
+
+// batchObject reads one answer of `git cat-file --batch`: "<oid> <type>
+// <size>\n<contents>\n", or "<name> missing\n" (ok false) and the rest.
+func batchObject(out []byte) (typ string, body, rest []byte, ok bool) {
+	line, after, found := bytes.Cut(out, []byte{'\n'})
+	if !found {
+		return "", nil, nil, false
+	}
+	f := strings.Fields(string(line))
+	if len(f) != 3 {
+		return "", nil, after, false // "<name> missing" or "ambiguous"
+	}
+	var size int
+	if _, err := fmt.Sscanf(f[2], "%d", &size); err != nil || size < 0 || size+1 > len(after) {
+		return "", nil, after, false
+	}
+	return f[1], after[:size], after[size+1:], true
 }
 
 // Diff is `git diff --binary REV` (the work tree's tracked changes against
@@ -237,10 +310,71 @@ func (r *Repo) CommitMessage(rev string) (string, error) {
 	return strings.TrimRight(string(out), "\n"), err
 }
 
+// Status is the repository's state from one `git status --porcelain=v2
+// --branch` (issue 16: one scan of the work tree and no separate
+// rev-parse/symbolic-ref).
+type Status struct {
+	Head   string   // HEAD's commit, "" on an unborn branch
+	Branch string   // the checked-out branch, "" when HEAD is detached
+	Paths  []string // changed paths, staged or not, untracked included (ignored not); a rename's both names
+}
+
+// Status reads the repository's state in one git process.
+func (r *Repo) Status() (Status, error) {
+	out, err := r.Run("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return Status{}, err
+	}
+	var st Status
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case strings.HasPrefix(f, "# branch.oid "):
+			if oid := strings.TrimPrefix(f, "# branch.oid "); oid != "(initial)" {
+				st.Head = oid
+			}
+		case strings.HasPrefix(f, "# branch.head "):
+			if b := strings.TrimPrefix(f, "# branch.head "); b != "(detached)" {
+				st.Branch = b
+			}
+		case strings.HasPrefix(f, "1 "):
+			st.Paths = append(st.Paths, nthField(f, 8))
+		case strings.HasPrefix(f, "2 "):
+			st.Paths = append(st.Paths, nthField(f, 9))
+			if i+1 < len(fields) {
+				i++
+				st.Paths = append(st.Paths, fields[i]) // the rename's source
+			}
+		case strings.HasPrefix(f, "u "):
+			st.Paths = append(st.Paths, nthField(f, 10))
+		case strings.HasPrefix(f, "? "):
+			st.Paths = append(st.Paths, f[2:])
+		}
+	}
+	return st, nil
+}
+
+// nthField is what follows the first n space-separated fields of s (a
+// path, which may hold spaces itself).
+func nthField(s string, n int) string {
+	for range n {
+		_, s, _ = strings.Cut(s, " ")
+	}
+	return s
+}
+
 // ChangedPathsSince lists, sorted and deduplicated, every path that differs
 // between rev and the work tree: modified, deleted, renamed (both names),
-// staged or not, and untracked (not ignored) files.
+// staged or not, and untracked (not ignored) files. When rev is HEAD's
+// commit (as after policy puts HEAD back), one git status answers; a path
+// staged and then changed back in the work tree is listed then too.
 func (r *Repo) ChangedPathsSince(rev string) ([]string, error) {
+	if st, err := r.Status(); err == nil && st.Head != "" && st.Head == rev {
+		paths := st.Paths
+		slices.Sort(paths)
+		return slices.Compact(paths), nil
+	}
 	out, err := r.Run("diff", "--name-only", "-z", "--no-renames", rev)
 	if err != nil {
 		return nil, err

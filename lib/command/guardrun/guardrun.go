@@ -79,7 +79,9 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
+	// The guard's environment is ours without the step's variables
+	// (DESIGN.md decision 20).
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline, Env: git.Strip(os.Environ())}
 	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
 	var violations []string
 	if logs != nil {

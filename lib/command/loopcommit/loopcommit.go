@@ -57,30 +57,28 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.Negative, "%v", err)
 	}
-	branch, err := repo.CurrentBranch()
+	// One git status gives the branch, HEAD and the changes (issue 16).
+	st, err := repo.Status()
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
+	branch := st.Branch
 	switch branch {
 	case "":
 		return exit.Errorf(exit.Negative, "HEAD is detached: check out the run branch (run runner-start)")
 	case "main", "master":
 		return exit.Errorf(exit.Negative, "refusing to step on %s: run runner-start to branch off", branch)
 	}
-	status, err := repo.StatusPorcelain()
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
-	if len(status) > 0 {
+	if status := st.Paths; len(status) > 0 {
 		more := ""
 		if len(status) > 1 {
 			more = fmt.Sprintf(" and %d more", len(status)-1)
 		}
-		return exit.Errorf(exit.Negative, "the working tree is not clean (%s%s): commit or stash the changes first", status[0][3:], more)
+		return exit.Errorf(exit.Negative, "the working tree is not clean (%s%s): commit or stash the changes first", status[0], more)
 	}
-	head, err := repo.HeadCommit()
-	if err != nil {
-		return exit.Errorf(exit.Negative, "%v (run runner-start)", err)
+	head := st.Head
+	if head == "" {
+		return exit.Errorf(exit.Negative, "git rev-parse: HEAD has no commit yet (run runner-start)")
 	}
 	goalData, err := fsutil.ReadFile(env.Abs(layout.Goal), env.Dir, 1<<20)
 	if err != nil {
@@ -115,8 +113,9 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 
 // CommitCmd is `loop-commit commit`.
 type CommitCmd struct {
-	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (meta.json from iter-log end)."`
-	JSON bool   `name:"json" help:"Print the result as JSON."`
+	Iter     string `required:"" placeholder:"DIR" help:"The iteration directory (meta.json from iter-log end)."`
+	AsStaged bool   `name:"as-staged" help:"Commit the index as iter-log end staged it, without staging again (runner-step: nothing runs between them). Without it every change is staged first (git add -A)."`
+	JSON     bool   `name:"json" help:"Print the result as JSON."`
 }
 
 // CommitResult is what `commit` prints.
@@ -170,14 +169,22 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 // commit but before recording it left it as HEAD already (the message
 // names the run and the iteration, so it is unique): then HEAD is the
 // iteration's commit and no second one is made.
+//
+// With --as-staged (runner-step, right after iter-log end staged every
+// change and derived the diff from that index) the index is committed as
+// it is: the step scans the work tree once for both (issue 16). A step
+// that gets here again after a kill goes through recovery, which commits
+// without it, so the check for an existing commit is only needed there.
 func (c *CommitCmd) commit(repo *git.Repo, msg string) (string, error) {
-	if head, err := repo.CommitMessage("HEAD"); err == nil && head == msg {
-		if st, err := repo.StatusPorcelain(); err == nil && len(st) == 0 {
-			return repo.HeadCommit()
+	if !c.AsStaged {
+		if head, err := repo.CommitMessage("HEAD"); err == nil && head == msg {
+			if st, err := repo.StatusPorcelain(); err == nil && len(st) == 0 {
+				return repo.HeadCommit()
+			}
 		}
-	}
-	if err := repo.AddAll(); err != nil {
-		return "", err
+		if err := repo.AddAll(); err != nil {
+			return "", err
+		}
 	}
 	// The loop's own commit: the pre-commit hook lets through the
 	// runner-owned transitions tree-update has judged.

@@ -13,7 +13,6 @@ package stepctx
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
@@ -71,11 +70,11 @@ func Load(env *cli.Env, iter, base string) (Iteration, error) {
 // Resolve is the full commit id of rev. Errors carry the runner-error exit
 // code.
 func Resolve(repo *git.Repo, rev string) (string, error) {
-	out, err := repo.Run("rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	sha, err := repo.ResolveCommit(rev) // issue 16: no git process for the step's own HEAD
 	if err != nil {
 		return "", exit.Errorf(exit.RunnerError, "--base %s: not a commit of this repository", rev)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return sha, nil
 }
 
 // ConfigAt is config.toml as committed in base, with the environment

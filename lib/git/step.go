@@ -1,0 +1,86 @@
+package git
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The step's facts (DESIGN.md decision 20, issue 16): runner-step sets
+// these after `loop-commit check` so that its commands do not ask git
+// again for what the step already knows. Every command works without
+// them, and none trusts them blindly: Open takes the root only when it is
+// the directory asked for and holds a .git; CurrentBranch and HeadCommit
+// take branch and HEAD only when .git/HEAD and the branch's loose ref say
+// exactly that now (two small file reads), else they ask git. So a stale
+// or forged value costs a git process, never a wrong answer. agent-exec
+// and guard-run never pass them on to the agent or the guard (Strip).
+const (
+	StepRoot   = "RUNNER_STEP_ROOT"   // the work tree's top-level directory
+	StepBranch = "RUNNER_STEP_BRANCH" // the run branch's short name
+	StepHead   = "RUNNER_STEP_HEAD"   // the commit the step started from
+)
+
+// StepVars lists the step's variables.
+var StepVars = []string{StepRoot, StepBranch, StepHead}
+
+// Strip returns env without the step's variables: the environment of an
+// agent or a guard.
+func Strip(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(StepVars, name)
+	})
+}
+
+// stepRoot is RUNNER_STEP_ROOT when it names the directory abs and that
+// directory has a .git (a directory, or a worktree's file).
+func stepRoot(abs string) (string, bool) {
+	root := os.Getenv(StepRoot)
+	if root == "" || !filepath.IsAbs(root) || !sameDir(root, abs) {
+		return "", false
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		return "", false
+	}
+	return root, true
+}
+
+// stepHead is the step's branch and HEAD when the repository says the same
+// right now: .git is a directory (not a worktree's pointer), git is not
+// pointed elsewhere (GIT_DIR), .git/HEAD is the symbolic ref to the branch
+// and the branch's loose ref holds the commit. Anything else (a packed or
+// reftable ref, a detached or moved HEAD) is left to git.
+func (r *Repo) stepHead() (branch, head string, ok bool) {
+	branch, head = os.Getenv(StepBranch), os.Getenv(StepHead)
+	if branch == "" || head == "" || os.Getenv("GIT_DIR") != "" || !validRefName(branch) {
+		return "", "", false
+	}
+	gitDir := filepath.Join(r.root, ".git")
+	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
+		return "", "", false
+	}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err != nil || string(data) != "ref: refs/heads/"+branch+"\n" {
+		return "", "", false
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, "refs", "heads", filepath.FromSlash(branch)))
+	if err != nil || string(data) != head+"\n" {
+		return "", "", false
+	}
+	return branch, head, true
+}
+
+// validRefName is a conservative check that name is a plain branch name
+// that cannot step outside refs/heads/ as a file path.
+func validRefName(name string) bool {
+	if strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".lock") {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part == "." || part == ".." || strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return !strings.ContainsAny(name, "\\ ~^:?*[\x00\x7f")
+}

@@ -1,0 +1,120 @@
+package git
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestStepFacts: the step's variables answer only while the repository
+// says the same; a forged root, branch or HEAD, a moved HEAD, a detached
+// HEAD or a packed ref falls back to git and gets the truth.
+func TestStepFacts(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "f", "1\n")
+	first := commitAll(t, r, "first")
+	other := t.TempDir()
+
+	t.Setenv(StepRoot, other)
+	if o, err := Open(r.Root()); err != nil || o.Root() != r.Root() {
+		t.Errorf("Open with another root in %s = %v, %v", StepRoot, o, err)
+	}
+	t.Setenv(StepRoot, r.Root())
+	sub := filepath.Join(r.Root(), "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := Open(sub); err != nil || o.Root() != r.Root() {
+		t.Errorf("Open(sub) = %v, %v", o, err)
+	}
+
+	t.Setenv(StepBranch, "main")
+	t.Setenv(StepHead, first)
+	if _, _, ok := r.stepHead(); !ok {
+		t.Fatal("stepHead refused the repository's own branch and HEAD")
+	}
+	write(t, r, "f", "2\n")
+	second := commitAll(t, r, "second") // HEAD moved on: the variable is stale
+	if h, err := r.HeadCommit(); err != nil || h != second {
+		t.Errorf("HeadCommit with a stale %s = %s, %v; want %s", StepHead, h, err, second)
+	}
+	t.Setenv(StepHead, second)
+	t.Setenv(StepBranch, "other")
+	if b, err := r.CurrentBranch(); err != nil || b != "main" {
+		t.Errorf("CurrentBranch with a forged %s = %q, %v", StepBranch, b, err)
+	}
+	t.Setenv(StepBranch, "../../HEAD")
+	if _, _, ok := r.stepHead(); ok {
+		t.Error("stepHead took a branch name outside refs/heads")
+	}
+	t.Setenv(StepBranch, "main")
+	if _, err := r.Run("pack-refs", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := r.stepHead(); ok {
+		t.Error("stepHead answered for a packed ref")
+	}
+	if h, err := r.HeadCommit(); err != nil || h != second {
+		t.Errorf("HeadCommit after pack-refs = %s, %v", h, err)
+	}
+	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := r.CurrentBranch(); err != nil || b != "" {
+		t.Errorf("CurrentBranch detached = %q, %v", b, err)
+	}
+	if c, err := r.ResolveCommit("HEAD~1"); err != nil || c != first {
+		t.Errorf("ResolveCommit(HEAD~1) = %s, %v", c, err)
+	}
+	if got := Strip([]string{"A=1", StepRoot + "=/x", "RUNNER_ITER_DIR=/y", StepHead + "=z", StepBranch + "="}); !slices.Equal(got, []string{"A=1", "RUNNER_ITER_DIR=/y"}) {
+		t.Errorf("Strip = %q", got)
+	}
+}
+
+// TestStatus: one git status gives HEAD, the branch and every changed
+// path (staged, unstaged, deleted, untracked, names with spaces), and
+// ChangedPathsSince agrees with the two-command way.
+func TestStatus(t *testing.T) {
+	r := newRepo(t)
+	if st, err := r.Status(); err != nil || st.Head != "" || st.Branch != "main" || len(st.Paths) != 0 {
+		t.Errorf("Status of an unborn branch = %+v, %v", st, err)
+	}
+	write(t, r, "a", "1\n")
+	write(t, r, "b c", "1\n")
+	write(t, r, "gone", "1\n")
+	write(t, r, ".gitignore", "ignored\n")
+	head := commitAll(t, r, "first")
+	write(t, r, "a", "2\n")
+	write(t, r, "b c", "2\n")
+	if _, err := r.Run("add", "b c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(r.Root(), "gone")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "new dir/x", "1\n")
+	write(t, r, "ignored", "1\n")
+	st, err := r.Status()
+	want := []string{"a", "b c", "gone", "new dir/x"}
+	if err != nil || st.Head != head || st.Branch != "main" || !slices.Equal(st.Paths, want) {
+		t.Errorf("Status = %+v, %v; want head %s, paths %q", st, err, head, want)
+	}
+	if got, err := r.ChangedPathsSince(head); err != nil || !slices.Equal(got, want) {
+		t.Errorf("ChangedPathsSince(HEAD) = %q, %v", got, err)
+	}
+	if _, err := r.Run("mv", "a", "moved"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ChangedPathsSince(head); err != nil || !slices.Contains(got, "a") || !slices.Contains(got, "moved") {
+		t.Errorf("ChangedPathsSince after a rename = %q, %v", got, err)
+	}
+	if _, _, err := r.ShowFile("HEAD", "new dir"); err != nil {
+		t.Errorf("ShowFile of a path not in HEAD: %v", err)
+	}
+	write(t, r, "d/f", "x\n")
+	commitAll(t, r, "dir")
+	if _, _, err := r.ShowFile("HEAD", "d"); err == nil {
+		t.Error("ShowFile of a directory: no error")
+	}
+}
