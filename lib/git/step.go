@@ -34,11 +34,16 @@ func Strip(env []string) []string {
 	})
 }
 
-// stepRoot is RUNNER_STEP_ROOT when it names the directory abs and that
-// directory has a .git (a directory, or a worktree's file).
+// stepRoot is RUNNER_STEP_ROOT when it names the directory abs, is
+// spelled as git spells a top level (no symbolic link on the way, as
+// rev-parse --show-toplevel prints it) and has a .git (a directory, or a
+// worktree's file).
 func stepRoot(abs string) (string, bool) {
 	root := os.Getenv(StepRoot)
 	if root == "" || !filepath.IsAbs(root) || !sameDir(root, abs) {
+		return "", false
+	}
+	if real, err := filepath.EvalSymlinks(root); err != nil || real != root {
 		return "", false
 	}
 	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {

@@ -20,7 +20,18 @@ func TestStepFacts(t *testing.T) {
 	if o, err := Open(r.Root()); err != nil || o.Root() != r.Root() {
 		t.Errorf("Open with another root in %s = %v, %v", StepRoot, o, err)
 	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(r.Root(), link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(StepRoot, link)
+	if o, err := Open(link); err != nil || o.Root() != r.Root() {
+		t.Errorf("Open through a symbolic link in %s = %v, %v; want the real root", StepRoot, o, err)
+	}
 	t.Setenv(StepRoot, r.Root())
+	if _, ok := stepRoot(r.Root()); !ok {
+		t.Error("stepRoot refused the real root")
+	}
 	sub := filepath.Join(r.Root(), "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
