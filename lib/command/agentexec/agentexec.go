@@ -24,6 +24,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
@@ -126,6 +127,12 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
+	// Issue 17: who creates the cancel file during the session, the
+	// operator (lib/cancel.Request) or the session itself.
+	judge, err := cancel.Listen(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
+	}
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
@@ -152,6 +159,7 @@ func (o *Options) Run(env *cli.Env) error {
 		res, runErr = backend.Run(in, req)
 	}
 	in.Stop()
+	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if err := log.Close(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
@@ -186,6 +194,12 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
 	}
 	violations = append(violations, logNotes...)
+	if verdict.Appeared {
+		rec.Cancel = &verdict
+	}
+	if verdict.By == cancel.BySession {
+		violations = append(violations, fmt.Sprintf("the agent's session created %s with no operator's request (runner-cancel): it stops the loop, but the iteration is an agent error (an attempt consumed)", layout.Cancel))
+	}
 	if cfg.Agent.Cassette != "" && backend.Name() != "replay" {
 		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
 			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
@@ -224,6 +238,9 @@ func (o *Options) Run(env *cli.Env) error {
 	case rec.Class != agent.ClassOK:
 		code = exit.AgentError
 		rec.AgentErrors = append(rec.AgentErrors, rec.Message)
+	}
+	if verdict.By == cancel.BySession && code == in.Code() && in.Cause() == cli.CauseCancelFile {
+		code = exit.OK // not an interruption: the session stopped itself
 	}
 	if len(violations) > 0 {
 		rec.AgentErrors = append(rec.AgentErrors, violations...)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -62,6 +63,11 @@ func (o *Options) Run(env *cli.Env) error {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
+	// Issue 17: a cancel file the guard's own processes create is void.
+	judge, err := cancel.Listen(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
+	}
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
@@ -79,8 +85,14 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
+	// KillEscaped: guard-run is a child subreaper, as agent-exec is, so
+	// what the guard leaves behind (setsid, a double fork) is killed too.
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline, KillEscaped: true}
 	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
+	if res.Escaped > 0 {
+		env.Warnf("killed %d process(es) the guard left running outside its process group", res.Escaped)
+	}
 	var violations []string
 	if logs != nil {
 		if violations, err = policy.Enforce(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths); err != nil {
@@ -92,6 +104,10 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 		violations = append(violations, logNotes...)
 	}
+	if verdict.By == cancel.BySession {
+		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
+		res.Canceled = false // the guard stopped itself: not an interruption
+	}
 	if len(violations) > 0 {
 		if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
 			return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
@@ -100,6 +116,10 @@ func (o *Options) Run(env *cli.Env) error {
 	rec := iterdir.Guard{
 		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
 		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped,
+	}
+	if verdict.Appeared {
+		rec.Cancel = &verdict
 	}
 	var code int
 	var se *proc.StartError
