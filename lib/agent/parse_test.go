@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestCassetteDir(t *testing.T) {
@@ -165,5 +166,22 @@ func TestAnswerTextCapped(t *testing.T) {
 		if _, over := a.Over(); over || a.String() != "{}" {
 			t.Errorf("%s: after a new answer: %q (over %v), want {}", name, a.String(), over)
 		}
+	}
+}
+
+// A one-line summary is cut at a character boundary (issue 17): never in
+// the middle of a multi-byte character.
+func TestOneLineUTF8(t *testing.T) {
+	for n := 0; n <= 12; n++ {
+		got := oneLine("ééééé\nüüü", n)
+		if !utf8.ValidString(got) {
+			t.Errorf("oneLine(…, %d) = %q: not valid UTF-8", n, got)
+		}
+		if cut := strings.TrimSuffix(got, "…"); len(cut) > n {
+			t.Errorf("oneLine(…, %d) = %q: longer than %d bytes", n, got, n)
+		}
+	}
+	if got := oneLine("a  b\nc", 10); got != "a b c" {
+		t.Errorf("oneLine = %q, want %q", got, "a b c")
 	}
 }
