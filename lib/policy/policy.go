@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -153,4 +154,65 @@ func (l *Logs) Restore(who string) ([]string, error) {
 		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s; the runner put it back", who, l.rel, n)
 	}
 	return reasons, nil
+}
+
+// Git holds git's own settings across a session: the repository's config,
+// info/ (attributes, exclude) and hooks (or core.hooksPath). The runner
+// commits with the user's git after the session (DESIGN.md decision 11),
+// so a hook or a filter the session installed would run in the runner's
+// commit, unchecked: a session may change none of them.
+type Git struct {
+	seals []*seal.Seal
+	rels  []string
+}
+
+// SealGit seals repo's config, info/ and hooks.
+func SealGit(repo *git.Repo) (*Git, error) {
+	common, err := gitPath(repo, "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := gitPath(repo, "--git-path", "hooks")
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{"config": true, "info": true, "hooks": true}
+	g := &Git{}
+	s, err := seal.Take(common, func(rel string) bool { return !keep[strings.SplitN(rel, "/", 2)[0]] })
+	if err != nil {
+		return nil, err
+	}
+	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
+	if rel, err := filepath.Rel(common, hooks); err != nil || strings.HasPrefix(rel, "..") {
+		// core.hooksPath outside the git directory.
+		if s, err = seal.Take(hooks, nil); err != nil {
+			return nil, err
+		}
+		g.seals, g.rels = append(g.seals, s), append(g.rels, hooks)
+	}
+	return g, nil
+}
+
+// Restore puts git's settings back as sealed and returns one reason per
+// path, naming who.
+func (g *Git) Restore(who string) ([]string, error) {
+	var reasons []string
+	for i, s := range g.seals {
+		notes, err := s.Restore()
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range notes {
+			reasons = append(reasons, fmt.Sprintf("%s changed git's settings: %s/%s; the runner put it back", who, filepath.Base(g.rels[i]), n))
+		}
+	}
+	return reasons, nil
+}
+
+func gitPath(repo *git.Repo, args ...string) (string, error) {
+	out, err := repo.Run(append([]string{"rev-parse", "--path-format=absolute"}, args...)...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
 }

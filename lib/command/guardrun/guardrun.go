@@ -80,8 +80,12 @@ func (o *Options) Run(env *cli.Env) error {
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard.
 	var logs *policy.Logs
+	var gitSeal *policy.Git
 	if o.Base.Base != "" {
 		if logs, err = policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.GuardLog, iterdir.GuardFile); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
+		if gitSeal, err = policy.SealGit(repo); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
@@ -95,9 +99,15 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var violations []string
 	if logs != nil {
-		if violations, err = policy.Enforce(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths); err != nil {
+		// git's settings first: the checks below run git.
+		if violations, err = gitSeal.Restore("the guard"); err != nil {
+			return exit.Errorf(exit.RunnerError, "check git's settings: %v", err)
+		}
+		more, err := policy.Enforce(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths)
+		if err != nil {
 			return exit.Errorf(exit.RunnerError, "check the guard's changes: %v", err)
 		}
+		violations = append(violations, more...)
 		logNotes, err := logs.Restore("the guard")
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
