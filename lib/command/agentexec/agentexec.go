@@ -122,12 +122,8 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	// Everything the runner wrote in the run's iteration directories is
 	// held from here on: the agent may write its output, nothing else there.
-	gitSeal, err := policy.SealGit(repo)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
-	}
-	logs, err := policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog,
-		iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
+	sealed, err := policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths,
+		iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
@@ -189,21 +185,10 @@ func (o *Options) Run(env *cli.Env) error {
 	// The same judgement for every path, timeouts and interruptions
 	// included: the iteration is committed whatever happened, so a touched
 	// runner file or a moved HEAD must be put back first.
-	// git's settings first: the checks below run git.
-	violations, err := gitSeal.Restore("the agent")
+	violations, err := sealed.Check("the agent")
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "check git's settings: %v", err)
+		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	more, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, cfg.ProtectedPaths)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "check the agent's changes: %v", err)
-	}
-	violations = append(violations, more...)
-	logNotes, err := logs.Restore("the agent")
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
-	}
-	violations = append(violations, logNotes...)
 	if verdict.Appeared {
 		rec.Cancel = &verdict
 	}

@@ -79,13 +79,9 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard.
-	var logs *policy.Logs
-	var gitSeal *policy.Git
+	var sealed *policy.Session
 	if o.Base.Base != "" {
-		if logs, err = policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.GuardLog, iterdir.GuardFile); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
-		if gitSeal, err = policy.SealGit(repo); err != nil {
+		if sealed, err = policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths, iterdir.GuardLog, iterdir.GuardFile); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
@@ -98,21 +94,10 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("killed %d process(es) the guard left running outside its process group", res.Escaped)
 	}
 	var violations []string
-	if logs != nil {
-		// git's settings first: the checks below run git.
-		if violations, err = gitSeal.Restore("the guard"); err != nil {
-			return exit.Errorf(exit.RunnerError, "check git's settings: %v", err)
+	if sealed != nil {
+		if violations, err = sealed.Check("the guard"); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
-		more, err := policy.Enforce(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths)
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "check the guard's changes: %v", err)
-		}
-		violations = append(violations, more...)
-		logNotes, err := logs.Restore("the guard")
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
-		}
-		violations = append(violations, logNotes...)
 	}
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
