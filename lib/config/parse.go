@@ -27,6 +27,9 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Agent.ExtraArgs == nil {
 		c.Agent.ExtraArgs = []string{}
 	}
+	if c.Agent.Prices == nil {
+		c.Agent.Prices = map[string]Price{}
+	}
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}
 	}

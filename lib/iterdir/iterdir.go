@@ -74,14 +74,17 @@ type Agent struct {
 	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
 	// auth, rate_limit, api_error, turn_limit, permission_denied,
 	// spawn_error, protected_path, head_moved.
-	Class        string   `json:"class"`
-	Message      string   `json:"message,omitempty"`
-	ResetAt      string   `json:"reset_at,omitempty"`
-	Status       string   `json:"status,omitempty"` // the output's status when valid
-	AgentErrors  []string `json:"agent_errors"`     // reasons that make the iteration an agent error
-	Usage        Usage    `json:"usage"`
-	LogBytes     int64    `json:"log_bytes"`
-	LogTruncated bool     `json:"log_truncated"`
+	Class       string   `json:"class"`
+	Message     string   `json:"message,omitempty"`
+	ResetAt     string   `json:"reset_at,omitempty"`
+	Status      string   `json:"status,omitempty"` // the output's status when valid
+	AgentErrors []string `json:"agent_errors"`     // reasons that make the iteration an agent error
+	Usage       Usage    `json:"usage"`
+	// CostFromPrices: usage.cost_usd was computed from the tokens at the
+	// model's [agent.prices], the CLI reporting none.
+	CostFromPrices bool  `json:"cost_from_prices,omitempty"`
+	LogBytes       int64 `json:"log_bytes"`
+	LogTruncated   bool  `json:"log_truncated"`
 	// EscapedKilled counts processes the agent left running outside its
 	// process group (setsid, double fork) that were killed when it ended.
 	EscapedKilled int `json:"escaped_killed"`

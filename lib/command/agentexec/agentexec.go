@@ -157,6 +157,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := logFile.Sync(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
+	rec.CostFromPrices = priceUsage(&res, cfg.Agent)
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
 	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
@@ -401,4 +402,23 @@ func record(repo *git.Repo, dir string, begin iterdir.Begin, cassette, backend s
 		s.Class, s.Message = agent.ClassStartError, runErr.Error()
 	}
 	return agent.Record(cdir, s, res.Output, filepath.Join(dir, iterdir.EventsLog), patch)
+}
+
+// priceUsage gives a session whose CLI reported tokens but no cost the cost
+// of its tokens at the model's [agent.prices] (the configured model, else
+// the one the CLI named), so max_cost_usd can stop any backend's run. It
+// reports whether it did.
+func priceUsage(res *agent.Result, cfg config.Agent) bool {
+	u := &res.Usage
+	if u.CostUSD != 0 || u.InputTokens+u.OutputTokens == 0 {
+		return false
+	}
+	p, ok := cfg.Price(cfg.Model)
+	if !ok {
+		p, ok = cfg.Price(res.Model)
+	}
+	if ok {
+		u.CostUSD = p.Cost(u.InputTokens, u.CachedTokens, u.OutputTokens)
+	}
+	return ok
 }
