@@ -126,3 +126,28 @@ func Env(base []string, req Request) []string {
 		"RUNNER_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339),
 	)
 }
+
+// Executable is the program backend runs for cfg: [agent] bin, else the
+// CLI's own name; "" for the command backend without a bin and for replay,
+// which runs nothing.
+func Executable(cfg config.Agent) string {
+	switch cfg.Backend {
+	case "command":
+		return cfg.Bin
+	case "replay":
+		return ""
+	}
+	return binOr(Request{Config: cfg}, cfg.Backend)
+}
+
+// Measures says what the sessions of backend report: tokens, and a cost
+// in US dollars. A replay reports what its recording holds.
+func Measures(backend string) (tokens, cost bool) {
+	switch backend {
+	case "claude", "replay":
+		return true, true
+	case "codex", "opencode", "gemini":
+		return true, false
+	}
+	return false, false
+}

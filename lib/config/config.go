@@ -46,7 +46,7 @@ type Agent struct {
 	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
 	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
 	Cassette    string   `toml:"cassette"`      // record sessions here (any backend) or replay them (backend replay); "" = off
-	// Prices by model name ([agent.prices."<model>"]): the cost of a
+	// Prices by model name ([agent] prices = {"<model>" = {…}}): the cost of a
 	// session whose CLI reports none is computed from its tokens.
 	Prices map[string]Price `toml:"prices"`
 }

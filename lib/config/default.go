@@ -55,15 +55,11 @@ max_cost_usd = 0.0
 # (its changes, output and events, by iteration), and the replay backend
 # plays a recording back. Empty = off.
 cassette = ""
-
 # Prices in US dollars per million tokens, by model name: the cost of a
 # session whose CLI reports none (codex, opencode, gemini) is computed from
 # its tokens, so max_cost_usd can stop the run. For example:
-#   [agent.prices."gpt-5"]
-#   input = 1.25
-#   cached_input = 0.125
-#   output = 10.0
-[agent.prices]
+#   prices = { "gpt-5" = { input = 1.25, cached_input = 0.125, output = 10.0 } }
+prices = {}
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

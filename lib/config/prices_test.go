@@ -36,3 +36,17 @@ func TestParsePricesStrict(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownKeySuggestion(t *testing.T) {
+	for doc, want := range map[string]string{
+		"max_iteratoins = 3\n":            `unknown key "max_iteratoins" (did you mean "max_iterations"?)`,
+		"[agent]\nmax_iterations = 3\n":   `unknown key "agent.max_iterations" (did you mean "max_iterations"?)`,
+		"[agent]\nbackedn = \"codex\"\n":  `unknown key "agent.backedn" (did you mean "agent.backend"?)`,
+		"[guard]\nflavour = \"strict\"\n": `unknown key "guard.flavour"`,
+	} {
+		_, err := Parse("config.toml", []byte(doc))
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want …%s", doc, err, want)
+		}
+	}
+}
