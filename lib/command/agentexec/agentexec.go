@@ -13,7 +13,6 @@ package agentexec
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -231,8 +230,9 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.AgentFile, fsutil.Cause(err))
 	}
 	if o.JSON {
-		out, _ := json.MarshalIndent(rec, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		if err := env.PrintJSON(rec); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
 	} else {
 		status := rec.Status
 		if status == "" || code != exit.OK {

@@ -129,9 +129,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	rep := Report{Prompt: env.Rel(filepath.Join(dir, iterdir.PromptFile)), Bytes: len(pack), Budget: cfg.PromptBudgetBytes, Over: over, Context: written, Sections: fits}
 	if o.JSON {
-		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(rep)
 	}
 	var kept, cut, dropped []string
 	for _, f := range fits {
