@@ -78,7 +78,18 @@ type Result struct {
 	Usage      iterdir.Usage // tokens and cost, when reported
 	CLIVersion string        // the CLI's version, when known
 	Model      string        // the model, when known
+	// AutoCompaction is whether the CLI could summarize the session's
+	// context by itself: CompactionOff where the CLI allows turning it off
+	// (seed 000 §6.2, §8), CompactionOn where it does not; "" for command
+	// and replay.
+	AutoCompaction string
 }
+
+// The values of Result.AutoCompaction.
+const (
+	CompactionOff = "off"
+	CompactionOn  = "on"
+)
 
 // Backend runs sessions. Run returns an error only when the session could
 // not be run at all (a *proc.StartError, a bad configuration): a runner

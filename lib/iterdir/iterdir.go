@@ -62,15 +62,19 @@ type Usage struct {
 
 // Agent is agent.json: one agent session.
 type Agent struct {
-	Version      int      `json:"version"`
-	Backend      string   `json:"backend"`
-	Argv         []string `json:"argv"`
-	CLIVersion   string   `json:"cli_version,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	PromptSHA256 string   `json:"prompt_sha256"`
-	ExitCode     int      `json:"exit_code"`
-	Signal       string   `json:"signal,omitempty"`
-	DurationMS   int64    `json:"duration_ms"`
+	Version    int      `json:"version"`
+	Backend    string   `json:"backend"`
+	Argv       []string `json:"argv"`
+	CLIVersion string   `json:"cli_version,omitempty"`
+	Model      string   `json:"model,omitempty"`
+	// AutoCompaction: "off" where the CLI's automatic context compaction
+	// was turned off, "on" where it has no switch; absent for command and
+	// replay.
+	AutoCompaction string `json:"auto_compaction,omitempty"`
+	PromptSHA256   string `json:"prompt_sha256"`
+	ExitCode       int    `json:"exit_code"`
+	Signal         string `json:"signal,omitempty"`
+	DurationMS     int64  `json:"duration_ms"`
 	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
 	// auth, rate_limit, api_error, turn_limit, permission_denied,
 	// spawn_error, protected_path, head_moved.

@@ -160,6 +160,7 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
 	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
+	rec.AutoCompaction = res.AutoCompaction
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
 	if rec.EscapedKilled > 0 {

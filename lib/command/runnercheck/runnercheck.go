@@ -9,6 +9,7 @@
 package runnercheck
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
@@ -142,8 +144,19 @@ func checkAgent(ctx *Context) []string {
 	if err := findExecutable(ctx.Root, bin); err != nil {
 		return []string{fmt.Sprintf("the %s backend's executable %s: %v: install it, or set [agent] bin in %s (or RUNNER_AGENT_BIN) to its path", a.Backend, bin, err, layout.Config)}
 	}
+	// An agent CLI's version (provenance) is asked here, once per binary,
+	// so that no iteration's budget pays for it (lib/agent/version.go).
+	if a.Backend != "command" {
+		if _, ok := agent.CachedCLIVersion(bin); !ok {
+			agent.ProbeCLIVersion(context.Background(), bin, versionTimeout)
+		}
+	}
 	return nil
 }
+
+// versionTimeout bounds runner-check's question of an agent CLI's version:
+// generous, since no iteration waits (a slow CLI on a busy machine).
+const versionTimeout = 2 * time.Minute
 
 func checkGuard(ctx *Context) []string {
 	prog := ctx.Config.Guard.Command[0]
