@@ -50,3 +50,12 @@ func TestUnknownKeySuggestion(t *testing.T) {
 		}
 	}
 }
+
+// The default file's header names every environment override.
+func TestDefaultTOMLNamesEveryOverride(t *testing.T) {
+	for _, v := range []string{EnvAgent, EnvAgentBin, EnvAgentModel, EnvAgentExtraArgs, EnvAgentCassette, EnvMaxIterations, EnvIterationTimeoutSecs} {
+		if !strings.Contains(string(DefaultTOML()), v) {
+			t.Errorf("DefaultTOML's header does not name %s", v)
+		}
+	}
+}
