@@ -5,12 +5,28 @@
 # final tree, the iterations and the git history. Every session is recorded
 # in WORKDIR.cassette, and the run is replayed from it offline in a copy of
 # the starting repository (WORKDIR.replay), which must reach the same tree
-# with the same commit messages.
-# Usage: examples/run-demo.sh [WORKDIR]   (needs the commands on PATH: just build)
+# with the same commit messages. The scratch directories are removed when
+# the demo ends, however it ends, unless --keep is given (a WORKDIR that
+# existed before is never removed).
+# Usage: examples/run-demo.sh [--keep] [WORKDIR]   (needs the commands on PATH: just build)
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
+keep=0
+if [ "${1:-}" = --keep ]; then
+  keep=1
+  shift
+fi
+if [ -n "${1:-}" ] && [ -e "$1" ]; then
+  keep=1
+fi
 work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/treeloop-demo.XXXXXX")}
 mkdir -p "$work"
+work=$(cd "$work" && pwd)
+if [ "$keep" -eq 1 ]; then
+  trap 'echo "demo: kept $work, $work.cassette and $work.replay"' EXIT
+else
+  trap 'rm -rf "$work" "$work.cassette" "$work.replay"; echo "demo: removed $work and its cassette and replay copies (--keep keeps them)"' EXIT
+fi
 cp -R "$src/textkit/." "$work/"
 cd "$work"
 echo "demo: working in $work"

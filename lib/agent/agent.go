@@ -79,7 +79,18 @@ type Result struct {
 	Usage      iterdir.Usage // tokens and cost, when reported
 	CLIVersion string        // the CLI's version, when known
 	Model      string        // the model, when known
+	// AutoCompaction is whether the CLI could summarize the session's
+	// context by itself: CompactionOff where the CLI allows turning it off
+	// (seed 000 §6.2, §8), CompactionOn where it does not; "" for command
+	// and replay.
+	AutoCompaction string
 }
+
+// The values of Result.AutoCompaction.
+const (
+	CompactionOff = "off"
+	CompactionOn  = "on"
+)
 
 // Backend runs sessions. Run returns an error only when the session could
 // not be run at all (a *proc.StartError, a bad configuration): a runner
@@ -127,4 +138,29 @@ func Env(base []string, req Request) []string {
 		"RUNNER_MODE="+req.Mode,
 		"RUNNER_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339),
 	)
+}
+
+// Executable is the program backend runs for cfg: [agent] bin, else the
+// CLI's own name; "" for the command backend without a bin and for replay,
+// which runs nothing.
+func Executable(cfg config.Agent) string {
+	switch cfg.Backend {
+	case "command":
+		return cfg.Bin
+	case "replay":
+		return ""
+	}
+	return binOr(Request{Config: cfg}, cfg.Backend)
+}
+
+// Measures says what the sessions of backend report: tokens, and a cost
+// in US dollars. A replay reports what its recording holds.
+func Measures(backend string) (tokens, cost bool) {
+	switch backend {
+	case "claude", "replay":
+		return true, true
+	case "codex", "opencode", "gemini":
+		return true, false
+	}
+	return false, false
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -52,11 +51,13 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 		argv = append(argv, "--model", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	env := Env(os.Environ(), req)
+	// Automatic context compaction off (seed 000 §6.2, §8): a session
+	// works from the prompt pack, never from a summary of itself.
+	env := append(Env(os.Environ(), req), "DISABLE_AUTO_COMPACT=true")
 	if os.Geteuid() == 0 {
 		env = append(env, "IS_SANDBOX=1")
 	}
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	var line []byte       // the last result event
 	var retryAt time.Time // when the CLI meant to retry after its last 429
@@ -216,16 +217,4 @@ func CLISchema() (string, error) {
 	delete(m, "allOf")
 	b, err := json.Marshal(m)
 	return string(b), err
-}
-
-// cliVersion asks `bin --version` for provenance; "" when it cannot tell
-// within a few seconds. It runs before the session, never beside it.
-func cliVersion(ctx context.Context, bin string) string {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return oneLine(string(out), 100)
 }

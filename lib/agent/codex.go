@@ -67,7 +67,8 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
 	argv = append(argv, "-")
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+	// Codex has no switch for automatic compaction, only a threshold.
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
 
 	ev := &codexEvents{}
 	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)

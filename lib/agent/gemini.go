@@ -57,7 +57,8 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 		argv = append(argv, "-m", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+	// Gemini CLI has no switch for its chat compression, only a threshold.
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
 
 	ev := &geminiEvents{}
 	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)

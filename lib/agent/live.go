@@ -12,6 +12,7 @@ import (
 // "codex: says: Done."), the CLI's other output lines as they are, and
 // nothing for events without a summary.
 func LiveView(backend string, w io.Writer) io.Writer {
+	var message strings.Builder // Gemini CLI's message so far
 	return &lineSplitter{fn: func(line []byte) {
 		if len(line) == 0 {
 			return
@@ -20,14 +21,16 @@ func LiveView(backend string, w io.Writer) io.Writer {
 			fmt.Fprintf(w, "%s\n", line)
 			return
 		}
-		for _, s := range summarize(backend, line) {
+		for _, s := range summarize(backend, line, &message) {
 			fmt.Fprintf(w, "%s: %s\n", backend, s)
 		}
 	}}
 }
 
-// summarize gives the view's lines for one event.
-func summarize(backend string, line []byte) []string {
+// summarize gives the view's lines for one event. Gemini CLI streams an
+// assistant message in pieces: they gather in message, shown whole (as
+// the other CLIs' messages are) when the next event comes.
+func summarize(backend string, line []byte, message *strings.Builder) []string {
 	var ev map[string]any
 	if json.Unmarshal(line, &ev) != nil {
 		return nil
@@ -78,6 +81,12 @@ func summarize(backend string, line []byte) []string {
 			says(str(part, "text"))
 		}
 	case "gemini":
+		if str(ev, "type") == "message" && str(ev, "role") == "assistant" {
+			message.WriteString(str(ev, "content"))
+			return nil
+		}
+		says(message.String())
+		message.Reset()
 		switch str(ev, "type") {
 		case "tool_use":
 			tool(str(ev, "tool_name"), ev["parameters"])

@@ -25,9 +25,13 @@ func TestLiveView(t *testing.T) {
 {"type":"text","part":{"type":"text","text":"All\ngood"}}
 `, "opencode: tool bash: ls\nopencode: says: All good\n"},
 		{"gemini", "Warning: no colors\n" + `{"type":"init","model":"m"}
+{"type":"message","role":"user","content":"the prompt"}
+{"type":"message","role":"assistant","content":"Running ","delta":true}
+{"type":"message","role":"assistant","content":"make.","delta":true}
 {"type":"tool_use","tool_name":"run_shell_command","tool_id":"t1","parameters":{"command":"make"}}
+{"type":"message","role":"assistant","content":"{\"status\":\"done\"}","delta":true}
 {"type":"result","status":"success"}
-`, "Warning: no colors\ngemini: tool run_shell_command: make\ngemini: result: success\n"},
+`, "Warning: no colors\ngemini: says: Running make.\ngemini: tool run_shell_command: make\ngemini: says: {\"status\":\"done\"}\ngemini: result: success\n"},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer

@@ -40,8 +40,9 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 		argv = append(argv, "-m", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	env := append(Env(os.Environ(), req), "OPENCODE_DB=:memory:")
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin)}
+	// Automatic context compaction off (seed 000 §6.2, §8).
+	env := append(Env(os.Environ(), req), "OPENCODE_DB=:memory:", "OPENCODE_DISABLE_AUTOCOMPACT=true")
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	ev := &openCodeEvents{}
 	pr, err := runCLI(ctx, req, argv, env, ev.line)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -45,6 +46,30 @@ type Agent struct {
 	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
 	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
 	Cassette    string   `toml:"cassette"`      // record sessions here (any backend) or replay them (backend replay); "" = off
+	// Prices by model name ([agent] prices = {"<model>" = {…}}): the cost of a
+	// session whose CLI reports none is computed from its tokens.
+	Prices map[string]Price `toml:"prices"`
+}
+
+// Price is a model's price in US dollars per million tokens.
+type Price struct {
+	Input       float64 `toml:"input"`        // input tokens not read from the cache
+	CachedInput float64 `toml:"cached_input"` // input tokens read from the cache
+	Output      float64 `toml:"output"`       // output tokens
+}
+
+// Cost is the price of a session in US dollars: input counts every input
+// token, cached included (as every backend reports it), cached those read
+// from the cache.
+func (p Price) Cost(input, cached, output int64) float64 {
+	fresh := max(input-cached, 0)
+	return (float64(fresh)*p.Input + float64(cached)*p.CachedInput + float64(output)*p.Output) / 1e6
+}
+
+// Price is the price of model from [agent.prices], if it has one.
+func (a Agent) Price(model string) (Price, bool) {
+	p, ok := a.Prices[model]
+	return p, ok && model != ""
 }
 
 // Backends are the accepted values of agent.backend (and RUNNER_AGENT).
@@ -85,6 +110,7 @@ func Default() Config {
 			Backend:     "command",
 			ExtraArgs:   []string{},
 			OnRateLimit: RateLimitStop,
+			Prices:      map[string]Price{},
 		},
 	}
 }
@@ -198,6 +224,18 @@ func (c Config) Validate() error {
 	}
 	if f := c.Agent.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
+	}
+	for _, model := range slices.Sorted(maps.Keys(c.Agent.Prices)) {
+		p := c.Agent.Prices[model]
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"input", p.Input}, {"cached_input", p.CachedInput}, {"output", p.Output}} {
+			if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+				key := "agent.prices." + joinKey([]string{model}) + "." + f.name
+				bad(key, "must be 0 or a positive number (US dollars per million tokens), got %v", f.v)
+			}
+		}
 	}
 	if len(es) == 0 {
 		return nil

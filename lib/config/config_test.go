@@ -98,7 +98,7 @@ max_cost_usd = 12
 		ProtectedPaths: []string{"docs/*.md"},
 		Guard:          Guard{Command: []string{"make", "test"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
-			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
+			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

@@ -5,7 +5,7 @@ const defaultTOML = `# treeloop runner configuration (.runner/state/config.toml)
 # Every key is optional: a key left out takes the value shown here.
 # Unknown keys are errors. Environment variables override some keys:
 # RUNNER_AGENT, RUNNER_AGENT_BIN, RUNNER_AGENT_MODEL, RUNNER_AGENT_EXTRA_ARGS,
-# RUNNER_MAX_ITERATIONS, RUNNER_ITERATION_TIMEOUT_SECS.
+# RUNNER_AGENT_CASSETTE, RUNNER_MAX_ITERATIONS, RUNNER_ITERATION_TIMEOUT_SECS.
 
 # Attempts budget given to new nodes (>= 1).
 max_attempts_default = 3
@@ -46,13 +46,20 @@ model = ""
 extra_args = []
 # On a rate limit: "stop" the run or "wait" and retry.
 on_rate_limit = "stop"
-# Run budgets; 0 = unlimited.
+# Run budgets; 0 = unlimited. runner-check refuses one nothing measures:
+# max_tokens needs a backend that reports tokens, max_cost_usd one that
+# reports cost (claude) or a price for the model below.
 max_tokens = 0
 max_cost_usd = 0.0
 # A directory outside the repository: every session is recorded there
 # (its changes, output and events, by iteration), and the replay backend
 # plays a recording back. Empty = off.
 cassette = ""
+# Prices in US dollars per million tokens, by model name: the cost of a
+# session whose CLI reports none (codex, opencode, gemini) is computed from
+# its tokens, so max_cost_usd can stop the run. For example:
+#   prices = { "gpt-5" = { input = 1.25, cached_input = 0.125, output = 10.0 } }
+prices = {}
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

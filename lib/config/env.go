@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	c.ProtectedPaths = slices.Clone(c.ProtectedPaths)
 	c.Guard.Command = slices.Clone(c.Guard.Command)
 	c.Agent.ExtraArgs = slices.Clone(c.Agent.ExtraArgs)
+	c.Agent.Prices = maps.Clone(c.Agent.Prices)
 
 	if v, ok := lookupEnv(EnvAgent); ok && v != "" {
 		if slices.Contains(Backends, v) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,6 +27,9 @@ func Parse(name string, data []byte) (Config, error) {
 	// An explicit "extra_args = []" and an absent key mean the same.
 	if c.Agent.ExtraArgs == nil {
 		c.Agent.ExtraArgs = []string{}
+	}
+	if c.Agent.Prices == nil {
+		c.Agent.Prices = map[string]Price{}
 	}
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}
@@ -63,7 +67,11 @@ func decodeError(name string, data []byte, err error) error {
 				what = "table"
 			}
 			k := joinKey(key)
-			es = append(es, &Error{File: name, Line: line, Key: k, Msg: fmt.Sprintf("unknown %s %q", what, k)})
+			msg := fmt.Sprintf("unknown %s %q", what, k)
+			if s := suggest(key); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			es = append(es, &Error{File: name, Line: line, Key: k, Msg: msg})
 		}
 		if len(es) == 1 {
 			return es[0]
@@ -220,4 +228,60 @@ func (idx keyIndex) line(key string, near int) (int, bool) {
 		}
 	}
 	return found, found > 0
+}
+
+// knownKeys are the dotted keys of Config, from its toml tags.
+var knownKeys = func() []string {
+	var keys []string
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, t reflect.Type) {
+		for f := range t.Fields() {
+			k := prefix + f.Tag.Get("toml")
+			keys = append(keys, k)
+			if f.Type.Kind() == reflect.Struct {
+				walk(k+".", f.Type)
+			}
+		}
+	}
+	walk("", reflect.TypeFor[Config]())
+	return keys
+}()
+
+// suggest is the known key an unknown one was probably meant to be: the
+// closest by its last part (a misspelling, or a key under the wrong
+// table), within a third of its length in edits; "" when none is.
+func suggest(key []string) string {
+	if len(key) == 0 {
+		return ""
+	}
+	last := key[len(key)-1]
+	best, bestD := "", len(last)/3+1
+	for _, k := range knownKeys {
+		parts := strings.Split(k, ".")
+		if d := editDistance(last, parts[len(parts)-1]); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -63,26 +63,33 @@ type Usage struct {
 
 // Agent is agent.json: one agent session.
 type Agent struct {
-	Version      int      `json:"version"`
-	Backend      string   `json:"backend"`
-	Argv         []string `json:"argv"`
-	CLIVersion   string   `json:"cli_version,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	PromptSHA256 string   `json:"prompt_sha256"`
-	ExitCode     int      `json:"exit_code"`
-	Signal       string   `json:"signal,omitempty"`
-	DurationMS   int64    `json:"duration_ms"`
+	Version    int      `json:"version"`
+	Backend    string   `json:"backend"`
+	Argv       []string `json:"argv"`
+	CLIVersion string   `json:"cli_version,omitempty"`
+	Model      string   `json:"model,omitempty"`
+	// AutoCompaction: "off" where the CLI's automatic context compaction
+	// was turned off, "on" where it has no switch; absent for command and
+	// replay.
+	AutoCompaction string `json:"auto_compaction,omitempty"`
+	PromptSHA256   string `json:"prompt_sha256"`
+	ExitCode       int    `json:"exit_code"`
+	Signal         string `json:"signal,omitempty"`
+	DurationMS     int64  `json:"duration_ms"`
 	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
 	// auth, rate_limit, api_error, turn_limit, permission_denied,
 	// spawn_error, protected_path, head_moved.
-	Class        string   `json:"class"`
-	Message      string   `json:"message,omitempty"`
-	ResetAt      string   `json:"reset_at,omitempty"`
-	Status       string   `json:"status,omitempty"` // the output's status when valid
-	AgentErrors  []string `json:"agent_errors"`     // reasons that make the iteration an agent error
-	Usage        Usage    `json:"usage"`
-	LogBytes     int64    `json:"log_bytes"`
-	LogTruncated bool     `json:"log_truncated"`
+	Class       string   `json:"class"`
+	Message     string   `json:"message,omitempty"`
+	ResetAt     string   `json:"reset_at,omitempty"`
+	Status      string   `json:"status,omitempty"` // the output's status when valid
+	AgentErrors []string `json:"agent_errors"`     // reasons that make the iteration an agent error
+	Usage       Usage    `json:"usage"`
+	// CostFromPrices: usage.cost_usd was computed from the tokens at the
+	// model's [agent.prices], the CLI reporting none.
+	CostFromPrices bool  `json:"cost_from_prices,omitempty"`
+	LogBytes       int64 `json:"log_bytes"`
+	LogTruncated   bool  `json:"log_truncated"`
 	// EscapedKilled counts processes the agent left running outside its
 	// process group (setsid, double fork) that were killed when it ended.
 	EscapedKilled int `json:"escaped_killed"`

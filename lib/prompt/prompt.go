@@ -14,6 +14,7 @@ import (
 // Section names, in prompt order (seed 000 §8).
 const (
 	Contract    = "contract"    // 1. runner contract and invariants (required)
+	RunGoal     = "run_goal"    // 1b. the run's goal, .runner/GOAL.md (000 preamble)
 	Goal        = "goal"        // 2. context/goal.md (required)
 	History     = "history"     // 3. context/history.md, after an unsuccessful attempt
 	Failure     = "failure"     // 4. context/failure.md, after a failed guard
@@ -26,14 +27,14 @@ const (
 )
 
 // Order is the order of the sections in the prompt.
-var Order = []string{Contract, Goal, History, Failure, Node, Tree, Assumptions, Questions, Sidecar, Output}
+var Order = []string{Contract, RunGoal, Goal, History, Failure, Node, Tree, Assumptions, Questions, Sidecar, Output}
 
 // DropOrder is the order in which optional sections give way to fit the
 // budget, least useful first. First each in turn is cut (Failure keeps its
 // end, the others their beginning) down to no less than MinKeep bytes of
 // body; if that is not enough, whole sections are dropped in the same
 // order until the prompt fits.
-var DropOrder = []string{Questions, Assumptions, Tree, Sidecar, History, Failure}
+var DropOrder = []string{Questions, Assumptions, Tree, Sidecar, RunGoal, History, Failure}
 
 // MinKeep is the smallest useful remainder of a cut section, in bytes.
 const MinKeep = 512

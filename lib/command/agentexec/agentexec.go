@@ -13,7 +13,6 @@ package agentexec
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -166,9 +165,11 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := logFile.Sync(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
+	rec.CostFromPrices = priceUsage(&res, cfg.Agent)
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
 	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
+	rec.AutoCompaction = res.AutoCompaction
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
 	if rec.EscapedKilled > 0 {
@@ -248,8 +249,9 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.AgentFile, fsutil.Cause(err))
 	}
 	if o.JSON {
-		out, _ := json.MarshalIndent(rec, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		if err := env.PrintJSON(rec); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
 	} else {
 		status := rec.Status
 		if status == "" || code != exit.OK {
@@ -335,4 +337,23 @@ func record(repo *git.Repo, dir string, begin iterdir.Begin, cassette, backend s
 		s.Class, s.Message = agent.ClassStartError, runErr.Error()
 	}
 	return agent.Record(cdir, s, res.Output, filepath.Join(dir, iterdir.EventsLog), patch)
+}
+
+// priceUsage gives a session whose CLI reported tokens but no cost the cost
+// of its tokens at the model's [agent.prices] (the configured model, else
+// the one the CLI named), so max_cost_usd can stop any backend's run. It
+// reports whether it did.
+func priceUsage(res *agent.Result, cfg config.Agent) bool {
+	u := &res.Usage
+	if u.CostUSD != 0 || u.InputTokens+u.OutputTokens == 0 {
+		return false
+	}
+	p, ok := cfg.Price(cfg.Model)
+	if !ok {
+		p, ok = cfg.Price(res.Model)
+	}
+	if ok {
+		u.CostUSD = p.Cost(u.InputTokens, u.CachedTokens, u.OutputTokens)
+	}
+	return ok
 }

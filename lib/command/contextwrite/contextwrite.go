@@ -23,6 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/prompt"
@@ -128,9 +129,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	rep := Report{Prompt: env.Rel(filepath.Join(dir, iterdir.PromptFile)), Bytes: len(pack), Budget: cfg.PromptBudgetBytes, Over: over, Context: written, Sections: fits}
 	if o.JSON {
-		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(rep)
 	}
 	var kept, cut, dropped []string
 	for _, f := range fits {
@@ -252,8 +251,12 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 	ctx := layout.Context + "/"
 	ss := []prompt.Section{
 		{Name: prompt.Contract, Heading: fmt.Sprintf("# treeloop iteration %d: %s node %s", in.begin.Iteration, in.begin.Mode, in.node.ID), Body: in.contract(), Required: true},
-		{Name: prompt.Goal, Heading: "## Selected node (" + ctx + GoalFile + ")", Body: files[GoalFile], Required: true},
 	}
+	// Every session sees what the whole run is for, not only its node.
+	if g := in.runGoal(); g != "" {
+		ss = append(ss, prompt.Section{Name: prompt.RunGoal, Heading: "## The run's goal (" + layout.Goal + ")", Body: g})
+	}
+	ss = append(ss, prompt.Section{Name: prompt.Goal, Heading: "## Selected node (" + ctx + GoalFile + ")", Body: files[GoalFile], Required: true})
 	if h, ok := files[HistoryFile]; ok {
 		ss = append(ss, prompt.Section{Name: prompt.History, Heading: "## Previous attempt (full text: " + ctx + HistoryFile + ")", Body: h})
 	}
@@ -278,6 +281,24 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 	}
 	ss = append(ss, prompt.Section{Name: prompt.Output, Heading: "## Output contract", Body: in.outputContract(), Required: true})
 	return ss
+}
+
+// runGoal is GOAL.md's text without its front matter, "" when there is
+// none to read.
+func (in *inputs) runGoal() string {
+	data, err := fsutil.ReadFile(in.env.Abs(layout.Goal), in.env.Dir, maxSideFile)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			in.env.Warnf("%s skipped: %v", layout.Goal, fsutil.Cause(err))
+		}
+		return ""
+	}
+	doc, err := goal.Parse(data)
+	if err != nil {
+		in.env.Warnf("%s skipped: %v", layout.Goal, err)
+		return ""
+	}
+	return strings.TrimSpace(string(doc.Body))
 }
 
 // contract is the runner contract for the mode.

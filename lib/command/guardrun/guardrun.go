@@ -13,7 +13,6 @@
 package guardrun
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -151,8 +150,9 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
 	if o.JSON {
-		out, _ := json.MarshalIndent(rec, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		if err := env.PrintJSON(rec); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
 	} else {
 		fmt.Fprintf(env.Stdout, "guard=%s exit=%d duration_ms=%d\n", rec.Outcome, rec.ExitCode, rec.DurationMS)
 	}

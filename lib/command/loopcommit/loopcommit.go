@@ -7,7 +7,6 @@
 package loopcommit
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -103,9 +102,7 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 	}
 	res := CheckResult{RunID: runID, Branch: branch, Head: head}
 	if c.JSON {
-		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(res)
 	}
 	fmt.Fprintf(env.Stdout, "run=%s branch=%s head=%s\n", res.RunID, res.Branch, res.Head)
 	return nil
@@ -157,9 +154,7 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	}
 	res := CommitResult{Commit: sha, Message: msg}
 	if c.JSON {
-		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(res)
 	}
 	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, msg)
 	return nil

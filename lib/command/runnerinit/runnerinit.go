@@ -8,7 +8,6 @@ package runnerinit
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,9 +143,7 @@ func (o *Options) Run(env *cli.Env) error {
 				*l = []string{}
 			}
 		}
-		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(rep)
 	}
 	for _, p := range rep.Created {
 		fmt.Fprintf(env.Stdout, "created %s\n", p)

@@ -9,7 +9,6 @@ package runnerstart
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -162,8 +161,9 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	if o.JSON {
-		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		if err := env.PrintJSON(res); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
 		return nil
 	}
 	fmt.Fprintf(env.Stdout, "%s run=%s branch=%s commit=%s\n", res.Status, res.RunID, res.Branch, res.Commit)

@@ -3,7 +3,6 @@
 package treeselect
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -68,9 +67,7 @@ func (o *Options) Run(env *cli.Env) error {
 			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
 			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
+		if err := env.PrintJSON(r); err != nil {
 			return exit.Wrap(exit.RunnerError, err)
 		}
 	} else {

@@ -5,7 +5,6 @@
 package treeupdate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -165,9 +164,7 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 	}
 	if o.JSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
+		if err := env.PrintJSON(res); err != nil {
 			return exit.Wrap(exit.RunnerError, err)
 		}
 	} else {

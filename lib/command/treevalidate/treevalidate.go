@@ -4,7 +4,6 @@ package treevalidate
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -172,10 +171,7 @@ func (o *Options) Run(env *cli.Env) error {
 		if rep.Errors == nil {
 			rep.Errors = []tree.Problem{}
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := env.PrintJSON(rep); err != nil {
 			return exit.Wrap(exit.RunnerError, err)
 		}
 	} else {

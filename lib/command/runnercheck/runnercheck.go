@@ -1,0 +1,240 @@
+// Package runnercheck is the runner-check command: what a step needs before
+// it allocates an iteration (DESIGN.md "The commands"), checked without
+// running anything: the configuration, the agent's executable, the guard's,
+// the cassette, the run budgets. runner-step runs it before every
+// iteration, so a bad configuration costs no iteration.
+//
+// Checks is a list of independent checks; another check joins by adding a
+// Check to it.
+package runnercheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/agent"
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// Options is the command line of runner-check.
+type Options struct {
+	cli.Chdir
+	JSON bool `name:"json" help:"Print every check and its problems as JSON."`
+}
+
+// Main runs runner-check and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("runner-check", "Check what a step needs before it allocates an iteration: the configuration (config.toml and RUNNER_* overrides), the agent's executable, the guard's, the cassette, the run budgets. Prints one line per check (\"<check>: ok\" or one line per problem, saying what to do). Exit 0 fine, 1 a problem found.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Context is what the checks read.
+type Context struct {
+	Root      string        // absolute repository root
+	Config    config.Config // config.toml after the RUNNER_* overrides
+	ConfigErr error         // why Config could not be loaded; the other checks then pass
+}
+
+// Check is one independent check: its name and a function returning its
+// problems, one line each, saying what to do (none when fine).
+type Check struct {
+	Name string
+	Run  func(*Context) []string
+}
+
+// Checks are run in this order by runner-check and before every step.
+var Checks = []Check{
+	{"config", checkConfig},
+	{"agent", checkAgent},
+	{"guard", checkGuard},
+	{"cassette", checkCassette},
+	{"budgets", checkBudgets},
+}
+
+// Result is one check's outcome.
+type Result struct {
+	Name     string   `json:"name"`
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems"`
+}
+
+// Report is the --json output.
+type Report struct {
+	Version int      `json:"version"`
+	OK      bool     `json:"ok"`
+	Checks  []Result `json:"checks"`
+}
+
+// Run runs every check.
+func (o *Options) Run(env *cli.Env) error {
+	repo, err := git.OpenRoot(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.Negative, err)
+	}
+	ctx := &Context{Root: repo.Root()}
+	if _, err := os.Stat(filepath.Join(ctx.Root, layout.Runner)); err != nil {
+		return exit.Errorf(exit.Negative, "no %s in %s: run runner-init --goal GOAL.md, then runner-start", layout.Runner, ctx.Root)
+	}
+	ctx.Config, ctx.ConfigErr = config.Load(filepath.Join(ctx.Root, layout.Config), os.LookupEnv)
+	rep := Report{Version: 1, OK: true, Checks: []Result{}}
+	for _, c := range Checks {
+		r := Result{Name: c.Name, Problems: []string{}}
+		if ctx.ConfigErr == nil || c.Name == "config" {
+			r.Problems = append(r.Problems, c.Run(ctx)...)
+		}
+		r.OK = len(r.Problems) == 0
+		rep.OK = rep.OK && r.OK
+		rep.Checks = append(rep.Checks, r)
+	}
+	if o.JSON {
+		if err := env.PrintJSON(rep); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+	} else {
+		for _, r := range rep.Checks {
+			if r.OK {
+				fmt.Fprintf(env.Stdout, "%s: ok\n", r.Name)
+			}
+			for _, p := range r.Problems {
+				fmt.Fprintf(env.Stdout, "%s: %s\n", r.Name, p)
+			}
+		}
+	}
+	if !rep.OK {
+		return cli.Silent(exit.Negative)
+	}
+	return nil
+}
+
+func checkConfig(ctx *Context) []string {
+	if ctx.ConfigErr == nil {
+		return nil
+	}
+	var es config.Errors
+	if errors.As(ctx.ConfigErr, &es) {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Error()+" (fix "+layout.Config+")")
+		}
+		return out
+	}
+	return []string{ctx.ConfigErr.Error() + " (fix " + layout.Config + ")"}
+}
+
+func checkAgent(ctx *Context) []string {
+	a := ctx.Config.Agent
+	if a.Backend == "replay" {
+		return nil
+	}
+	bin := agent.Executable(a)
+	if bin == "" {
+		return []string{fmt.Sprintf("the %s backend needs an executable: set [agent] bin in %s or RUNNER_AGENT_BIN", a.Backend, layout.Config)}
+	}
+	if err := findExecutable(ctx.Root, bin); err != nil {
+		return []string{fmt.Sprintf("the %s backend's executable %s: %v: install it, or set [agent] bin in %s (or RUNNER_AGENT_BIN) to its path", a.Backend, bin, err, layout.Config)}
+	}
+	// An agent CLI's version (provenance) is asked here, once per binary,
+	// so that no iteration's budget pays for it (lib/agent/version.go).
+	if a.Backend != "command" {
+		if _, ok := agent.CachedCLIVersion(bin); !ok {
+			agent.ProbeCLIVersion(context.Background(), bin, versionTimeout)
+		}
+	}
+	return nil
+}
+
+// versionTimeout bounds runner-check's question of an agent CLI's version:
+// generous, since no iteration waits (a slow CLI on a busy machine).
+const versionTimeout = 2 * time.Minute
+
+func checkGuard(ctx *Context) []string {
+	prog := ctx.Config.Guard.Command[0]
+	if err := findExecutable(ctx.Root, prog); err != nil {
+		return []string{fmt.Sprintf("the guard's program %s: %v: install it, or set [guard] command in %s", prog, err, layout.Config)}
+	}
+	return nil
+}
+
+func checkCassette(ctx *Context) []string {
+	a := ctx.Config.Agent
+	if a.Cassette == "" {
+		if a.Backend == "replay" {
+			return []string{fmt.Sprintf("the replay backend needs a cassette: set [agent] cassette in %s or RUNNER_AGENT_CASSETTE", layout.Config)}
+		}
+		return nil
+	}
+	dir, err := agent.CassetteDir(ctx.Root, a.Cassette, 1)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	dir = filepath.Dir(dir)
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return []string{fmt.Sprintf("the cassette %s is not a directory: set [agent] cassette to a directory", a.Cassette)}
+	case errors.Is(err, fs.ErrNotExist) && a.Backend == "replay":
+		return []string{fmt.Sprintf("the cassette %s does not exist: point [agent] cassette (or RUNNER_AGENT_CASSETTE) at a recorded one", a.Cassette)}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return []string{fmt.Sprintf("the cassette %s: %v", a.Cassette, err)}
+	}
+	return nil
+}
+
+func checkBudgets(ctx *Context) []string {
+	a := ctx.Config.Agent
+	tokens, cost := agent.Measures(a.Backend)
+	var out []string
+	if a.MaxTokens > 0 && !tokens {
+		out = append(out, fmt.Sprintf("max_tokens = %d, but the %s backend reports no tokens: set max_tokens = 0, or use a backend that reports them", a.MaxTokens, a.Backend))
+	}
+	if a.MaxCostUSD > 0 && !cost {
+		_, priced := a.Price(a.Model)
+		switch {
+		case !tokens:
+			out = append(out, fmt.Sprintf("max_cost_usd = %v, but the %s backend reports no tokens or cost: set max_cost_usd = 0", a.MaxCostUSD, a.Backend))
+		case a.Model == "":
+			out = append(out, fmt.Sprintf("max_cost_usd = %v, but the %s backend reports no cost: set [agent] model and give its price in [agent] prices (US dollars per million tokens), or set max_cost_usd = 0", a.MaxCostUSD, a.Backend))
+		case !priced:
+			out = append(out, fmt.Sprintf("max_cost_usd = %v, but the %s backend reports no cost and [agent] prices has none for %q: add %q = {input = …, cached_input = …, output = …} to it (US dollars per million tokens), or set max_cost_usd = 0", a.MaxCostUSD, a.Backend, a.Model, a.Model))
+		}
+	}
+	return out
+}
+
+// findExecutable finds prog as a process started in root would: a name
+// with a slash relative to root, any other name on PATH.
+func findExecutable(root, prog string) error {
+	if !strings.Contains(prog, "/") {
+		_, err := exec.LookPath(prog)
+		if err != nil {
+			return errors.New("not found on PATH")
+		}
+		return nil
+	}
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(root, prog)
+	}
+	st, err := os.Stat(prog)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case err != nil:
+		return err
+	case st.IsDir():
+		return errors.New("is a directory")
+	case st.Mode()&0o111 == 0:
+		return errors.New("not executable")
+	}
+	return nil
+}
