@@ -87,6 +87,10 @@ extra_args = ["--verbose"]
 on_rate_limit = "wait"
 max_tokens = 1000000
 max_cost_usd = 12
+
+[hooks]
+on_stuck = ["notify-send", "stuck"]
+timeout_secs = 5
 `
 	got, err := Parse("config.toml", []byte(in))
 	if err != nil {
@@ -99,6 +103,8 @@ max_cost_usd = 12
 		Guard:          Guard{Command: []string{"make", "test"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
+		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{"notify-send", "stuck"},
+			OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 5},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

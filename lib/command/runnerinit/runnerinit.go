@@ -50,9 +50,10 @@ Say what the finished work does and how to tell it is done. The first
 `
 
 // gitignore keeps the local-only directories out of git (seed 000 §3.3).
-const gitignore = `# Local-only: rewritten every iteration (context/) or kept as logs (iterations/).
+const gitignore = `# Local-only: rewritten every iteration (context/) or kept as logs (iterations/, runs/).
 context/
 iterations/
+runs/
 lock
 cancel
 `
