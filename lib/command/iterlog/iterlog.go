@@ -174,7 +174,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		NodePath: begin.NodePath, Mode: begin.Mode, Status: statusOf(upd.Result), Result: upd.Result,
 		Guard: upd.Guard, AgentError: upd.Result == "agent-error", Reasons: upd.Reasons,
 		AttemptsBefore: begin.Attempts, AttemptsAfter: upd.Attempts, MaxAttempts: upd.MaxAttempts,
-		Passes: upd.Passes, StartedAt: begin.StartedAt, HeadBefore: begin.HeadBefore,
+		Passes: upd.Passes, Summary: upd.Summary, StartedAt: begin.StartedAt, HeadBefore: begin.HeadBefore,
 	}
 	if m.Guard == "" {
 		m.Guard = tree.GuardSkipped
