@@ -2,6 +2,7 @@ package iterdir
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -94,3 +95,13 @@ func History(runDir string, n int) ([]Row, error) {
 	return rows, nil
 }
 
+// ShortDuration shows milliseconds as a short duration (850ms, 12.3s, 3m4s).
+func ShortDuration(ms int64) string {
+	switch {
+	case ms < 1000:
+		return strconv.FormatInt(ms, 10) + "ms"
+	case ms < 60_000:
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + "s"
+	}
+	return fmt.Sprintf("%dm%ds", ms/60_000, ms/1000%60)
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -37,6 +38,31 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Message is the commit message of an iteration (seed 000 §9).
 func Message(runID string, iter int, nodeID, status, guard string) string {
 	return fmt.Sprintf("chore(loop): run %s iter %d node %s status=%s guard=%s", runID, iter, nodeID, status, guard)
+}
+
+// MaxBodyBytes caps the agent's summary in a commit message body.
+const MaxBodyBytes = 4096
+
+// FullMessage is Message with the agent's summary as the body (issue 12),
+// so `git log` shows what each session said it did. The subject is
+// unchanged; the body is the summary with trailing spaces and blank lines
+// removed (as git's whitespace cleanup would), capped at MaxBodyBytes, and
+// left out when empty.
+func FullMessage(subject, summary string) string {
+	var lines []string
+	for _, l := range strings.Split(summary, "\n") {
+		if l = strings.TrimRight(l, " \t\r"); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	body := strings.Join(lines, "\n")
+	if len(body) > MaxBodyBytes {
+		body = strings.ToValidUTF8(body[:MaxBodyBytes], "") + " …"
+	}
+	if body == "" {
+		return subject
+	}
+	return subject + "\n\n" + body
 }
 
 // CheckCmd is `loop-commit check`.
@@ -145,8 +171,9 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	} else if branch != layout.BranchPrefix+m.RunID {
 		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
-	msg := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
-	sha, err := c.commit(repo, msg)
+	subject := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+	msg := FullMessage(subject, m.Summary)
+	sha, err := c.commit(repo, subject, msg)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
@@ -167,11 +194,11 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 }
 
 // commit makes the iteration's commit, unless a step killed after its
-// commit but before recording it left it as HEAD already (the message
+// commit but before recording it left it as HEAD already (the subject
 // names the run and the iteration, so it is unique): then HEAD is the
 // iteration's commit and no second one is made.
-func (c *CommitCmd) commit(repo *git.Repo, msg string) (string, error) {
-	if head, err := repo.CommitMessage("HEAD"); err == nil && head == msg {
+func (c *CommitCmd) commit(repo *git.Repo, subject, msg string) (string, error) {
+	if head, err := repo.CommitMessage("HEAD"); err == nil && strings.SplitN(head, "\n", 2)[0] == subject {
 		if st, err := repo.StatusPorcelain(); err == nil && len(st) == 0 {
 			return repo.HeadCommit()
 		}

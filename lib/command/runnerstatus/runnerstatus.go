@@ -242,7 +242,7 @@ func printText(w io.Writer, st Status) {
 		fmt.Fprintln(w, "last iterations")
 		fmt.Fprintf(w, "  %5s  %-20s %-11s %-7s %8s %8s %9s\n", "iter", "node", "status", "guard", "duration", "tokens", "cost")
 		for _, r := range st.Recent {
-			fmt.Fprintf(w, "  %5d  %-20s %-11s %-7s %8s %8d %9s\n", r.Iter, r.NodeID, r.Status, r.Guard, Duration(r.DurationMS), r.Tokens, fmt.Sprintf("$%.4f", r.CostUSD))
+			fmt.Fprintf(w, "  %5d  %-20s %-11s %-7s %8s %8d %9s\n", r.Iter, r.NodeID, r.Status, r.Guard, iterdir.ShortDuration(r.DurationMS), r.Tokens, fmt.Sprintf("$%.4f", r.CostUSD))
 		}
 	}
 	for _, e := range st.Log {
@@ -258,15 +258,6 @@ func limit(v float64, format string) string {
 		return "unlimited"
 	}
 	return fmt.Sprintf(format, v)
-}
-
-// Duration shows milliseconds as a short duration (1.2s, 3m4s).
-func Duration(ms int64) string {
-	d := time.Duration(ms) * time.Millisecond
-	if d < time.Minute {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 // runs prints every run record.
