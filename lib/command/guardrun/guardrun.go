@@ -36,6 +36,7 @@ type Options struct {
 	cli.Chdir
 	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin): its deadline bounds the guard; guard.log and guard.json go there."`
 	JSON bool   `name:"json" help:"Print guard.json's record on stdout."`
+	cli.Get
 }
 
 // Main runs guard-run and returns its exit code.
@@ -88,7 +89,11 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
-	if o.JSON {
+	if o.Wanted() { // --get (issue 12)
+		if err := o.PrintJSON(env, rec); err != nil {
+			return err
+		}
+	} else if o.JSON {
 		out, _ := json.MarshalIndent(rec, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 	} else {

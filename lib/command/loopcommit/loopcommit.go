@@ -68,6 +68,7 @@ func FullMessage(subject, summary string) string {
 // CheckCmd is `loop-commit check`.
 type CheckCmd struct {
 	JSON bool `name:"json" help:"Print the result as JSON."`
+	cli.Get
 }
 
 // CheckResult is what `check` prints.
@@ -130,6 +131,9 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "run id mismatch: on branch %s, the run is %s (run runner-start)", branch, runID)
 	}
 	res := CheckResult{RunID: runID, Branch: branch, Head: head}
+	if c.Wanted() { // --get (issue 12)
+		return c.PrintJSON(env, res)
+	}
 	if c.JSON {
 		out, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -143,6 +147,7 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 type CommitCmd struct {
 	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (meta.json from iter-log end)."`
 	JSON bool   `name:"json" help:"Print the result as JSON."`
+	cli.Get
 }
 
 // CommitResult is what `commit` prints.
@@ -184,6 +189,9 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "record the commit in %s: %v", iterdir.MetaFile, fsutil.Cause(err))
 	}
 	res := CommitResult{Commit: sha, Message: msg}
+	if c.Wanted() { // --get (issue 12)
+		return c.PrintJSON(env, res)
+	}
 	if c.JSON {
 		out, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)

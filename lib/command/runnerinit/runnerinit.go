@@ -35,6 +35,7 @@ type Options struct {
 	RootID string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
 	Next   string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
 	JSON   bool   `name:"json" help:"Print what was created and kept as JSON."`
+	cli.Get
 }
 
 // Main runs runner-init and returns its exit code.
@@ -138,11 +139,14 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "write %s: %v", f.rel, fsutil.Cause(err))
 		}
 	}
-	if o.JSON {
+	if o.JSON || o.Wanted() {
 		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed} {
 			if *l == nil {
 				*l = []string{}
 			}
+		}
+		if o.Wanted() { // --get (issue 12)
+			return o.PrintJSON(env, rep)
 		}
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)

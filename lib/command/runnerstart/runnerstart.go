@@ -29,6 +29,7 @@ type Options struct {
 	cli.Chdir
 	ID   string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
 	JSON bool   `name:"json" help:"Print the result as JSON."`
+	cli.Get
 }
 
 // Main runs runner-start and returns its exit code.
@@ -141,6 +142,9 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 	} else if res.Commit, err = repo.HeadCommit(); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
+	}
+	if o.Wanted() { // --get (issue 12)
+		return o.PrintJSON(env, res)
 	}
 	if o.JSON {
 		out, _ := json.MarshalIndent(res, "", "  ")

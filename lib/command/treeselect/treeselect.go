@@ -19,6 +19,7 @@ type Options struct {
 	cli.Chdir
 	File string `arg:"" optional:"" placeholder:"FILE|-" help:"Tree file, - for standard input (default .runner/state/tree.json)."`
 	JSON bool   `name:"json" help:"Print the selection as JSON on stdout."`
+	cli.Get
 }
 
 // Main runs tree-select and returns its exit code.
@@ -62,16 +63,22 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "%s is invalid (%d errors, first: %s); run tree-validate for all of them", name, len(ps), ps[0])
 	}
 	sel := tree.Select(root)
-	if o.JSON {
+	if o.JSON || o.Wanted() {
 		r := Result{Version: 1, Status: sel.Status}
 		if sel.Node != nil {
 			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
 			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+		if o.Wanted() { // --get (issue 12)
+			if err := o.PrintJSON(env, r); err != nil {
+				return err
+			}
+		} else {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(r); err != nil {
+				return exit.Wrap(exit.RunnerError, err)
+			}
 		}
 	} else {
 		fmt.Fprintln(env.Stdout, sel)

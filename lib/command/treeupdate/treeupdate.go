@@ -45,6 +45,7 @@ type Options struct {
 	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
 	MaxAttempts int      `placeholder:"N" help:"max_attempts for new children (default: max_attempts_default of config.toml)."`
 	JSON        bool     `name:"json" help:"Print the result as JSON on stdout."`
+	cli.Get
 }
 
 // Validate checks flag combinations.
@@ -158,7 +159,11 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, err)
 		}
 	}
-	if o.JSON {
+	if o.Wanted() { // --get (issue 12)
+		if err := o.PrintJSON(env, res); err != nil {
+			return err
+		}
+	} else if o.JSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(res); err != nil {

@@ -32,6 +32,7 @@ type Options struct {
 	Staged    bool   `help:"Check the tree staged in the git index against HEAD's (for the pre-commit hook)." xor:"prev"`
 	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
+	cli.Get
 }
 
 // Validate checks flag combinations.
@@ -158,10 +159,19 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	ps = ps.Sorted()
 
-	if o.JSON {
+	if o.JSON || o.Wanted() {
 		rep := Report{Version: 1, File: name, Valid: len(ps) == 0, Nodes: tree.Count(root), Errors: ps}
 		if rep.Errors == nil {
 			rep.Errors = []tree.Problem{}
+		}
+		if o.Wanted() { // --get (issue 12)
+			if err := o.PrintJSON(env, rep); err != nil {
+				return err
+			}
+			if len(ps) > 0 {
+				return cli.Silent(exit.Negative)
+			}
+			return nil
 		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetEscapeHTML(false)
