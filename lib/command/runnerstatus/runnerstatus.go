@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
@@ -171,7 +172,7 @@ func nextStep(st Status) string {
 	sel := st.Selection
 	switch {
 	case sel.Status == tree.StatusStuck:
-		return fmt.Sprintf("node %s has no attempts left (%d/%d): give it more with `tree-edit retry %s` (or --attempts N), or split it with `tree-edit decompose %s`; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, sel.ID, sel.ID)
+		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, treeedit.StuckHint(sel.ID))
 	case sel.Status == tree.StatusComplete:
 		if st.Branch != "" {
 			return "the tree is complete: review branch " + st.Branch + " and merge it"
