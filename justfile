@@ -19,7 +19,7 @@ vet:
 
 # shellcheck the porcelain scripts and hooks (skipped with a note when shellcheck is absent).
 lint-shell:
-    @if command -v shellcheck >/dev/null; then shellcheck tools/runner-step tools/runner-loop tools/bootstrap hooks/pre-commit; else echo "lint-shell: shellcheck not installed, skipped"; fi
+    @if command -v shellcheck >/dev/null; then shellcheck tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions hooks/pre-commit; else echo "lint-shell: shellcheck not installed, skipped"; fi
 
 # All tests, fuzz corpora included (replayed as regression tests).
 test:
@@ -30,10 +30,12 @@ build:
     mkdir -p {{bin}}
     go build -o {{bin}} ./cmd/...
 
-# Install the commands and porcelain scripts into GOBIN (or ~/go/bin).
+# Install the commands and porcelain scripts into GOBIN (or ~/go/bin), and
+# bash completion for each (tools/install-completions).
 install:
     go install ./cmd/...
     install -m 0755 tools/runner-step tools/runner-loop "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
+    tools/install-completions "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
 
 # Run every fuzz target for SECONDS each.
 fuzz seconds="30":
