@@ -458,3 +458,23 @@ func TestErrorsAs(t *testing.T) {
 		t.Fatalf("errors.As(*Error) on %v: %+v", err, e)
 	}
 }
+
+// The [hooks] example in README.md is a valid configuration.
+func TestReadmeHooksExample(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "```toml\n[hooks]\n")
+	if !ok {
+		t.Fatal("README.md has no ```toml [hooks] example")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	c, err := Parse("README.md", []byte("[hooks]\n"+block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Hooks.OnStuck) == 0 || len(c.Hooks.OnError) == 0 || c.Hooks.OnError[0] != "curl" || c.Hooks.TimeoutSecs != 15 {
+		t.Fatalf("hooks: %+v", c.Hooks)
+	}
+}
