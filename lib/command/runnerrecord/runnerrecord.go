@@ -162,8 +162,8 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 	r.Runner = runrecord.Runner{PID: b.PID, Host: host}
 	r.Branch = layout.BranchPrefix + runID
 	r.UpdatedAt = t
-	if err := runrecord.Save(env.Abs(layout.RunRecord(r.ID)), r); err != nil {
-		return exit.Errorf(exit.RunnerError, "write the run record: %v", fsutil.Cause(err))
+	if err := save(env.Abs(layout.RunRecord(r.ID)), r); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "record=%s\n", r.ID)
 	return nil
@@ -216,10 +216,7 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 	}
 	r.UpdatedAt = now()
 	runHook(env, &r, "on_iteration", rp.Config.Hooks)
-	if err := runrecord.Save(path, r); err != nil {
-		return exit.Errorf(exit.RunnerError, "write the run record: %v", fsutil.Cause(err))
-	}
-	return nil
+	return save(path, r)
 }
 
 // EndCmd is `runner-record end`.
@@ -265,10 +262,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if h := hookFor(e.Status); h != "" && rp != nil {
 		runHook(env, &r, h, rp.Config.Hooks)
 	}
-	if err := runrecord.Save(path, r); err != nil {
-		return exit.Errorf(exit.RunnerError, "write the run record: %v", fsutil.Cause(err))
-	}
-	return nil
+	return save(path, r)
 }
 
 // DetachCmd is `runner-record detach`.
@@ -284,6 +278,11 @@ func (d *DetachCmd) Run(env *cli.Env) error {
 	}
 	r.Runner = runrecord.Runner{}
 	r.UpdatedAt = now()
+	return save(path, r)
+}
+
+// save writes the record; a failure is a runner error.
+func save(path string, r runrecord.Record) error {
 	if err := runrecord.Save(path, r); err != nil {
 		return exit.Errorf(exit.RunnerError, "write the run record: %v", fsutil.Cause(err))
 	}
