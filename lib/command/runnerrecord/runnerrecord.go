@@ -37,7 +37,7 @@ type Options struct {
 	Begin  BeginCmd  `cmd:"" help:"Open the run record of a runner session (status running, this runner's pid and host), first finalising as interrupted any record whose runner is gone. Re-attaches a record a runner-step left detached. Prints record=<id>, or record=none when no run is started or .runner/runs/ is not ignored by git."`
 	Update UpdateCmd `cmd:"" help:"Refresh the record after a committed iteration (counts, usage, last iteration, HEAD) and run the on_iteration hook."`
 	End    EndCmd    `cmd:"" help:"Finish the record with the run's status and a one-line reason, and run the hook of that status (on_complete, on_stuck, on_limit, on_error). A finished record is never rewritten."`
-	Detach DetachCmd `cmd:"" help:"Leave the record running with no runner attached (pid 0): a runner-step run alone committed its iteration and the run goes on with the next step."`
+	Detach DetachCmd `cmd:"" help:"Leave the record running with no runner attached (pid 0): a runner-step run alone ended without ending the run (an iteration committed, or the step refused or failed) and the run goes on with the next step."`
 }
 
 // Main runs runner-record and returns its exit code.
@@ -268,6 +268,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 // DetachCmd is `runner-record detach`.
 type DetachCmd struct {
 	recordFlag
+	Failed string `placeholder:"REASON" help:"The step failed without ending the run (refused, runner error): log REASON in the record (kind step_failed)."`
 }
 
 // Run leaves the record running without a runner.
@@ -278,6 +279,9 @@ func (d *DetachCmd) Run(env *cli.Env) error {
 	}
 	r.Runner = runrecord.Runner{}
 	r.UpdatedAt = now()
+	if d.Failed != "" {
+		r.AddLog(r.UpdatedAt, "step_failed", oneLine(d.Failed))
+	}
 	return save(path, r)
 }
 
