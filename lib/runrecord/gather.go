@@ -58,7 +58,7 @@ func ReadRepo(root string) (*Repo, error) {
 	data, release, err := fsutil.MapFile(filepath.Join(root, layout.Tree), root, 0)
 	defer release()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", layout.Tree, err)
+		return nil, fmt.Errorf("read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
 	}
 	t, ps := tree.Load(data)
 	if len(ps) > 0 {

@@ -259,6 +259,9 @@ func field(at, name string) string {
 // the edit, refusing when a runner holds it.
 func lock(env *cli.Env) (func(), error) {
 	p := env.Abs(layout.Lock)
+	if _, err := os.Stat(env.Abs(layout.Runner)); err != nil {
+		return nil, refused("%s: %v (run tree-edit in a repository set up by runner-init)", layout.Runner, fsutil.Cause(err))
+	}
 	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, exit.Errorf(exit.RunnerError, "open %s: %v", layout.Lock, fsutil.Cause(err))
