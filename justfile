@@ -20,7 +20,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap hooks/pre-commit .ci/run bench/crash-harness.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions hooks/pre-commit .ci/run bench/crash-harness.sh
 
 # All tests, fuzz corpora included (replayed as regression tests).
 test:
@@ -31,10 +31,12 @@ build:
     mkdir -p {{bin}}
     go build -o {{bin}} ./cmd/...
 
-# Install the commands and porcelain scripts into GOBIN (or ~/go/bin).
+# Install the commands and porcelain scripts into GOBIN (or ~/go/bin), and
+# bash completion for each (tools/install-completions).
 install:
     go install ./cmd/...
     install -m 0755 tools/runner-step tools/runner-loop "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
+    tools/install-completions "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
 
 # Run every fuzz target for SECONDS each.
 fuzz seconds="30":

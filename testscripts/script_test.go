@@ -22,6 +22,8 @@ import (
 	"github.com/treeloop/treeloop/lib/command/treeselect"
 	"github.com/treeloop/treeloop/lib/command/treeupdate"
 	"github.com/treeloop/treeloop/lib/command/treevalidate"
+	"github.com/treeloop/treeloop/lib/jsonstrict"
+	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // mainFunc is the signature of every command package's Main.
@@ -94,6 +96,7 @@ func TestScripts(t *testing.T) {
 			"mkrepo":   mkrepo,
 			"normjson": normjson,
 			"holdlock": holdlock,
+			"schemaok": schemaok,
 		},
 	})
 }
@@ -174,6 +177,21 @@ func mkrepo(ts *testscript.TestScript, neg bool, args []string) {
 		if err := ts.Exec("git", append([]string{"-C", dir}, a...)...); err != nil {
 			ts.Fatalf("mkrepo: git %s: %v", a[0], err)
 		}
+	}
+}
+
+// schemaok KIND FILE fails unless FILE is valid against the embedded
+// schema KIND (lib/schema, e.g. runner_status.v1).
+func schemaok(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: schemaok KIND FILE")
+	}
+	v, err := jsonstrict.Decode([]byte(ts.ReadFile(args[1])))
+	if err != nil {
+		ts.Fatalf("schemaok: %s: %v", args[1], err)
+	}
+	if vs := schema.Validate(schema.Kind(args[0]), v); len(vs) > 0 {
+		ts.Fatalf("schemaok: %s: %s: %s", args[1], vs[0].Pointer, vs[0].Message)
 	}
 }
 

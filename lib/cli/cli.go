@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/posener/complete"
+	"github.com/willabides/kongplete"
 
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/proc"
@@ -57,7 +59,7 @@ func (e *Env) Errorf(format string, args ...any) {
 
 // Chdir is the -C flag every command embeds.
 type Chdir struct {
-	Chdir string `name:"chdir" short:"C" placeholder:"DIR" help:"Run as if started in DIR." env:"TREELOOP_DIR"`
+	Chdir string `name:"chdir" short:"C" placeholder:"DIR" help:"Run as if started in DIR." env:"TREELOOP_DIR" predictor:"dir"`
 }
 
 // Silent is returned by a command that has already printed its diagnostics
@@ -115,10 +117,19 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
 		kong.Bind(env),
 	}, opts...)
+	options = append(options, kong.Vars{"version": name + " " + Version()}, kong.Embed(&versionFlag{}))
 	parser, err := kong.New(cmd, options...)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exit.RunnerError
+	}
+	// Shell completion (issue 12): a shell that runs the command with
+	// COMP_LINE set (complete -C) gets the candidates on stdout.
+	if os.Getenv("COMP_LINE") != "" {
+		kongplete.Complete(parser,
+			kongplete.WithPredictor("dir", complete.PredictDirs("*")),
+			kongplete.WithPredictor("file", complete.PredictFiles("*")),
+			kongplete.WithExitFunc(func(c int) { panic(exitPanic(c)) }))
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
@@ -165,3 +176,48 @@ func findChdir(cmd any) (*Chdir, bool) {
 }
 
 func (c *Chdir) chdir() *Chdir { return c }
+
+// versionFlag is the --version flag every command has.
+type versionFlag struct {
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+}
+
+// version is set at link time (-ldflags "-X github.com/treeloop/treeloop/lib/cli.version=v1.2.3");
+// without it Version reads the module version and VCS revision that go
+// build records.
+var version = ""
+
+// Version is treeloop's version: the link-time version, else the module
+// version (go install …@vX), else "devel" with the VCS revision and
+// "-dirty" when the checkout had changes.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += "+" + rev + dirty
+	}
+	return v
+}

@@ -6,18 +6,27 @@ import (
 	"io"
 )
 
-// WriteJSON writes v as every command's --json output is written: 2-space
-// indented, HTML characters unescaped, one trailing newline. It is the one
-// place that decides how JSON output looks.
-func WriteJSON(w io.Writer, v any) error {
+// MarshalJSON encodes v as every command's --json output is written:
+// 2-space indented, HTML characters unescaped, one trailing newline. It is
+// the one place that decides how JSON output looks.
+func MarshalJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteJSON writes v to w as MarshalJSON encodes it.
+func WriteJSON(w io.Writer, v any) error {
+	data, err := MarshalJSON(v)
+	if err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err = w.Write(data)
 	return err
 }
 

@@ -29,7 +29,36 @@ type Config struct {
 	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change
 	Guard                    Guard    `toml:"guard"`
 	Agent                    Agent    `toml:"agent"`
+	Hooks                    Hooks    `toml:"hooks"` // issue 12: notifications
 }
+
+// Hooks is the [hooks] table (issue 12 "notifications"): commands (argv,
+// not run through a shell) run with the run record as JSON on stdin and
+// RUNNER_* variables in their environment. An empty argv runs nothing. A
+// hook that fails or outlives TimeoutSecs is logged in the run record and
+// never stops or fails the loop.
+type Hooks struct {
+	OnIteration []string `toml:"on_iteration"` // after every committed iteration
+	OnComplete  []string `toml:"on_complete"`  // the tree is complete
+	OnStuck     []string `toml:"on_stuck"`     // a leaf has no attempts left
+	OnLimit     []string `toml:"on_limit"`     // max_iterations or a run budget reached
+	OnError     []string `toml:"on_error"`     // the run ended on an error or a timeout
+	TimeoutSecs int      `toml:"timeout_secs"` // each hook's own wall-clock budget, >= 1
+}
+
+// Hook is one configured hook: its key in [hooks] and its argv.
+type Hook struct {
+	Name string // on_iteration, on_complete, on_stuck, on_limit, on_error
+	Argv []string
+}
+
+// Named lists the hooks in file order.
+func (h Hooks) Named() []Hook {
+	return []Hook{{"on_iteration", h.OnIteration}, {"on_complete", h.OnComplete}, {"on_stuck", h.OnStuck}, {"on_limit", h.OnLimit}, {"on_error", h.OnError}}
+}
+
+// Timeout is timeout_secs as a duration.
+func (h Hooks) Timeout() time.Duration { return time.Duration(h.TimeoutSecs) * time.Second }
 
 // Guard is the [guard] table.
 type Guard struct {
@@ -112,6 +141,7 @@ func Default() Config {
 			OnRateLimit: RateLimitStop,
 			Prices:      map[string]Price{},
 		},
+		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
 	}
 }
 
@@ -237,6 +267,14 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	for _, h := range c.Hooks.Named() {
+		key := "hooks." + h.Name
+		if len(h.Argv) > 0 && h.Argv[0] == "" {
+			bad(key, "program name (first element) must not be empty")
+		}
+		argv(key, h.Argv, bad)
+	}
+	inRange("hooks.timeout_secs", c.Hooks.TimeoutSecs, 1, maxSecs)
 	if len(es) == 0 {
 		return nil
 	}

@@ -87,6 +87,10 @@ extra_args = ["--verbose"]
 on_rate_limit = "wait"
 max_tokens = 1000000
 max_cost_usd = 12
+
+[hooks]
+on_stuck = ["notify-send", "stuck"]
+timeout_secs = 5
 `
 	got, err := Parse("config.toml", []byte(in))
 	if err != nil {
@@ -99,6 +103,8 @@ max_cost_usd = 12
 		Guard:          Guard{Command: []string{"make", "test"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}},
+		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{"notify-send", "stuck"},
+			OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 5},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -450,5 +456,25 @@ func TestErrorsAs(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Key != "max_iterations" || e.File != "config.toml" {
 		t.Fatalf("errors.As(*Error) on %v: %+v", err, e)
+	}
+}
+
+// The [hooks] example in README.md is a valid configuration.
+func TestReadmeHooksExample(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "```toml\n[hooks]\n")
+	if !ok {
+		t.Fatal("README.md has no ```toml [hooks] example")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	c, err := Parse("README.md", []byte("[hooks]\n"+block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Hooks.OnStuck) == 0 || len(c.Hooks.OnError) == 0 || c.Hooks.OnError[0] != "curl" || c.Hooks.TimeoutSecs != 15 {
+		t.Fatalf("hooks: %+v", c.Hooks)
 	}
 }

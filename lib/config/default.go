@@ -60,6 +60,19 @@ cassette = ""
 # its tokens, so max_cost_usd can stop the run. For example:
 #   prices = { "gpt-5" = { input = 1.25, cached_input = 0.125, output = 10.0 } }
 prices = {}
+
+[hooks]
+# Notifications: commands (argv, not run through a shell) run with the run
+# record as JSON on stdin and RUNNER_EVENT, RUNNER_RUN_ID, RUNNER_STATUS,
+# RUNNER_REASON, RUNNER_RECORD, RUNNER_ROOT in the environment. Empty = none.
+# A hook that fails or runs past timeout_secs is logged in the run record
+# (.runner/runs/<id>.json) and never stops the loop.
+on_iteration = []  # after every committed iteration
+on_complete = []   # the tree is complete
+on_stuck = []      # a leaf has no attempts left
+on_limit = []      # max_iterations or a run budget reached
+on_error = []      # the run ended on an error or a timeout
+timeout_secs = 30
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

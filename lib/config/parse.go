@@ -34,6 +34,11 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}
 	}
+	for _, h := range []*[]string{&c.Hooks.OnIteration, &c.Hooks.OnComplete, &c.Hooks.OnStuck, &c.Hooks.OnLimit, &c.Hooks.OnError} {
+		if *h == nil {
+			*h = []string{}
+		}
+	}
 	if err := c.Validate(); err != nil {
 		var es Errors
 		if errors.As(err, &es) {

@@ -226,6 +226,18 @@ func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, e
 	return r.HeadCommit()
 }
 
+// CommitPaths commits the work tree's content of paths alone (git commit
+// --only), whatever else is staged, with env added to git's environment
+// (the pre-commit hook reads TREELOOP_COMMIT from it), and returns the new
+// sha.
+func (r *Repo) CommitPaths(message string, env []string, paths ...string) (string, error) {
+	args := append([]string{"commit", "-q", "-F", "-", "--only", "--"}, paths...)
+	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
+		return "", err
+	}
+	return r.HeadCommit()
+}
+
 // ShowFile returns the bytes of path at rev ("" or ":" for the index). ok is
 // false when the path does not exist there; other failures are errors
 // (rev not a commit, path not a file). One git process (cat-file --batch)

@@ -16,19 +16,22 @@ type Meta struct {
 	Status string `json:"status"`
 	// Result is tree-update's: passed, failed, retry, decomposed,
 	// agent-error, timeout, interrupted, runner-error.
-	Result         string    `json:"result"`
-	Guard          string    `json:"guard"` // pass | fail | skipped (timeout | interrupted | error when the guard did not finish)
-	AgentError     bool      `json:"agent_error"`
-	Reasons        []string  `json:"reasons"`
-	AttemptsBefore int       `json:"attempts_before"`
-	AttemptsAfter  int       `json:"attempts_after"`
-	MaxAttempts    int       `json:"max_attempts"`
-	Passes         bool      `json:"passes"`
-	StartedAt      time.Time `json:"started_at"`
-	EndedAt        time.Time `json:"ended_at"`
-	DurationMS     int64     `json:"duration_ms"`
-	Agent          *Agent    `json:"agent"`     // agent.json, nil when the agent did not run
-	GuardRun       *Guard    `json:"guard_run"` // guard.json, nil when the guard did not run
+	Result         string   `json:"result"`
+	Guard          string   `json:"guard"` // pass | fail | skipped (timeout | interrupted | error when the guard did not finish)
+	AgentError     bool     `json:"agent_error"`
+	Reasons        []string `json:"reasons"`
+	AttemptsBefore int      `json:"attempts_before"`
+	AttemptsAfter  int      `json:"attempts_after"`
+	MaxAttempts    int      `json:"max_attempts"`
+	Passes         bool     `json:"passes"`
+	// Summary is the agent's summary (or the agent-error reasons), as
+	// tree-update recorded it; the commit message carries it in its body.
+	Summary    string    `json:"summary"`
+	StartedAt  time.Time `json:"started_at"`
+	EndedAt    time.Time `json:"ended_at"`
+	DurationMS int64     `json:"duration_ms"`
+	Agent      *Agent    `json:"agent"`     // agent.json, nil when the agent did not run
+	GuardRun   *Guard    `json:"guard_run"` // guard.json, nil when the guard did not run
 	// RunUsage sums the usage of the run's sessions so far, this one
 	// included (what the run budgets are checked against).
 	RunUsage   Usage  `json:"run_usage"`

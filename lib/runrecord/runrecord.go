@@ -45,6 +45,7 @@ const MaxLog = 200
 type Record struct {
 	Version       int        `json:"version"`
 	ID            string     `json:"id"`
+	RunID         string     `json:"run_id"`
 	Branch        string     `json:"branch"`
 	GoalTitle     string     `json:"goal_title"`
 	Status        string     `json:"status"`
@@ -206,8 +207,11 @@ func Effective(r Record) Record {
 	return r
 }
 
-// gone reports whether the runner process has ended. A record from another
-// host cannot be checked and is taken as alive.
+// Gone reports whether the runner process has ended. A record from another
+// host cannot be checked and is taken as alive; pid 0 (no runner attached)
+// is not gone.
+func Gone(rn Runner) bool { return gone(rn) }
+
 func gone(rn Runner) bool {
 	if host, err := os.Hostname(); err != nil || host != rn.Host || rn.PID <= 0 {
 		return false

@@ -13,7 +13,7 @@ func sample() Record {
 	host, _ := os.Hostname()
 	head := strings.Repeat("a", 40)
 	return Record{
-		ID: "r1", Branch: "runner/r1", GoalTitle: "Goal", Status: Running,
+		ID: "r1", RunID: "r1", Branch: "runner/r1", GoalTitle: "Goal", Status: Running,
 		StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		UpdatedAt: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
 		Runner:    Runner{PID: os.Getpid(), Host: host},

@@ -15,10 +15,11 @@ type Kind string
 
 // The embedded schemas.
 const (
-	TaskTree    Kind = "task_tree.v1"
-	AgentOutput Kind = "agent_output.v1"
-	RunState    Kind = "run_state.v1"
-	RunRecord   Kind = "run_record.v1"
+	TaskTree     Kind = "task_tree.v1"
+	AgentOutput  Kind = "agent_output.v1"
+	RunState     Kind = "run_state.v1"
+	RunRecord    Kind = "run_record.v1"
+	RunnerStatus Kind = "runner_status.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -32,6 +33,8 @@ func Source(k Kind) []byte {
 		return schemas.RunStateV1
 	case RunRecord:
 		return schemas.RunRecordV1
+	case RunnerStatus:
+		return schemas.RunnerStatusV1
 	}
 	panic("schema: unknown kind " + string(k))
 }

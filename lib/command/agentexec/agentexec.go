@@ -44,6 +44,7 @@ type Options struct {
 	Live    string `enum:"auto,always,never" default:"auto" help:"Copy the agent's output to stderr as it runs: auto (when stderr is a terminal), always, never."`
 	Restore bool   `help:"Run no agent: only put back what an agent may not change (protected paths, runner-owned files, HEAD and branch), printing each reason. For recovering an iteration a crash interrupted."`
 	JSON    bool   `name:"json" help:"Print agent.json's record on stdout."`
+	cli.Get
 }
 
 // Main runs agent-exec and returns its exit code.
@@ -248,9 +249,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := iterdir.Write(dir, iterdir.AgentFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.AgentFile, fsutil.Cause(err))
 	}
-	if o.JSON {
-		if err := env.PrintJSON(rec); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+	if o.JSON || o.Wanted() {
+		if err := o.PrintJSON(env, rec); err != nil {
+			return err
 		}
 	} else {
 		status := rec.Status

@@ -36,6 +36,7 @@ type Options struct {
 	cli.Chdir
 	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin); prompt.md is written there."`
 	JSON bool   `name:"json" help:"Print the prompt's sections and what the budget did to them as JSON."`
+	cli.Get
 }
 
 // Main runs context-write and returns its exit code.
@@ -128,8 +129,8 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("the required sections exceed prompt_budget_bytes=%d by %d bytes; the prompt is complete but over budget", cfg.PromptBudgetBytes, over)
 	}
 	rep := Report{Prompt: env.Rel(filepath.Join(dir, iterdir.PromptFile)), Bytes: len(pack), Budget: cfg.PromptBudgetBytes, Over: over, Context: written, Sections: fits}
-	if o.JSON {
-		return env.PrintJSON(rep)
+	if o.JSON || o.Wanted() {
+		return o.PrintJSON(env, rep)
 	}
 	var kept, cut, dropped []string
 	for _, f := range fits {

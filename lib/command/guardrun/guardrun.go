@@ -48,6 +48,7 @@ type Options struct {
 	stepctx.Base
 	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin): its deadline bounds the guard; guard.log and guard.json go there."`
 	JSON bool   `name:"json" help:"Print guard.json's record on stdout."`
+	cli.Get
 }
 
 // Main runs guard-run and returns its exit code.
@@ -149,9 +150,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
-	if o.JSON {
-		if err := env.PrintJSON(rec); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+	if o.JSON || o.Wanted() {
+		if err := o.PrintJSON(env, rec); err != nil {
+			return err
 		}
 	} else {
 		fmt.Fprintf(env.Stdout, "guard=%s exit=%d duration_ms=%d\n", rec.Outcome, rec.ExitCode, rec.DurationMS)

@@ -28,12 +28,14 @@ type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
 	End     EndCmd     `cmd:"" help:"Complete the iteration's log: meta.json, tree.after.json, diff.patch, and run_state.json for the next iteration."`
+	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
+	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
 }
 
 // Main runs iter-log and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("iter-log", "Open (begin) and close (end) one iteration's log directory .runner/iterations/<run-id>/<iter>/.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("iter-log", "Open (begin) and close (end) one iteration's log directory .runner/iterations/<run-id>/<iter>/; read the run's history (list, show).", &Options{}, args, stdin, stdout, stderr)
 }
 
 // BeginCmd is `iter-log begin`.
@@ -174,7 +176,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		NodePath: begin.NodePath, Mode: begin.Mode, Status: statusOf(upd.Result), Result: upd.Result,
 		Guard: upd.Guard, AgentError: upd.Result == "agent-error", Reasons: upd.Reasons,
 		AttemptsBefore: begin.Attempts, AttemptsAfter: upd.Attempts, MaxAttempts: upd.MaxAttempts,
-		Passes: upd.Passes, StartedAt: begin.StartedAt, HeadBefore: begin.HeadBefore,
+		Passes: upd.Passes, Summary: upd.Summary, StartedAt: begin.StartedAt, HeadBefore: begin.HeadBefore,
 	}
 	if m.Guard == "" {
 		m.Guard = tree.GuardSkipped

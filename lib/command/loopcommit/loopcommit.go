@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -38,9 +39,35 @@ func Message(runID string, iter int, nodeID, status, guard string) string {
 	return fmt.Sprintf("chore(loop): run %s iter %d node %s status=%s guard=%s", runID, iter, nodeID, status, guard)
 }
 
+// MaxBodyBytes caps the agent's summary in a commit message body.
+const MaxBodyBytes = 4096
+
+// FullMessage is Message with the agent's summary as the body (issue 12),
+// so `git log` shows what each session said it did. The subject is
+// unchanged; the body is the summary with trailing spaces and blank lines
+// removed (as git's whitespace cleanup would), capped at MaxBodyBytes, and
+// left out when empty.
+func FullMessage(subject, summary string) string {
+	var lines []string
+	for _, l := range strings.Split(summary, "\n") {
+		if l = strings.TrimRight(l, " \t\r"); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	body := strings.Join(lines, "\n")
+	if len(body) > MaxBodyBytes {
+		body = strings.ToValidUTF8(body[:MaxBodyBytes], "") + " …"
+	}
+	if body == "" {
+		return subject
+	}
+	return subject + "\n\n" + body
+}
+
 // CheckCmd is `loop-commit check`.
 type CheckCmd struct {
 	JSON bool `name:"json" help:"Print the result as JSON."`
+	cli.Get
 }
 
 // CheckResult is what `check` prints.
@@ -101,8 +128,8 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "run id mismatch: on branch %s, the run is %s (run runner-start)", branch, runID)
 	}
 	res := CheckResult{RunID: runID, Branch: branch, Head: head}
-	if c.JSON {
-		return env.PrintJSON(res)
+	if c.JSON || c.Wanted() {
+		return c.PrintJSON(env, res)
 	}
 	fmt.Fprintf(env.Stdout, "run=%s branch=%s head=%s\n", res.RunID, res.Branch, res.Head)
 	return nil
@@ -113,6 +140,7 @@ type CommitCmd struct {
 	Iter     string `required:"" placeholder:"DIR" help:"The iteration directory (meta.json from iter-log end)."`
 	AsStaged bool   `name:"as-staged" help:"Commit the index as iter-log end staged it, without staging again (runner-step: nothing runs between them). Without it every change is staged first (git add -A)."`
 	JSON     bool   `name:"json" help:"Print the result as JSON."`
+	cli.Get
 }
 
 // CommitResult is what `commit` prints.
@@ -141,8 +169,9 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	} else if branch != layout.BranchPrefix+m.RunID {
 		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
-	msg := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
-	sha, err := c.commit(repo, msg)
+	subject := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+	msg := FullMessage(subject, m.Summary)
+	sha, err := c.commit(repo, subject, msg)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
@@ -153,15 +182,15 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "record the commit in %s: %v", iterdir.MetaFile, fsutil.Cause(err))
 	}
 	res := CommitResult{Commit: sha, Message: msg}
-	if c.JSON {
-		return env.PrintJSON(res)
+	if c.JSON || c.Wanted() {
+		return c.PrintJSON(env, res)
 	}
 	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, msg)
 	return nil
 }
 
 // commit makes the iteration's commit, unless a step killed after its
-// commit but before recording it left it as HEAD already (the message
+// commit but before recording it left it as HEAD already (the subject
 // names the run and the iteration, so it is unique): then HEAD is the
 // iteration's commit and no second one is made.
 //
@@ -170,9 +199,10 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 // it is: the step scans the work tree once for both (issue 16). A step
 // that gets here again after a kill goes through recovery, which commits
 // without it, so the check for an existing commit is only needed there.
-func (c *CommitCmd) commit(repo *git.Repo, msg string) (string, error) {
+// The check compares subjects: the body carries the agent's summary.
+func (c *CommitCmd) commit(repo *git.Repo, subject, msg string) (string, error) {
 	if !c.AsStaged {
-		if head, err := repo.CommitMessage("HEAD"); err == nil && head == msg {
+		if head, err := repo.CommitMessage("HEAD"); err == nil && strings.SplitN(head, "\n", 2)[0] == subject {
 			if st, err := repo.StatusPorcelain(); err == nil && len(st) == 0 {
 				return repo.HeadCommit()
 			}

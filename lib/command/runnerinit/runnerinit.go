@@ -35,6 +35,7 @@ type Options struct {
 	Next   string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
 	New    bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
 	JSON   bool   `name:"json" help:"Print what was created and kept as JSON."`
+	cli.Get
 }
 
 // Main runs runner-init and returns its exit code.
@@ -43,9 +44,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // gitignore keeps the local-only directories out of git (seed 000 §3.3).
-const gitignore = `# Local-only: rewritten every iteration (context/) or kept as logs (iterations/).
+const gitignore = `# Local-only: rewritten every iteration (context/) or kept as logs (iterations/, runs/).
 context/
 iterations/
+runs/
 lock
 cancel
 `
@@ -137,13 +139,13 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "write %s: %v", f.rel, fsutil.Cause(err))
 		}
 	}
-	if o.JSON {
+	if o.JSON || o.Wanted() {
 		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed} {
 			if *l == nil {
 				*l = []string{}
 			}
 		}
-		return env.PrintJSON(rep)
+		return o.PrintJSON(env, rep)
 	}
 	for _, p := range rep.Created {
 		fmt.Fprintf(env.Stdout, "created %s\n", p)

@@ -28,6 +28,7 @@ type Options struct {
 	cli.Chdir
 	ID   string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
 	JSON bool   `name:"json" help:"Print the result as JSON."`
+	cli.Get
 }
 
 // Main runs runner-start and returns its exit code.
@@ -159,6 +160,9 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 	} else if res.Commit, err = repo.HeadCommit(); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
+	}
+	if o.Wanted() { // --get (issue 12)
+		return o.PrintJSON(env, res)
 	}
 	if o.JSON {
 		if err := env.PrintJSON(res); err != nil {

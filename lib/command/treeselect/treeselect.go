@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -18,6 +19,7 @@ type Options struct {
 	cli.Chdir
 	File string `arg:"" optional:"" placeholder:"FILE|-" help:"Tree file, - for standard input (default .runner/state/tree.json)."`
 	JSON bool   `name:"json" help:"Print the selection as JSON on stdout."`
+	cli.Get
 }
 
 // Main runs tree-select and returns its exit code.
@@ -61,14 +63,14 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "%s is invalid (%d errors, first: %s); run tree-validate for all of them", name, len(ps), ps[0])
 	}
 	sel := tree.Select(root)
-	if o.JSON {
+	if o.JSON || o.Wanted() {
 		r := Result{Version: 1, Status: sel.Status}
 		if sel.Node != nil {
 			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
 			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
 		}
-		if err := env.PrintJSON(r); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+		if err := o.PrintJSON(env, r); err != nil {
+			return err
 		}
 	} else {
 		fmt.Fprintln(env.Stdout, sel)
@@ -77,7 +79,8 @@ func (o *Options) Run(env *cli.Env) error {
 	case tree.StatusComplete:
 		return cli.Silent(exit.Complete)
 	case tree.StatusStuck:
-		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d)", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts)
+		// Issue 12: the message names the operator's next step.
+		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, treeedit.StuckHint(sel.Node.ID))
 		return cli.Silent(exit.Stuck)
 	}
 	return nil

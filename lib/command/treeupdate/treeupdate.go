@@ -48,6 +48,7 @@ type Options struct {
 	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
 	MaxAttempts int      `placeholder:"N" help:"max_attempts for new children (default: max_attempts_default of config.toml)."`
 	JSON        bool     `name:"json" help:"Print the result as JSON on stdout."`
+	cli.Get
 }
 
 // Validate checks flag combinations.
@@ -163,9 +164,9 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, err)
 		}
 	}
-	if o.JSON {
-		if err := env.PrintJSON(res); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+	if o.JSON || o.Wanted() {
+		if err := o.PrintJSON(env, res); err != nil {
+			return err
 		}
 	} else {
 		line := fmt.Sprintf("result=%s id=%s passes=%v attempts=%d/%d", res.Result, res.ID, res.Passes, res.Attempts, res.MaxAttempts)

@@ -33,6 +33,7 @@ type Options struct {
 	By        string `name:"by" enum:",human,operator,loop" default:"" env:"TREELOOP_COMMIT" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts and next of open nodes, loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop."`
 	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
+	cli.Get
 }
 
 // Validate checks flag combinations.
@@ -166,13 +167,13 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	ps = ps.Sorted()
 
-	if o.JSON {
+	if o.JSON || o.Wanted() {
 		rep := Report{Version: 1, File: name, Valid: len(ps) == 0, Nodes: tree.Count(root), Errors: ps}
 		if rep.Errors == nil {
 			rep.Errors = []tree.Problem{}
 		}
-		if err := env.PrintJSON(rep); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+		if err := o.PrintJSON(env, rep); err != nil {
+			return err
 		}
 	} else {
 		for _, p := range ps {

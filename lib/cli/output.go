@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/treeloop/treeloop/lib/exit"
+)
+
+// Get is the --get flag of every command that prints JSON (issue 12): one
+// value of the JSON result by a gjson path (github.com/tidwall/gjson), so
+// scripts read it without jq.
+type Get struct {
+	Get string `name:"get" placeholder:"PATH" help:"Print one value of the JSON result, by a gjson path (id, usage.cost_usd, recent.0.node_id, recent.#): strings bare, anything else as JSON. Exit 1 when the path matches nothing."`
+}
+
+// Wanted reports whether --get was given.
+func (g Get) Wanted() bool { return g.Get != "" }
+
+// PrintJSON prints v: the whole of it when --get is not given, else the
+// value at the --get path. A path that matches nothing is an error with
+// exit code 1 and one line.
+func (g Get) PrintJSON(env *Env, v any) error {
+	if g.Get == "" {
+		if err := env.PrintJSON(v); err != nil {
+			return exit.Errorf(exit.RunnerError, "write stdout: %w", err)
+		}
+		return nil
+	}
+	data, err := MarshalJSON(v)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	return g.print(env, data)
+}
+
+// PrintJSONBytes is PrintJSON for a document already encoded.
+func (g Get) PrintJSONBytes(env *Env, data []byte) error {
+	if g.Get == "" {
+		_, err := env.Stdout.Write(data)
+		return err
+	}
+	return g.print(env, data)
+}
+
+func (g Get) print(env *Env, data []byte) error {
+	r := gjson.GetBytes(data, g.Get)
+	if !r.Exists() {
+		return exit.Errorf(exit.Negative, "--get %s: no value at this path", g.Get)
+	}
+	out := r.Raw
+	if r.Type == gjson.String {
+		out = r.Str
+	}
+	_, err := fmt.Fprintln(env.Stdout, out)
+	return err
+}

@@ -1,0 +1,326 @@
+package iterlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// runFlag picks the run whose iterations are read.
+type runFlag struct {
+	Run string `placeholder:"RUN-ID" help:"The run to read (default: the current run of run_state.json)."`
+}
+
+func (f runFlag) dir(env *cli.Env) (string, string, error) {
+	id := f.Run
+	if id == "" {
+		rs, err := runstate.Load(env.Abs(layout.RunState))
+		if err != nil {
+			return "", "", exit.Errorf(exit.Negative, "%v", err)
+		}
+		if id = runstate.Val(rs.RunID); id == "" {
+			return "", "", exit.Errorf(exit.Negative, "no run started: run runner-start, or name a run with --run")
+		}
+	}
+	if !tree.ValidID(id) {
+		return "", "", exit.Errorf(exit.Usage, "--run %q is not a run id", id)
+	}
+	return id, env.Abs(filepath.Join(layout.Iterations, id)), nil
+}
+
+// ListCmd is `iter-log list`.
+type ListCmd struct {
+	runFlag
+	JSON bool `name:"json" help:"Print {\"version\": 1, \"run_id\", \"iterations\": [rows]} (rows as runner-status's recent)."`
+	cli.Get
+}
+
+// Run prints one line per iteration.
+func (l *ListCmd) Run(env *cli.Env) error {
+	id, dir, err := l.dir(env)
+	if err != nil {
+		return err
+	}
+	rows, err := iterdir.History(dir, 0)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read the iterations of %s: %v", id, fsutil.Cause(err))
+	}
+	if rows == nil {
+		rows = []iterdir.Row{}
+	}
+	if l.JSON || l.Wanted() {
+		return l.PrintJSON(env, struct {
+			Version    int           `json:"version"`
+			RunID      string        `json:"run_id"`
+			Iterations []iterdir.Row `json:"iterations"`
+		}{1, id, rows})
+	}
+	w := bufio.NewWriter(env.Stdout)
+	defer w.Flush()
+	width := termWidth(env)
+	fmt.Fprintf(w, "%5s  %-20s %-9s %-11s %-7s %8s %8s %9s  %s\n", "iter", "node", "mode", "status", "guard", "duration", "tokens", "cost", "summary")
+	for _, r := range rows {
+		status := r.Status
+		if r.AgentError {
+			status = "agent_error"
+		}
+		line := fmt.Sprintf("%5d  %-20s %-9s %-11s %-7s %8s %8d %9s  %s", r.Iter, r.NodeID, r.Mode, status, r.Guard,
+			iterdir.ShortDuration(r.DurationMS), r.Tokens, fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
+		fmt.Fprintln(w, cut(line, width))
+	}
+	return nil
+}
+
+// ShowCmd is `iter-log show`.
+type ShowCmd struct {
+	runFlag
+	Iter int  `arg:"" optional:"" placeholder:"ITER" help:"The iteration number (default: the run's last iteration)."`
+	JSON bool `name:"json" help:"Print {\"version\": 1, \"run_id\", \"iter\", \"meta\", \"output\", \"guard_tail\", \"diff_stat\", \"failure\"} as JSON."`
+	Tail int  `default:"20" help:"Lines of guard.log to show."`
+	cli.Get
+}
+
+// Shown is what `iter-log show --json` prints.
+type Shown struct {
+	Version   int             `json:"version"`
+	RunID     string          `json:"run_id"`
+	Iter      int             `json:"iter"`
+	Meta      json.RawMessage `json:"meta"`   // meta.json as written
+	Output    json.RawMessage `json:"output"` // output.json as the agent wrote it, null when absent or not JSON
+	GuardTail string          `json:"guard_tail"`
+	DiffStat  []FileStat      `json:"diff_stat"`
+	Failure   *Failure        `json:"failure"` // null when the iteration went through
+}
+
+// FileStat is one file of diff.patch.
+type FileStat struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Deleted int    `json:"deleted"`
+	Binary  bool   `json:"binary"`
+}
+
+// Failure is why an iteration did not go through: the agent's failure
+// class and message, the agent-error reasons, a runner error.
+type Failure struct {
+	Class       string   `json:"class"`
+	Message     string   `json:"message"`
+	Reasons     []string `json:"reasons"`
+	RunnerError string   `json:"runner_error"`
+}
+
+// Run prints one iteration.
+func (s *ShowCmd) Run(env *cli.Env) error {
+	id, dir, err := s.dir(env)
+	if err != nil {
+		return err
+	}
+	n := s.Iter
+	if n == 0 {
+		iters, err := iterdir.Iters(dir)
+		if err != nil {
+			return exit.Errorf(exit.Negative, "read the iterations of %s: %v", id, fsutil.Cause(err))
+		}
+		if len(iters) == 0 {
+			return exit.Errorf(exit.Negative, "run %s has no iterations yet", id)
+		}
+		n = iters[len(iters)-1]
+	}
+	idir := filepath.Join(dir, layout.IterName(n))
+	metaData, err := fsutil.ReadFile(filepath.Join(idir, iterdir.MetaFile), "", 16<<20)
+	if errors.Is(err, os.ErrNotExist) {
+		return exit.Errorf(exit.Negative, "iteration %d of run %s has no %s (not run, or not finished: runner-step recovers it)", n, id, iterdir.MetaFile)
+	}
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read %s: %v", iterdir.MetaFile, fsutil.Cause(err))
+	}
+	var m iterdir.Meta
+	if err := json.Unmarshal(metaData, &m); err != nil {
+		return exit.Errorf(exit.Negative, "%s of iteration %d: %v", iterdir.MetaFile, n, err)
+	}
+	sh := Shown{Version: 1, RunID: id, Iter: n, Meta: json.RawMessage(bytes.TrimSpace(metaData)), DiffStat: []FileStat{}}
+	if out, err := fsutil.ReadFile(filepath.Join(idir, iterdir.OutputFile), "", 16<<20); err == nil && json.Valid(out) {
+		sh.Output = json.RawMessage(bytes.TrimSpace(out))
+	}
+	if g, err := fsutil.ReadFile(filepath.Join(idir, iterdir.GuardLog), "", 64<<20); err == nil {
+		sh.GuardTail = tail(string(g), s.Tail)
+	}
+	if p, err := fsutil.ReadFile(filepath.Join(idir, iterdir.DiffPatch), "", 256<<20); err == nil {
+		sh.DiffStat = diffStat(p)
+	}
+	sh.Failure = failure(m, idir)
+	if s.JSON || s.Wanted() {
+		return s.PrintJSON(env, sh)
+	}
+	w := bufio.NewWriter(env.Stdout)
+	defer w.Flush()
+	p := func(k, format string, args ...any) { fmt.Fprintf(w, "%-10s %s\n", k, fmt.Sprintf(format, args...)) }
+	p("iteration", "%d of run %s  node %s (%s)  mode %s", m.Iteration, m.RunID, m.NodeID, m.NodePath, m.Mode)
+	p("status", "%s  result %s  guard %s  attempts %d -> %d/%d", m.Status, m.Result, m.Guard, m.AttemptsBefore, m.AttemptsAfter, m.MaxAttempts)
+	p("time", "%s  %s", m.StartedAt.UTC().Format("2006-01-02T15:04:05Z"), iterdir.ShortDuration(m.DurationMS))
+	if m.Agent != nil {
+		u := m.Agent.Usage
+		p("agent", "%s %s  class %s  exit %d  %d tokens in, %d out, $%.4f", m.Agent.Backend, m.Agent.Model, m.Agent.Class, m.Agent.ExitCode, u.InputTokens, u.OutputTokens, u.CostUSD)
+	}
+	p("commit", "%s", m.Commit)
+	p("summary", "%s", m.Summary)
+	if f := sh.Failure; f != nil {
+		p("failure", "%s: %s", f.Class, f.Message)
+		for _, r := range f.Reasons {
+			p("", "- %s", r)
+		}
+		if f.RunnerError != "" {
+			p("", "runner error: %s", f.RunnerError)
+		}
+	}
+	if sh.Output != nil {
+		p("output", "%s", compact(sh.Output))
+	}
+	if len(sh.DiffStat) > 0 {
+		fmt.Fprintln(w, "diff")
+		for _, f := range sh.DiffStat {
+			if f.Binary {
+				fmt.Fprintf(w, "  %s | binary\n", f.Path)
+			} else {
+				fmt.Fprintf(w, "  %s | +%d -%d\n", f.Path, f.Added, f.Deleted)
+			}
+		}
+	}
+	if sh.GuardTail != "" {
+		fmt.Fprintf(w, "guard tail (%s)\n", iterdir.GuardLog)
+		for _, l := range strings.Split(strings.TrimRight(sh.GuardTail, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	return nil
+}
+
+// failure is why m did not go through, nil when it did.
+func failure(m iterdir.Meta, idir string) *Failure {
+	f := &Failure{Reasons: m.Reasons}
+	if f.Reasons == nil {
+		f.Reasons = []string{}
+	}
+	if m.Agent != nil && m.Agent.Class != "" && m.Agent.Class != "ok" {
+		f.Class, f.Message = m.Agent.Class, m.Agent.Message
+	}
+	if m.AgentError && f.Class == "" {
+		f.Class = "agent_error"
+	}
+	if b, err := fsutil.ReadFile(filepath.Join(idir, iterdir.RunnerErrorLog), "", 1<<20); err == nil {
+		f.RunnerError = strings.TrimSpace(string(b))
+		if f.Class == "" {
+			f.Class = "runner_error"
+		}
+	}
+	switch m.Status {
+	case "timeout", "interrupted":
+		if f.Class == "" {
+			f.Class = m.Status
+		}
+	}
+	if f.Class == "" && len(m.Reasons) == 0 && f.RunnerError == "" {
+		return nil
+	}
+	return f
+}
+
+// diffStat counts added and deleted lines per file of a git patch.
+func diffStat(patch []byte) []FileStat {
+	out := []FileStat{}
+	var cur *FileStat
+	sc := bufio.NewScanner(bytes.NewReader(patch))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	inHunk := false
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			name := l[len("diff --git "):]
+			if i := strings.LastIndex(name, " b/"); i >= 0 {
+				name = name[i+3:]
+			}
+			out = append(out, FileStat{Path: name})
+			cur, inHunk = &out[len(out)-1], false
+		case cur == nil:
+		case strings.HasPrefix(l, "@@"):
+			inHunk = true
+		case !inHunk && (strings.HasPrefix(l, "GIT binary patch") || strings.HasPrefix(l, "Binary files")):
+			cur.Binary = true
+		case inHunk && strings.HasPrefix(l, "+"):
+			cur.Added++
+		case inHunk && strings.HasPrefix(l, "-"):
+			cur.Deleted++
+		}
+	}
+	return out
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" || n <= 0 {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// cut shortens line to width runes (0: no limit), marking the cut with "…".
+func cut(line string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	r := []rune(line)
+	return string(r[:width-1]) + "…"
+}
+
+// termWidth is $COLUMNS, else stdout's terminal width, else 0 (no cut:
+// a pipe gets whole lines).
+func termWidth(env *cli.Env) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	f, ok := env.Stdout.(*os.File)
+	if !ok {
+		return 0
+	}
+	var ws struct{ Row, Col, X, Y uint16 }
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws))); e != 0 {
+		return 0
+	}
+	return int(ws.Col)
+}

@@ -1,0 +1,95 @@
+package runnerrecord
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/runrecord"
+)
+
+// hookGrace is how long a hook past its timeout gets between SIGTERM and
+// SIGKILL.
+const hookGrace = 2 * time.Second
+
+// runHook runs the hook name of hooks (if configured) with r as JSON on
+// stdin and RUNNER_* variables, in the repository root, in a process group
+// of its own, within hooks.timeout_secs. A failure, a hang or a hook that
+// cannot start is logged in r (kinds hook_failed, hook_timeout) and warned
+// about on stderr; it never fails the command.
+func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks) {
+	var argv []string
+	for _, h := range hooks.Named() {
+		if h.Name == name {
+			argv = h.Argv
+		}
+	}
+	if len(argv) == 0 {
+		return
+	}
+	vars := []string{
+		"RUNNER_EVENT=" + name,
+		"RUNNER_RUN_ID=" + r.RunID,
+		"RUNNER_RECORD=" + env.Abs(layout.RunRecord(r.ID)),
+		"RUNNER_STATUS=" + r.Status,
+		"RUNNER_REASON=" + r.Reason,
+		"RUNNER_ROOT=" + env.Dir,
+		"RUNNER_BRANCH=" + r.Branch,
+		"RUNNER_ITERATIONS=" + strconv.Itoa(r.Iterations),
+	}
+	if li := r.LastIteration; li != nil {
+		vars = append(vars, "RUNNER_ITERATION="+strconv.Itoa(li.Iter), "RUNNER_NODE_ID="+li.NodeID)
+	}
+	var out bytes.Buffer
+	capped := proc.NewCappedWriter(&out, 4096)
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Argv:     argv,
+		Dir:      env.Dir,
+		Env:      append(os.Environ(), vars...),
+		Stdin:    bytes.NewReader(runrecord.Encode(*r)),
+		Log:      capped,
+		Deadline: time.Now().Add(hooks.Timeout()),
+		Grace:    hookGrace,
+	})
+	_ = capped.Close()
+	var kind, msg string
+	switch {
+	case err != nil:
+		kind, msg = "hook_failed", err.Error()
+	case res.TimedOut:
+		kind, msg = "hook_timeout", fmt.Sprintf("still running after %s (hooks.timeout_secs): stopped", hooks.Timeout())
+	case res.ExitCode != 0:
+		kind = "hook_failed"
+		if res.Signal != "" {
+			msg = "killed by signal " + res.Signal
+		} else {
+			msg = "exit " + strconv.Itoa(res.ExitCode)
+		}
+		if last := lastLine(out.String()); last != "" {
+			msg += ": " + last
+		}
+	default:
+		return
+	}
+	msg = name + " (" + argv[0] + "): " + msg
+	r.AddLog(time.Now(), kind, msg)
+	env.Warnf("hook %s; the run goes on", msg)
+}
+
+// lastLine is the last non-empty line of s, at most 200 bytes.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 200 {
+		l = l[:200]
+	}
+	return l
+}

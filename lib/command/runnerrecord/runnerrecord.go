@@ -1,0 +1,300 @@
+// Package runnerrecord is the runner-record command: the porcelain's writer
+// of run records, .runner/runs/<id>.json (seed 004 "run records", DESIGN.md
+// decision 15, issue 12). `begin` opens (or re-attaches) the record of a
+// runner session, finalising any record a killed runner left running;
+// `update` refreshes it after a committed iteration and runs the on_iteration
+// hook; `end` finishes it with the run's status and a one-line reason and
+// runs the hook of that status; `detach` leaves it running with no runner
+// attached (a runner-step run alone, whose run goes on with the next step).
+//
+// A record is the session's, not the run id's: a run resumed after it
+// finished (stuck, then tree-edit retry, then runner-loop) gets a new record
+// <run-id>.<n>, since a finished record is never rewritten.
+package runnerrecord
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/goal"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runrecord"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of runner-record.
+type Options struct {
+	cli.Chdir
+	Begin  BeginCmd  `cmd:"" help:"Open the run record of a runner session (status running, this runner's pid and host), first finalising as interrupted any record whose runner is gone. Re-attaches a record a runner-step left detached. Prints record=<id>, or record=none when no run is started or .runner/runs/ is not ignored by git."`
+	Update UpdateCmd `cmd:"" help:"Refresh the record after a committed iteration (counts, usage, last iteration, HEAD) and run the on_iteration hook."`
+	End    EndCmd    `cmd:"" help:"Finish the record with the run's status and a one-line reason, and run the hook of that status (on_complete, on_stuck, on_limit, on_error). A finished record is never rewritten."`
+	Detach DetachCmd `cmd:"" help:"Leave the record running with no runner attached (pid 0): a runner-step run alone ended without ending the run (an iteration committed, or the step refused or failed) and the run goes on with the next step."`
+}
+
+// Main runs runner-record and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("runner-record", "Write the run record of a runner session, .runner/runs/<id>.json (used by runner-step and runner-loop). Hook failures are logged in the record and never change the exit code.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// testNow, when set (RUNNER_RECORD_NOW, RFC 3339), fixes the clock for
+// reproducible records in tests.
+func now() time.Time {
+	if s := os.Getenv("RUNNER_RECORD_NOW"); s != "" {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Now().UTC()
+}
+
+// recordFlag names the record the porcelain got from begin.
+type recordFlag struct {
+	Record string `required:"" placeholder:"ID" help:"The record id printed by runner-record begin."`
+}
+
+func (f recordFlag) load(env *cli.Env) (string, runrecord.Record, error) {
+	if !tree.ValidID(f.Record) {
+		return "", runrecord.Record{}, exit.Errorf(exit.Usage, "--record %q is not a record id", f.Record)
+	}
+	path := env.Abs(layout.RunRecord(f.Record))
+	r, err := runrecord.Load(path)
+	if err != nil {
+		return "", r, exit.Errorf(exit.RunnerError, "read the run record: %v", fsutil.Cause(err))
+	}
+	if runrecord.Finished(r.Status) {
+		return "", r, exit.Errorf(exit.RunnerError, "run record %s is finished (%s) and is never rewritten", f.Record, r.Status)
+	}
+	return path, r, nil
+}
+
+// BeginCmd is `runner-record begin`.
+type BeginCmd struct {
+	PID int `required:"" help:"The runner's process id (runner-loop's, or runner-step's when run alone)."`
+}
+
+// Run opens the session's record.
+func (b *BeginCmd) Run(env *cli.Env) error {
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if errors.Is(err, os.ErrNotExist) {
+		// Not a treeloop repository (yet): the step says so itself.
+		fmt.Fprintln(env.Stdout, "record=none")
+		return nil
+	}
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	runID := runstate.Val(rs.RunID)
+	if runID == "" {
+		fmt.Fprintln(env.Stdout, "record=none")
+		return nil
+	}
+	if !ignored(env.Dir) {
+		env.Warnf("%s/ is not ignored by git: no run record is written (add runs/ to %s, as runner-init does)", layout.Runs, layout.Gitignore)
+		fmt.Fprintln(env.Stdout, "record=none")
+		return nil
+	}
+	t := now()
+	host, _ := os.Hostname()
+	recs, bad, err := runrecord.List(env.Abs(layout.Runs))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %v", layout.Runs, fsutil.Cause(err))
+	}
+	for _, e := range bad {
+		env.Warnf("%v", e)
+	}
+	var attach *runrecord.Record
+	for i := range recs {
+		r := recs[i]
+		if r.Status == runrecord.Interrupted {
+			// Effective read it as interrupted: is it still running on disk?
+			if disk, err := runrecord.Load(env.Abs(layout.RunRecord(r.ID))); err == nil && disk.Status == runrecord.Running {
+				finish(env, &disk, runrecord.Interrupted, fmt.Sprintf("the runner (pid %d) ended without finishing the run; recovered by the next runner", disk.Runner.PID), t)
+			}
+			continue
+		}
+		if r.Status != runrecord.Running {
+			continue
+		}
+		switch {
+		case r.Runner.PID == 0 && r.RunID == runID:
+			attach = &recs[i]
+		case r.Runner.PID == 0:
+			finish(env, &r, runrecord.Interrupted, "a runner started run "+runID+" while this run waited for its next step", t)
+		case r.Runner.PID != b.PID || r.Runner.Host != host:
+			// The lock keeps a second runner out; a live record of
+			// another runner here is on another host or a pid reused.
+			env.Warnf("run record %s is running under pid %d on %s; leaving it", r.ID, r.Runner.PID, r.Runner.Host)
+		default:
+			attach = &recs[i]
+		}
+	}
+	rp, err := runrecord.ReadRepo(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	var r runrecord.Record
+	if attach != nil {
+		r = *attach
+	} else {
+		id := runID
+		for n := 2; fileExists(env.Abs(layout.RunRecord(id))); n++ {
+			id = fmt.Sprintf("%s.%d", runID, n)
+		}
+		r = runrecord.Record{Version: 1, ID: id, RunID: runID, Status: runrecord.Running, StartedAt: t, Log: []runrecord.Entry{}}
+		if data, err := fsutil.ReadFile(env.Abs(layout.Goal), env.Dir, 1<<20); err == nil {
+			if doc, err := goal.Parse(data); err == nil {
+				r.GoalTitle = doc.Title()
+			}
+		}
+		if err := rp.Refresh(&r, false); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
+	}
+	r.Runner = runrecord.Runner{PID: b.PID, Host: host}
+	r.Branch = layout.BranchPrefix + runID
+	r.UpdatedAt = t
+	if err := save(env.Abs(layout.RunRecord(r.ID)), r); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "record=%s\n", r.ID)
+	return nil
+}
+
+// finish writes r as finished, warning (not failing) when it cannot.
+func finish(env *cli.Env, r *runrecord.Record, status, reason string, t time.Time) {
+	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = status, reason, &t, t
+	if err := runrecord.Save(env.Abs(layout.RunRecord(r.ID)), *r); err != nil {
+		env.Warnf("finalise run record %s: %v", r.ID, fsutil.Cause(err))
+		return
+	}
+	env.Warnf("run record %s finalised as %s: %s", r.ID, status, reason)
+}
+
+// ignored reports whether git ignores the run records (runner-init's
+// .runner/.gitignore lists runs/). Without it a record would be committed
+// with the next iteration or make the work tree dirty.
+func ignored(dir string) bool {
+	repo, err := git.Open(dir)
+	if err != nil {
+		return false
+	}
+	_, err = repo.Run("check-ignore", "-q", layout.RunRecord("x"))
+	return err == nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// UpdateCmd is `runner-record update`.
+type UpdateCmd struct {
+	recordFlag
+}
+
+// Run refreshes the record and runs on_iteration.
+func (u *UpdateCmd) Run(env *cli.Env) error {
+	path, r, err := u.load(env)
+	if err != nil {
+		return err
+	}
+	rp, err := runrecord.ReadRepo(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	if err := rp.Refresh(&r, true); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	r.UpdatedAt = now()
+	runHook(env, &r, "on_iteration", rp.Config.Hooks)
+	return save(path, r)
+}
+
+// EndCmd is `runner-record end`.
+type EndCmd struct {
+	recordFlag
+	Status string `required:"" enum:"complete,stuck,limit,timeout,interrupted,canceled,error" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled or error."`
+	Reason string `required:"" help:"One line: why the run ended."`
+}
+
+// hookFor is the hook run when a run ends with status; "" for none
+// (interrupted and canceled: somebody stopped it on purpose).
+func hookFor(status string) string {
+	switch status {
+	case runrecord.Complete:
+		return "on_complete"
+	case runrecord.Stuck:
+		return "on_stuck"
+	case runrecord.Limit:
+		return "on_limit"
+	case runrecord.Error, runrecord.Timeout:
+		return "on_error"
+	}
+	return ""
+}
+
+// Run finishes the record.
+func (e *EndCmd) Run(env *cli.Env) error {
+	path, r, err := e.load(env)
+	if err != nil {
+		return err
+	}
+	rp, rerr := runrecord.ReadRepo(env.Dir)
+	if rerr == nil {
+		rerr = rp.Refresh(&r, true)
+	}
+	if rerr != nil {
+		// The run may have ended because the repository is broken: the
+		// record still ends, with what it had.
+		env.Warnf("refresh the run record: %v", rerr)
+	}
+	t := now()
+	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = e.Status, oneLine(e.Reason), &t, t
+	if h := hookFor(e.Status); h != "" && rp != nil {
+		runHook(env, &r, h, rp.Config.Hooks)
+	}
+	return save(path, r)
+}
+
+// DetachCmd is `runner-record detach`.
+type DetachCmd struct {
+	recordFlag
+	Failed string `placeholder:"REASON" help:"The step failed without ending the run (refused, runner error): log REASON in the record (kind step_failed)."`
+}
+
+// Run leaves the record running without a runner.
+func (d *DetachCmd) Run(env *cli.Env) error {
+	path, r, err := d.load(env)
+	if err != nil {
+		return err
+	}
+	r.Runner = runrecord.Runner{}
+	r.UpdatedAt = now()
+	if d.Failed != "" {
+		r.AddLog(r.UpdatedAt, "step_failed", oneLine(d.Failed))
+	}
+	return save(path, r)
+}
+
+// save writes the record; a failure is a runner error.
+func save(path string, r runrecord.Record) error {
+	if err := runrecord.Save(path, r); err != nil {
+		return exit.Errorf(exit.RunnerError, "write the run record: %v", fsutil.Cause(err))
+	}
+	return nil
+}
+
+// oneLine keeps the first line of s, trimmed.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(s)
+}

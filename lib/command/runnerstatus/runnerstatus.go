@@ -1,0 +1,288 @@
+// Package runnerstatus is the runner-status command (issue 12): where the
+// current run stands, on one screen or as JSON (schemas/runner_status.v1),
+// and with --runs every run of the repository from its run records. Exit
+// codes follow tree-select: 0 an open leaf remains, 2 complete, 3 stuck.
+package runnerstatus
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/treeedit"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runrecord"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of runner-status.
+type Options struct {
+	cli.Chdir
+	JSON bool `name:"json" help:"Print the status as JSON (schemas/runner_status.v1.schema.json; with --runs, {\"version\": 1, \"runs\": [run records]})."`
+	cli.Get
+	Runs bool `name:"runs" help:"List every run of the repository from .runner/runs/, oldest first, instead of the current run."`
+	Last int  `name:"last" default:"5" help:"How many of the last iterations to show."`
+}
+
+// Main runs runner-status and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("runner-status", "Show where the current run stands: run, status, iteration n/max, the node being worked, tree counts, the last iterations, usage against budgets, and the next step when stuck or limited. Exit as tree-select: 0 an open leaf remains, 2 complete, 3 stuck; 1 when the state cannot be read.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Status is the --json output (schemas/runner_status.v1.schema.json).
+type Status struct {
+	Version     int               `json:"version"`
+	RunID       string            `json:"run_id"`
+	Branch      string            `json:"branch"`
+	Record      *string           `json:"record"` // the run record's id, null when the run has none
+	Status      string            `json:"status"` // the record's status; "none" without a record
+	Reason      string            `json:"reason"`
+	Runner      *runrecord.Runner `json:"runner"` // the runner of a running record; pid 0: between steps
+	StartedAt   *time.Time        `json:"started_at"`
+	ElapsedSecs int64             `json:"elapsed_secs"`
+	Iteration   Iteration         `json:"iteration"`
+	Selection   Selection         `json:"selection"`
+	Nodes       runrecord.Nodes   `json:"nodes"`
+	Usage       runrecord.Usage   `json:"usage"`
+	Budgets     runrecord.Budgets `json:"budgets"`
+	Recent      []iterdir.Row     `json:"recent"`
+	Log         []runrecord.Entry `json:"log"`
+	NextStep    string            `json:"next_step"`
+	Head        *string           `json:"head"`
+}
+
+// Iteration is the run's iteration count against max_iterations.
+type Iteration struct {
+	Last int `json:"last"` // the last iteration allocated, 0 before the first
+	Max  int `json:"max"`
+}
+
+// Selection is tree-select's answer on the current tree.
+type Selection struct {
+	Status      string `json:"status"` // open, complete, stuck
+	ID          string `json:"id"`
+	Path        string `json:"path"`
+	Mode        string `json:"mode"`
+	Title       string `json:"title"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
+}
+
+// Run executes the command.
+func (o *Options) Run(env *cli.Env) error {
+	if o.Runs {
+		return o.runs(env)
+	}
+	st, err := Read(env.Dir, o.Last, time.Now())
+	if err != nil {
+		return err
+	}
+	if o.JSON || o.Wanted() {
+		if err := o.PrintJSON(env, st); err != nil {
+			return err
+		}
+	} else {
+		printText(env.Stdout, st)
+	}
+	switch st.Selection.Status {
+	case tree.StatusComplete:
+		return cli.Silent(exit.Complete)
+	case tree.StatusStuck:
+		return cli.Silent(exit.Stuck)
+	}
+	return nil
+}
+
+// Read gathers the status of the repository at root, with the last n
+// iterations, as of now.
+func Read(root string, n int, now time.Time) (Status, error) {
+	rp, err := runrecord.ReadRepo(root)
+	if err != nil {
+		return Status{}, exit.Errorf(exit.Negative, "%v", err)
+	}
+	runID := runstate.Val(rp.State.RunID)
+	st := Status{Version: 1, RunID: runID, Status: "none", Recent: []iterdir.Row{}, Log: []runrecord.Entry{}}
+	if runID != "" {
+		st.Branch = layout.BranchPrefix + runID
+	}
+	st.Iteration = Iteration{Last: rp.State.NextIter - 1, Max: rp.Config.MaxIterations}
+	sel := tree.Select(rp.Tree)
+	st.Selection.Status = sel.Status
+	if sel.Node != nil {
+		st.Selection = Selection{Status: sel.Status, ID: sel.Node.ID, Path: sel.Path, Mode: sel.Node.Next, Title: sel.Node.Title, Attempts: sel.Node.Attempts, MaxAttempts: sel.Node.MaxAttempts}
+	}
+	st.Nodes = runrecord.CountNodes(rp.Tree)
+	if st.Usage, err = rp.Usage(); err != nil {
+		return Status{}, exit.Errorf(exit.Negative, "sum the run's usage: %v", err)
+	}
+	st.Budgets = rp.Budgets()
+	if runID != "" {
+		if st.Recent, err = iterdir.History(filepath.Join(root, layout.Iterations, runID), n); err != nil {
+			return Status{}, exit.Errorf(exit.Negative, "read the iterations: %v", fsutil.Cause(err))
+		}
+		if st.Recent == nil {
+			st.Recent = []iterdir.Row{}
+		}
+	}
+	if rec, ok := latest(root, runID); ok {
+		id := rec.ID
+		st.Record, st.Status, st.Reason, st.Head = &id, rec.Status, rec.Reason, rec.Head
+		st.StartedAt = &rec.StartedAt
+		end := now
+		if rec.FinishedAt != nil {
+			end = *rec.FinishedAt
+		}
+		st.ElapsedSecs = int64(end.Sub(rec.StartedAt).Seconds())
+		if rec.Status == runrecord.Running {
+			rn := rec.Runner
+			st.Runner = &rn
+		}
+		st.Log = rec.Log
+	}
+	st.NextStep = nextStep(st)
+	return st, nil
+}
+
+// latest is the current run's newest record (through Effective).
+func latest(root, runID string) (runrecord.Record, bool) {
+	if runID == "" {
+		return runrecord.Record{}, false
+	}
+	recs, _, err := runrecord.List(filepath.Join(root, layout.Runs))
+	if err != nil {
+		return runrecord.Record{}, false
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].RunID == runID {
+			return recs[i], true
+		}
+	}
+	return runrecord.Record{}, false
+}
+
+// nextStep says what an operator does next, "" while the run just goes on.
+func nextStep(st Status) string {
+	sel := st.Selection
+	switch {
+	case sel.Status == tree.StatusStuck:
+		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, treeedit.StuckHint(sel.ID))
+	case sel.Status == tree.StatusComplete:
+		if st.Branch != "" {
+			return "the tree is complete: review branch " + st.Branch + " and merge it"
+		}
+		return "the tree is complete"
+	case st.Status == runrecord.Limit || (st.Iteration.Max > 0 && st.Iteration.Last >= st.Iteration.Max):
+		return LimitStep(st.Reason)
+	case st.Status == runrecord.Interrupted || st.Status == runrecord.Canceled || st.Status == runrecord.Timeout:
+		return "runner-loop resumes the run (remove .runner/cancel first if it exists)"
+	case st.Status == runrecord.Error:
+		return "fix the cause in the reason, then runner-loop"
+	}
+	return ""
+}
+
+// LimitStep is the next step after a limit whose reason names it
+// (max-iterations, max-tokens, max-cost-usd).
+func LimitStep(reason string) string {
+	switch {
+	case strings.Contains(reason, "max-tokens"):
+		return "raise [agent] max_tokens in " + layout.Config + ", then runner-loop"
+	case strings.Contains(reason, "max-cost-usd"):
+		return "raise [agent] max_cost_usd in " + layout.Config + ", then runner-loop"
+	case strings.Contains(reason, "max-steps"):
+		return "runner-loop continues the run"
+	}
+	return "raise max_iterations in " + layout.Config + " (or RUNNER_MAX_ITERATIONS), then runner-loop"
+}
+
+func printText(w io.Writer, st Status) {
+	p := func(k, format string, args ...any) { fmt.Fprintf(w, "%-10s %s\n", k, fmt.Sprintf(format, args...)) }
+	rec := "no run record"
+	if st.Record != nil {
+		rec = "record " + *st.Record
+	}
+	if st.RunID == "" {
+		p("run", "none started (run runner-start)")
+	} else {
+		p("run", "%s  branch %s  %s", st.RunID, st.Branch, rec)
+	}
+	status := st.Status
+	if st.Runner != nil {
+		if st.Runner.PID == 0 {
+			status += " (between steps)"
+		} else {
+			status += fmt.Sprintf(" (pid %d on %s)", st.Runner.PID, st.Runner.Host)
+		}
+	}
+	if st.Reason != "" {
+		status += ": " + st.Reason
+	}
+	p("status", "%s", status)
+	it := fmt.Sprintf("%d/%d", st.Iteration.Last, st.Iteration.Max)
+	if st.StartedAt != nil {
+		it += "  elapsed " + (time.Duration(st.ElapsedSecs) * time.Second).String()
+	}
+	p("iteration", "%s", it)
+	if s := st.Selection; s.ID != "" {
+		p("node", "%s %s  %s  attempts %d/%d  %q", s.Status, s.Path, s.Mode, s.Attempts, s.MaxAttempts, s.Title)
+	} else {
+		p("node", "%s", s.Status)
+	}
+	n := st.Nodes
+	p("tree", "%d nodes: %d passed, %d open, %d stuck", n.Total, n.Passed, n.Open, n.Stuck)
+	u, b := st.Usage, st.Budgets
+	p("usage", "%d tokens of %s, $%.4f of %s", u.InputTokens+u.OutputTokens, limit(float64(b.MaxTokens), "%.0f"), u.CostUSD, limit(b.MaxCostUSD, "$%.2f"))
+	if len(st.Recent) > 0 {
+		fmt.Fprintln(w, "last iterations")
+		fmt.Fprintf(w, "  %5s  %-20s %-11s %-7s %8s %8s %9s\n", "iter", "node", "status", "guard", "duration", "tokens", "cost")
+		for _, r := range st.Recent {
+			fmt.Fprintf(w, "  %5d  %-20s %-11s %-7s %8s %8d %9s\n", r.Iter, r.NodeID, r.Status, r.Guard, iterdir.ShortDuration(r.DurationMS), r.Tokens, fmt.Sprintf("$%.4f", r.CostUSD))
+		}
+	}
+	for _, e := range st.Log {
+		p("log", "%s %s: %s", e.At.Format(time.RFC3339), e.Kind, e.Message)
+	}
+	if st.NextStep != "" {
+		p("next", "%s", st.NextStep)
+	}
+}
+
+func limit(v float64, format string) string {
+	if v == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// runs prints every run record.
+func (o *Options) runs(env *cli.Env) error {
+	recs, bad, err := runrecord.List(env.Abs(layout.Runs))
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read %s: %v", layout.Runs, fsutil.Cause(err))
+	}
+	for _, e := range bad {
+		env.Warnf("%v", e)
+	}
+	if recs == nil {
+		recs = []runrecord.Record{}
+	}
+	if o.JSON || o.Wanted() {
+		return o.PrintJSON(env, struct {
+			Version int                `json:"version"`
+			Runs    []runrecord.Record `json:"runs"`
+		}{1, recs})
+	}
+	fmt.Fprintf(env.Stdout, "%-24s %-11s %-20s %5s %11s %9s  %s\n", "record", "status", "started", "iters", "passed", "cost", "reason")
+	for _, r := range recs {
+		fmt.Fprintf(env.Stdout, "%-24s %-11s %-20s %5d %11s %9s  %s\n", r.ID, r.Status, r.StartedAt.Format("2006-01-02T15:04:05Z"), r.Iterations,
+			fmt.Sprintf("%d/%d", r.Nodes.Passed, r.Nodes.Total), fmt.Sprintf("$%.4f", r.Usage.CostUSD), r.Reason)
+	}
+	return nil
+}

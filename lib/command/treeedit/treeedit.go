@@ -1,0 +1,278 @@
+// Package treeedit is the tree-edit command (issue 12, DESIGN.md decision
+// 16): an operator's changes to open nodes of the task tree, the only way
+// besides the loop that runner-owned fields change. `retry` gives a node
+// fresh attempts, `decompose` turns an open leaf into a decomposition
+// target, `set` edits an open node's title, goal or acceptance. Each edit is
+// made surgically on tree.json's bytes with github.com/tidwall/sjson, then
+// the tree is validated as any tree write (schema, invariants, passed nodes
+// immutable), written canonically and committed alone as
+// `chore(loop): operator <action> node <id>` with TREELOOP_COMMIT=operator
+// in git's environment (the pre-commit hook's contract). Passed nodes are
+// refused, and so is any edit while a runner holds .runner/lock.
+package treeedit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Options is the command line of tree-edit.
+type Options struct {
+	cli.Chdir
+	Retry     RetryCmd     `cmd:"" help:"Give a stuck or open node fresh attempts: attempts back to 0, and max_attempts set to N with --attempts."`
+	Decompose DecomposeCmd `cmd:"" help:"Turn an open leaf into a decomposition target: next becomes decompose and attempts go back to 0, so the next session splits it into children."`
+	Set       SetCmd       `cmd:"" help:"Set an open node's title, goal or acceptance (a JSON array of strings)."`
+}
+
+// Main runs tree-edit and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock. Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// Operator is the value of TREELOOP_COMMIT that tree-edit commits with:
+// the pre-commit hook lets operator commits change attempts, max_attempts
+// and next of open nodes (never passes).
+const Operator = "operator"
+
+// Message is the commit message of an operator edit.
+func Message(action, id string) string { return "chore(loop): operator " + action + " node " + id }
+
+// StuckHint is the next step for a stuck node, as the stuck messages of
+// tree-select, runner-step and runner-status give it.
+func StuckHint(id string) string {
+	return "give it more with tree-edit retry " + id + " [--attempts N], or split it with tree-edit decompose " + id
+}
+
+// RetryCmd is `tree-edit retry`.
+type RetryCmd struct {
+	ID       string `arg:"" placeholder:"ID" help:"The node."`
+	Attempts int    `placeholder:"N" help:"Also set max_attempts to N (>= 1)."`
+}
+
+// Run gives the node fresh attempts.
+func (c *RetryCmd) Run(env *cli.Env) error {
+	if c.Attempts < 0 {
+		return exit.Errorf(exit.Usage, "--attempts must be 1 or more, got %d", c.Attempts)
+	}
+	return edit(env, "retry", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+		data, err := sjson.SetBytes(data, field(at, "attempts"), 0)
+		if err == nil && c.Attempts > 0 {
+			data, err = sjson.SetBytes(data, field(at, "max_attempts"), c.Attempts)
+		}
+		return data, err
+	})
+}
+
+// DecomposeCmd is `tree-edit decompose`.
+type DecomposeCmd struct {
+	ID string `arg:"" placeholder:"ID" help:"The leaf."`
+}
+
+// Run makes the leaf a decomposition target.
+func (c *DecomposeCmd) Run(env *cli.Env) error {
+	return edit(env, "decompose", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+		if !n.IsLeaf() {
+			return nil, refused("node %s has children: only a leaf is decomposed", n.ID)
+		}
+		data, err := sjson.SetBytes(data, field(at, "next"), tree.NextDecompose)
+		if err == nil {
+			data, err = sjson.SetBytes(data, field(at, "attempts"), 0)
+		}
+		return data, err
+	})
+}
+
+// SetCmd is `tree-edit set`.
+type SetCmd struct {
+	ID    string `arg:"" placeholder:"ID" help:"The node."`
+	Field string `arg:"" enum:"title,goal,acceptance" placeholder:"FIELD" help:"title, goal or acceptance."`
+	Value string `arg:"" placeholder:"VALUE" help:"The new text; for acceptance a JSON array of strings, e.g. '[\"tests pass\"]'."`
+}
+
+// Run sets the field.
+func (c *SetCmd) Run(env *cli.Env) error {
+	return edit(env, "set", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+		if c.Field != "acceptance" {
+			return sjson.SetBytes(data, field(at, c.Field), c.Value)
+		}
+		var items []string
+		if err := json.Unmarshal([]byte(c.Value), &items); err != nil || items == nil {
+			return nil, exit.Errorf(exit.Usage, "acceptance takes a JSON array of strings, e.g. '[\"tests pass\"]'")
+		}
+		return sjson.SetRawBytes(data, field(at, "acceptance"), []byte(c.Value))
+	})
+}
+
+// refused is a one-line refusal with exit 1.
+func refused(format string, args ...any) error { return exit.Errorf(exit.Negative, format, args...) }
+
+// edit runs one operator edit: lock, read, locate, change, validate,
+// write, commit.
+func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) error {
+	if !tree.ValidID(id) {
+		return exit.Errorf(exit.Usage, "%q is not a node id", id)
+	}
+	release, err := lock(env)
+	if err != nil {
+		return err
+	}
+	defer release()
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return refused("%v", err)
+	}
+	branch, err := repo.CurrentBranch()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if branch == "main" || branch == "master" || branch == "" {
+		return refused("on %q, not a run branch: check out runner/<run-id> (runner-start) before editing its tree", branch)
+	}
+	if out, err := repo.Run("status", "--porcelain", "--", layout.Tree); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	} else if len(out) > 0 {
+		return refused("%s has uncommitted changes: commit or discard them first", layout.Tree)
+	}
+	path := env.Abs(layout.Tree)
+	data, err := fsutil.ReadFile(path, env.Dir, 0)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+	}
+	prev, ps := tree.Load(data)
+	if len(ps) > 0 {
+		return refused("%s is invalid (%d errors, first: %s); run tree-validate", layout.Tree, len(ps), ps[0])
+	}
+	n, at := locate(prev, id)
+	if n == nil {
+		return refused("no node %s in %s", id, layout.Tree)
+	}
+	if n.Passes {
+		return refused("node %s has passed: passed nodes are immutable", id)
+	}
+	if gjson.GetBytes(data, field(at, "id")).String() != id {
+		return exit.Errorf(exit.RunnerError, "node %s is not at %s in %s", id, at, layout.Tree)
+	}
+	edited, err := change(n, at, data)
+	if err != nil {
+		var ee *exit.Error
+		if errors.As(err, &ee) {
+			return err
+		}
+		return exit.Errorf(exit.RunnerError, "edit %s: %w", layout.Tree, err)
+	}
+	next, ps := tree.Load(edited)
+	if len(ps) == 0 {
+		ps = append(ps, tree.Immutability(prev, next)...)
+	}
+	if len(ps) > 0 {
+		return refused("the edit would make %s invalid: %s", layout.Tree, ps[0])
+	}
+	if tree.Equal(prev, next) {
+		return refused("node %s already is as asked: nothing to commit", id)
+	}
+	if err := fsutil.WriteAtomic(path, tree.Encode(next), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.Tree, err)
+	}
+	msg := Message(action, id) + "\n\n" + describe(prev, next, id)
+	sha, err := repo.CommitPaths(msg, []string{"TREELOOP_COMMIT=" + Operator}, layout.Tree)
+	if err != nil {
+		// Leave nothing half-done: the tree goes back to what was committed.
+		if werr := fsutil.WriteAtomic(path, data, 0o644); werr != nil {
+			env.Warnf("restore %s: %v", layout.Tree, werr)
+		}
+		return refused("commit: %v (the tree is unchanged)", err)
+	}
+	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, Message(action, id))
+	return nil
+}
+
+// describe lists what changed on node id, one "field: old -> new" a line,
+// for the commit body.
+func describe(prev, next *tree.Node, id string) string {
+	a, _ := tree.Find(prev, id)
+	b, _ := tree.Find(next, id)
+	var lines []string
+	add := func(name string, x, y any) {
+		xs, _ := json.Marshal(x)
+		ys, _ := json.Marshal(y)
+		if string(xs) != string(ys) {
+			lines = append(lines, fmt.Sprintf("%s: %s -> %s", name, xs, ys))
+		}
+	}
+	add("title", a.Title, b.Title)
+	add("goal", a.Goal, b.Goal)
+	add("acceptance", a.Acceptance, b.Acceptance)
+	add("next", a.Next, b.Next)
+	add("attempts", a.Attempts, b.Attempts)
+	add("max_attempts", a.MaxAttempts, b.MaxAttempts)
+	return strings.Join(lines, "\n")
+}
+
+// locate finds the node id and its gjson/sjson path in the document as
+// loaded (children in file order): "" for the root, else
+// "children.2.children.0" (node ids may hold dots, indexes never do).
+func locate(root *tree.Node, id string) (*tree.Node, string) {
+	var walk func(n *tree.Node, at string) (*tree.Node, string)
+	walk = func(n *tree.Node, at string) (*tree.Node, string) {
+		if n.ID == id {
+			return n, at
+		}
+		for i, k := range n.Children {
+			p := "children." + strconv.Itoa(i)
+			if at != "" {
+				p = at + "." + p
+			}
+			if f, fp := walk(k, p); f != nil {
+				return f, fp
+			}
+		}
+		return nil, ""
+	}
+	return walk(root, "")
+}
+
+// field is the path of field name of the node at at.
+func field(at, name string) string {
+	if at == "" {
+		return name
+	}
+	return at + "." + name
+}
+
+// lock takes .runner/lock (flock, as runner-step and runner-loop do) for
+// the edit, refusing when a runner holds it.
+func lock(env *cli.Env) (func(), error) {
+	p := env.Abs(layout.Lock)
+	if _, err := os.Stat(env.Abs(layout.Runner)); err != nil {
+		return nil, refused("%s: %v (run tree-edit in a repository set up by runner-init)", layout.Runner, fsutil.Cause(err))
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "open %s: %v", layout.Lock, fsutil.Cause(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(p)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, refused("a runner holds %s (%s): stop it (or wait for it) before editing the tree", layout.Lock, strings.TrimSpace(string(holder)))
+		}
+		return nil, exit.Errorf(exit.RunnerError, "lock %s: %v", layout.Lock, err)
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,132 @@
+package runrecord
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// CountNodes counts the tree's nodes: passed, stuck (open leaves whose
+// attempts reached max_attempts) and open (every other node not passed).
+func CountNodes(root *tree.Node) Nodes {
+	var c Nodes
+	var walk func(n *tree.Node)
+	walk = func(n *tree.Node) {
+		c.Total++
+		switch {
+		case n.Passes:
+			c.Passed++
+		case n.IsLeaf() && n.Attempts >= n.MaxAttempts:
+			c.Stuck++
+		default:
+			c.Open++
+		}
+		for _, k := range n.Children {
+			walk(k)
+		}
+	}
+	if root != nil {
+		walk(root)
+	}
+	return c
+}
+
+// Repo is what a record is refreshed from: the repository's committed
+// state, read once.
+type Repo struct {
+	Root     string // absolute repository root
+	Tree     *tree.Node
+	State    runstate.State
+	Config   config.Config
+	LastMeta *iterdir.Meta // meta.json of run_state's last_iter, nil before the first iteration
+}
+
+// ReadRepo reads tree.json, run_state.json, config.toml and the last
+// iteration's meta.json under root. The tree is mapped, not copied (10,000
+// nodes are read in a few milliseconds).
+func ReadRepo(root string) (*Repo, error) {
+	rp := &Repo{Root: root}
+	data, release, err := fsutil.MapFile(filepath.Join(root, layout.Tree), root, 0)
+	defer release()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
+	}
+	t, ps := tree.Load(data)
+	if len(ps) > 0 {
+		return nil, fmt.Errorf("%s is invalid (%d errors, first: %s); run tree-validate", layout.Tree, len(ps), ps[0])
+	}
+	rp.Tree = t
+	if rp.State, err = runstate.Load(filepath.Join(root, layout.RunState)); err != nil {
+		return nil, err
+	}
+	if rp.Config, err = config.Load(filepath.Join(root, layout.Config), os.LookupEnv); err != nil {
+		return nil, err
+	}
+	if id, it := runstate.Val(rp.State.RunID), rp.State.LastIter; id != "" && it != nil {
+		var m iterdir.Meta
+		err := iterdir.Read(filepath.Join(root, layout.IterDir(id, *it)), iterdir.MetaFile, &m)
+		switch {
+		case err == nil:
+			rp.LastMeta = &m
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("read %s: %w", layout.IterDir(id, *it)+"/"+iterdir.MetaFile, err)
+		}
+	}
+	return rp, nil
+}
+
+// Usage is the run's usage so far: the last iteration's run_usage (the sum
+// iter-log end took), else the sum over the run's agent.json files.
+func (rp *Repo) Usage() (Usage, error) {
+	u := iterdir.Usage{}
+	if rp.LastMeta != nil {
+		u = rp.LastMeta.RunUsage
+	} else if id := runstate.Val(rp.State.RunID); id != "" {
+		var err error
+		if u, err = iterdir.RunUsage(filepath.Join(rp.Root, layout.Iterations, id)); err != nil {
+			return Usage{}, err
+		}
+	}
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedTokens: u.CachedTokens, CostUSD: u.CostUSD}, nil
+}
+
+// Budgets are the run's limits from the configuration.
+func (rp *Repo) Budgets() Budgets {
+	return Budgets{MaxIterations: rp.Config.MaxIterations, MaxTokens: int64(rp.Config.Agent.MaxTokens), MaxCostUSD: rp.Config.Agent.MaxCostUSD}
+}
+
+// Refresh fills r's counts, usage, budgets, last iteration and HEAD from
+// the repository. With count, a committed last iteration r has not seen
+// counts one more iteration of the session (a session's first record is
+// refreshed without count: the iteration before it belongs to an earlier
+// session).
+func (rp *Repo) Refresh(r *Record, count bool) error {
+	r.Nodes = CountNodes(rp.Tree)
+	u, err := rp.Usage()
+	if err != nil {
+		return fmt.Errorf("sum the run's usage: %w", err)
+	}
+	r.Usage = u
+	r.Budgets = rp.Budgets()
+	if m := rp.LastMeta; m != nil && m.Commit != "" && m.RunID == r.RunID {
+		if count && (r.LastIteration == nil || r.LastIteration.Iter != m.Iteration) {
+			r.Iterations++
+		}
+		r.LastIteration = &LastIter{Iter: m.Iteration, NodeID: m.NodeID, Status: m.Status, Guard: m.Guard, Result: m.Result}
+	}
+	if repo, err := git.Open(rp.Root); err == nil {
+		if head, err := repo.HeadCommit(); err == nil {
+			r.Head = &head
+		}
+	}
+	return nil
+}

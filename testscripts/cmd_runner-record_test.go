@@ -1,0 +1,5 @@
+package testscripts
+
+import "github.com/treeloop/treeloop/lib/command/runnerrecord"
+
+func init() { commands["runner-record"] = runnerrecord.Main }
