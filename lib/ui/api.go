@@ -57,6 +57,10 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /api/runs", s.handleRuns)
 	mux.HandleFunc("GET /api/runs/{id}", s.handleRun)
 	mux.HandleFunc("POST /api/cancel", s.handleCancel)
+	mux.HandleFunc("/api/cancel", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/cancel requests a cancel")
+	})
 	mux.HandleFunc("GET /events", s.handleEvents)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)

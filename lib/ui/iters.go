@@ -82,13 +82,9 @@ func (c *iterCache) list(root *os.Root, run string) ([]IterSummary, error) {
 		if err != nil {
 			continue
 		}
-		// The last iteration of a run without meta.json is the running one.
-		last := -1
-		for _, it := range iters {
-			if n, ok := iterNumber(it); ok && n > last {
-				last = n
-			}
-		}
+		// The run's last begun iteration, when it has no meta.json yet, is
+		// the running one.
+		first := len(out)
 		for _, it := range iters {
 			n, ok := iterNumber(it)
 			if !ok {
@@ -96,9 +92,18 @@ func (c *iterCache) list(root *os.Root, run string) ([]IterSummary, error) {
 			}
 			key := r + "/" + it
 			seen[key] = true
-			sum, ok := c.get(root, r, it, n, n == last)
-			if ok {
+			if sum, ok := c.get(root, r, it, n); ok {
 				out = append(out, sum)
+			}
+		}
+		mine := out[first:]
+		slices.SortFunc(mine, func(a, b IterSummary) int { return a.Iter - b.Iter })
+		for i := range mine {
+			if mine[i].Status == statusOpen {
+				mine[i].Status = "unfinished"
+				if i == len(mine)-1 {
+					mine[i].Status, mine[i].Running = "running", true
+				}
 			}
 		}
 	}
@@ -124,8 +129,11 @@ func (c *iterCache) list(root *os.Root, run string) ([]IterSummary, error) {
 	return out, nil
 }
 
+// statusOpen marks, inside list, an iteration without meta.json.
+const statusOpen = "\x00open"
+
 // get summarises one iteration directory.
-func (c *iterCache) get(root *os.Root, run, name string, n int, last bool) (IterSummary, bool) {
+func (c *iterCache) get(root *os.Root, run, name string, n int) (IterSummary, bool) {
 	dir := path.Join("iterations", run, name)
 	key := run + "/" + name
 	if st, err := root.Stat(path.Join(dir, iterdir.MetaFile)); err == nil && st.Mode().IsRegular() {
@@ -152,11 +160,8 @@ func (c *iterCache) get(root *os.Root, run, name string, n int, last bool) (Iter
 	}
 	sum := IterSummary{
 		Run: run, Iter: n, NodeID: b.NodeID, NodePath: b.NodePath, Mode: b.Mode,
-		Status: "running", Running: last, AttemptsBefore: b.Attempts, AttemptsAfter: b.Attempts,
+		Status: statusOpen, AttemptsBefore: b.Attempts, AttemptsAfter: b.Attempts,
 		MaxAttempts: b.MaxAttempts, StartedAt: b.StartedAt,
-	}
-	if !last {
-		sum.Status = "unfinished"
 	}
 	var a iterdir.Agent
 	if data, _, err := readFile(root, path.Join(dir, iterdir.AgentFile), maxRecord); err == nil && json.Unmarshal(data, &a) == nil {
