@@ -24,6 +24,8 @@ const (
 	AgentOutput Kind = "agent_output.v1"
 	RunState    Kind = "run_state.v1"
 	RunRecord   Kind = "run_record.v1"
+	EvalResult  Kind = "eval_result.v1"
+	EvalSummary Kind = "eval_summary.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -37,6 +39,10 @@ func Source(k Kind) []byte {
 		return schemas.RunStateV1
 	case RunRecord:
 		return schemas.RunRecordV1
+	case EvalResult:
+		return schemas.EvalResultV1
+	case EvalSummary:
+		return schemas.EvalSummaryV1
 	}
 	panic("schema: unknown kind " + string(k))
 }
