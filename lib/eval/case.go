@@ -289,6 +289,10 @@ func ParseCase(file string, data []byte) (*Case, Problems) {
 	}
 	root.finish()
 	if len(r.probs) > 0 {
+		sort.SliceStable(r.probs, func(i, j int) bool {
+			a, b := r.probs[i], r.probs[j]
+			return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+		})
 		return nil, r.probs
 	}
 	return c, nil
@@ -612,20 +616,20 @@ func (t *table) check(i int) Check {
 		c.Path = need("path")
 		c.Pattern = need("pattern")
 		if c.Pattern != "" {
-			re, err := regexp.Compile("(?m)" + c.Pattern)
-			if err != nil {
+			if _, err := regexp.Compile(c.Pattern); err != nil {
 				t.bad("pattern", "pattern: %v", err)
+			} else {
+				c.re = regexp.MustCompile("(?m)" + c.Pattern)
 			}
-			c.re = re
 		}
 	case CommandSucceeds:
 		cmd, ok := t.strs("cmd")
-		if !ok || len(cmd) == 0 || cmd[0] == "" {
-			if !ok {
-				t.missing("cmd", "add cmd = [\"program\", \"arg\", …]")
-			} else {
-				t.bad("cmd", "cmd must be a non-empty argv")
-			}
+		switch {
+		case !ok:
+			t.missing("cmd", "add cmd = [\"program\", \"arg\", …]")
+		case cmd == nil: // not an array: already reported
+		case len(cmd) == 0 || cmd[0] == "":
+			t.bad("cmd", "cmd must be a non-empty argv")
 		}
 		c.Cmd = cmd
 		c.TimeoutSecs = DefaultCheckTimeoutSecs
