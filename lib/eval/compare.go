@@ -50,7 +50,7 @@ type ColumnTest struct {
 	Backend      string   `json:"backend"`
 	Cases        int      `json:"cases"`
 	MeanDelta    float64  `json:"mean_delta"` // mean over cases of rate B - rate A
-	CILow        float64  `json:"ci_low"`     // seeded bootstrap 95% interval of MeanDelta
+	CILow        float64  `json:"ci_low"`     // seeded bootstrap 95% interval of MeanDelta (cases and runs resampled)
 	CIHigh       float64  `json:"ci_high"`
 	BeyondNoise  bool     `json:"beyond_noise"` // the interval excludes 0
 	Improved     []string `json:"improved"`     // cases that flipped to a majority of successes
@@ -102,6 +102,7 @@ func Compare(a, b Summary) Comparison {
 	for _, be := range backends {
 		col := ColumnTest{Backend: be, Improved: []string{}, Regressed: []string{}}
 		var ds []float64
+		var pairs []Pair
 		for _, c := range a.Cases {
 			ca, cb := cellOf(a, c, be), cellOf(b, c, be)
 			if ca == nil || cb == nil || ca.N == 0 || cb.N == 0 {
@@ -119,6 +120,7 @@ func Compare(a, b Summary) Comparison {
 			d.BeyondNoise = d.P < Alpha
 			cmp.Cells = append(cmp.Cells, d)
 			ds = append(ds, d.RateDelta)
+			pairs = append(pairs, Pair{KA: ca.Successes, NA: ca.N, KB: cb.Successes, NB: cb.N})
 			col.CostDeltaUSD += cb.TotalCostUSD/float64(cb.N) - ca.TotalCostUSD/float64(ca.N)
 			wa, wb := 2*ca.Successes > ca.N, 2*cb.Successes > cb.N
 			switch {
@@ -136,7 +138,7 @@ func Compare(a, b Summary) Comparison {
 			col.MeanDelta += d
 		}
 		col.MeanDelta /= float64(len(ds))
-		col.CILow, col.CIHigh = BootstrapMeanCI(ds, BootstrapResamples)
+		col.CILow, col.CIHigh = BootstrapPairedCI(pairs, BootstrapResamples)
 		col.BeyondNoise = col.CILow > 0 || col.CIHigh < 0
 		col.McNemarP = McNemarExact(len(col.Regressed), len(col.Improved))
 		cmp.Columns = append(cmp.Columns, col)

@@ -89,25 +89,39 @@ func McNemarExact(b, c int) float64 {
 // give the same interval.
 const BootstrapSeed = 14
 
-// BootstrapMeanCI is a seeded percentile bootstrap 95% interval of the
-// mean of the paired differences ds (one per case), from resamples draws.
-func BootstrapMeanCI(ds []float64, resamples int) (lo, hi float64) {
-	if len(ds) == 0 {
+// Pair is one case's success counts before (A) and after (B).
+type Pair struct{ KA, NA, KB, NB int }
+
+// BootstrapPairedCI is a seeded percentile bootstrap 95% interval of the
+// mean over cases of the success-rate difference B - A. Each draw resamples
+// the cases with replacement and, within each drawn case, the runs of A and
+// of B (binomially, at their observed rates), so the interval carries both
+// the spread between cases and the run-to-run noise within a case: a single
+// case run 3 times against 3 more does not look certain.
+func BootstrapPairedCI(ps []Pair, resamples int) (lo, hi float64) {
+	if len(ps) == 0 {
 		return 0, 0
 	}
-	rng := rand.New(rand.NewPCG(BootstrapSeed, uint64(len(ds))))
+	rng := rand.New(rand.NewPCG(BootstrapSeed, uint64(len(ps))))
+	rate := func(k, n int) float64 {
+		s := 0
+		for range n {
+			if rng.IntN(n) < k {
+				s++
+			}
+		}
+		return float64(s) / float64(n)
+	}
 	means := make([]float64, resamples)
 	for r := range means {
 		s := 0.0
-		for range ds {
-			s += ds[rng.IntN(len(ds))]
+		for range ps {
+			p := ps[rng.IntN(len(ps))]
+			s += rate(p.KB, p.NB) - rate(p.KA, p.NA)
 		}
-		means[r] = s / float64(len(ds))
+		means[r] = s / float64(len(ps))
 	}
 	sort.Float64s(means)
-	at := func(q float64) float64 {
-		i := int(math.Round(q * float64(resamples-1)))
-		return means[i]
-	}
+	at := func(q float64) float64 { return means[int(math.Round(q*float64(resamples-1)))] }
 	return at(0.025), at(0.975)
 }
