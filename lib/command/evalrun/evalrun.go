@@ -43,11 +43,11 @@ type Options struct {
 	BackendsFile   string   `name:"backends-file" default:"eval/backends.toml" placeholder:"FILE" help:"Shared backends: one [NAME] table each (optional file)."`
 	Results        string   `default:"eval/results" placeholder:"DIR" help:"Where results go: DIR/<case>/<eval-run-id>/<backend>/<run>/ and DIR/summary-<eval-run-id>.json."`
 	Workspaces     string   `default:"eval/workspaces" placeholder:"DIR" help:"Where workspaces go: DIR/<case>/<eval-run-id>/<backend>/<run>/repo, and the symlink DIR/<case>_latest."`
-	Backend        []string `name:"backend" sep:"," default:"scripted" placeholder:"NAME,…" help:"Backends to run each case with: a case's [backends.NAME], a [NAME] of --backends-file, or a built-in backend (claude, codex, opencode, gemini, command)."`
+	Backend        []string `name:"backend" sep:"," default:"scripted" placeholder:"NAME" help:"Backends to run each case with: a case's [backends.NAME], a [NAME] of --backends-file, or a built-in backend (claude, codex, opencode, gemini, command)."`
 	Runs           int      `default:"1" placeholder:"N" help:"Runs per case and backend."`
 	Jobs           int      `default:"1" placeholder:"N" help:"Workspaces run at the same time (each its own repository)."`
 	ID             string   `name:"id" placeholder:"EVAL-RUN-ID" help:"Name this eval run (default: a UTC timestamp and a random suffix)."`
-	Resume         string   `placeholder:"EVAL-RUN-ID" help:"Continue an interrupted eval run: attempts whose meta.json parses are kept, the rest run again."`
+	Resume         string   `placeholder:"EVAL-RUN-ID" help:"Continue an interrupted eval run (give the same cases and flags): attempts whose meta.json parses are kept, the rest run again."`
 	Replay         string   `placeholder:"EVAL-RUN-ID" help:"Replay a recorded eval run offline: every attempt of EVAL-RUN-ID runs again with the replay backend on its cassette."`
 	Check          bool     `help:"Only check the cases (and the backends they would run with); run nothing."`
 	JSON           bool     `name:"json" help:"Print the summary as JSON instead of the Markdown table."`
