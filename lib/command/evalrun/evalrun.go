@@ -113,7 +113,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "read %s: %v", o.BackendsFile, err)
 	}
 	if len(probs) > 0 {
-		return reportProblems(env, probs, 1)
+		return reportProblems(env, probs)
 	}
 	r := &runner{o: o, env: env, results: env.Abs(o.Results), wsRoot: env.Abs(o.Workspaces)}
 	attempts, backends, err := r.plan(cases, shared)
@@ -155,12 +155,13 @@ func (o *Options) loadCases(env *cli.Env) ([]*eval.Case, error) {
 		return nil, exit.Errorf(exit.Negative, "%v", err)
 	}
 	if len(probs) > 0 {
-		return nil, reportProblems(env, probs, len(cases)+len(probs))
+		return nil, reportProblems(env, probs)
 	}
 	return cases, nil
 }
 
-func reportProblems(env *cli.Env, probs eval.Problems, _ int) error {
+// reportProblems prints every problem, paths relative to -C, and refuses.
+func reportProblems(env *cli.Env, probs eval.Problems) error {
 	files := map[string]bool{}
 	for _, p := range probs {
 		env.Errorf("%s", strings.Replace(p.Error(), env.Dir+string(filepath.Separator), "", 1))
