@@ -193,6 +193,7 @@ func (r *runner) setup(ctx context.Context, a *attempt, repo string, env []strin
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = repo, env, log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s %s: %v (see runner.start.log)", name, strings.Join(args, " "), err)
 		}
@@ -302,6 +303,8 @@ func (r *runner) loop(ctx context.Context, a *attempt, repo string, env []string
 	deadline := time.NewTimer(time.Duration(a.c.TimeoutSecs) * time.Second)
 	defer deadline.Stop()
 	pg := -cmd.Process.Pid
+	r.groups.Store(pg, true)
+	defer r.groups.Delete(pg)
 	timedOut, stopped := false, false
 	var grace <-chan time.Time
 	ctxDone := ctx.Done()

@@ -84,6 +84,7 @@ type runner struct {
 	baseEnv  []string
 	progress sync.Mutex
 	done     int
+	groups   sync.Map // process group (negative pid) of each running loop
 }
 
 // errInterrupted marks an attempt stopped by Ctrl-C: no result is written
@@ -297,9 +298,15 @@ func (r *runner) runAll(cases []*eval.Case, backends []string, attempts []*attem
 			interrupted = true
 			mu.Unlock()
 			if first {
-				env.Errorf("interrupted: stopping the running loops (their iterations are recorded); finished results are kept; continue with --resume %s", r.id)
+				env.Errorf("interrupted: stopping the running loops (their iterations are recorded); finished results are kept; continue with --resume %s; interrupt again to kill them", r.id)
 				cancel()
+				continue
 			}
+			env.Errorf("interrupted again: killing the running loops")
+			r.groups.Range(func(pg, _ any) bool {
+				_ = syscall.Kill(pg.(int), syscall.SIGKILL)
+				return true
+			})
 		}
 	}()
 
