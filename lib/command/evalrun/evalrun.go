@@ -47,7 +47,7 @@ type Options struct {
 	Runs           int      `default:"1" placeholder:"N" help:"Runs per case and backend."`
 	Jobs           int      `default:"1" placeholder:"N" help:"Workspaces run at the same time (each its own repository)."`
 	ID             string   `name:"id" placeholder:"EVAL-RUN-ID" help:"Name this eval run (default: a UTC timestamp and a random suffix)."`
-	Resume         string   `placeholder:"EVAL-RUN-ID" help:"Continue an interrupted eval run (give the same cases and flags): attempts whose meta.json parses are kept, the rest run again."`
+	Resume         string   `placeholder:"EVAL-RUN-ID" help:"Continue an interrupted eval run (the same command with --resume in place of --id): attempts whose meta.json parses are kept, the rest run again."`
 	Replay         string   `placeholder:"EVAL-RUN-ID" help:"Replay a recorded eval run offline: every attempt of EVAL-RUN-ID runs again with the replay backend on its cassette."`
 	Check          bool     `help:"Only check the cases (and the backends they would run with); run nothing."`
 	JSON           bool     `name:"json" help:"Print the summary as JSON instead of the Markdown table."`
@@ -98,9 +98,6 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	if o.FailUnder < 0 || o.FailUnder > 1 {
 		return exit.Errorf(exit.Usage, "--fail-under takes a rate between 0 and 1, got %v", o.FailUnder)
-	}
-	if o.Resume != "" && o.Replay != "" {
-		return exit.Errorf(exit.Usage, "--resume and --replay do not go together: resume the replay by its own id")
 	}
 	if o.ID != "" && o.Resume != "" {
 		return exit.Errorf(exit.Usage, "--id and --resume do not go together: --resume names the eval run")
@@ -298,7 +295,7 @@ func (r *runner) runAll(cases []*eval.Case, backends []string, attempts []*attem
 			interrupted = true
 			mu.Unlock()
 			if first {
-				env.Errorf("interrupted: stopping the running loops (their iterations are recorded); finished results are kept; continue with --resume %s; interrupt again to kill them", r.id)
+				env.Errorf("interrupted: stopping the running loops (their iterations are recorded); finished results are kept; continue with the same command and --resume %s; interrupt again to kill them", r.id)
 				cancel()
 				continue
 			}
