@@ -62,3 +62,37 @@ step dir=".":
 # Loop on the repository DIR until complete, stuck, a limit, a timeout or an interrupt.
 loop dir=".":
     runner-loop -C {{dir}}
+
+# Seed 000 §13: every case in eval/cases, or the ones named, offline with their scripted
+# stand-in agents; eval-run flags pass through (`just eval go-stack --backend claude --runs 5`).
+# Run the eval cases [CASE…] (results in eval/results/).
+[positional-arguments]
+eval *args: build
+    PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" eval-run "$@"
+
+# Seed 000 §15: runner-ui on eval/workspaces/CASE_latest prints its URL; the eval's output goes
+# to eval/results/CASE.eval-with-ui.log; Ctrl-C stops the UI and the eval (--resume ID continues).
+# Eval CASE in the background and watch it in runner-ui.
+[positional-arguments]
+eval-with-ui case *args: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    export PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH"
+    cd "{{justfile_directory()}}"
+    mkdir -p eval/results eval/workspaces
+    link="eval/workspaces/$1_latest" log="eval/results/$1.eval-with-ui.log"
+    rm -f "$link"
+    eval-run "$@" > "$log" 2>&1 &
+    eval_pid=$!
+    trap 'kill -INT "$eval_pid" 2>/dev/null || true; wait "$eval_pid" || true' EXIT
+    echo "eval-with-ui: eval of $1 running (pid $eval_pid), output in $log"
+    until [ -e "$link/.runner/state/tree.json" ]; do
+        if ! kill -0 "$eval_pid" 2>/dev/null; then cat "$log" >&2; exit 1; fi
+        sleep 0.2
+    done
+    runner-ui -C "$link"
+
+# Compare two eval summaries A (before) and B (after): eval run ids or summary files.
+[positional-arguments]
+eval-report a b *args: build
+    PATH="{{bin}}:$PATH" eval-report "$@"

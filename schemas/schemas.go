@@ -30,3 +30,13 @@ var RunRecordV1 []byte
 //
 //go:embed runner_status.v1.schema.json
 var RunnerStatusV1 []byte
+
+// EvalResultV1 is an eval attempt's meta.json (seed 000 §13.5).
+//
+//go:embed eval_result.v1.schema.json
+var EvalResultV1 []byte
+
+// EvalSummaryV1 is an eval run's summary-<eval-run-id>.json (seed 000 §13).
+//
+//go:embed eval_summary.v1.schema.json
+var EvalSummaryV1 []byte

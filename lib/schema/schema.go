@@ -20,6 +20,8 @@ const (
 	RunState     Kind = "run_state.v1"
 	RunRecord    Kind = "run_record.v1"
 	RunnerStatus Kind = "runner_status.v1"
+	EvalResult   Kind = "eval_result.v1"
+	EvalSummary  Kind = "eval_summary.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -35,6 +37,10 @@ func Source(k Kind) []byte {
 		return schemas.RunRecordV1
 	case RunnerStatus:
 		return schemas.RunnerStatusV1
+	case EvalResult:
+		return schemas.EvalResultV1
+	case EvalSummary:
+		return schemas.EvalSummaryV1
 	}
 	panic("schema: unknown kind " + string(k))
 }
