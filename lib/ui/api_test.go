@@ -476,7 +476,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 func TestRuns(t *testing.T) {
 	dir := fixture(t)
 	host, _ := os.Hostname()
-	running := runrecord.Record{ID: "run-b", Branch: "runner/run-b", Status: runrecord.Running, StartedAt: t0.Add(2 * time.Hour),
+	running := runrecord.Record{ID: "run-b", RunID: "run-b", Branch: "runner/run-b", Status: runrecord.Running, StartedAt: t0.Add(2 * time.Hour),
 		UpdatedAt: t0.Add(2 * time.Hour), Runner: runrecord.Runner{PID: os.Getpid(), Host: host}}
 	if err := runrecord.Save(filepath.Join(dir, ".runner/runs/run-b.json"), running); err != nil {
 		t.Fatal(err)

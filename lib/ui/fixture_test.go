@@ -101,7 +101,7 @@ func fixture(t testing.TB) string {
 		t.Fatal(err)
 	}
 	rec := runrecord.Record{
-		ID: run, Branch: "runner/" + run, GoalTitle: "Fixture goal", Status: runrecord.Complete, Reason: "complete",
+		ID: run, RunID: run, Branch: "runner/" + run, GoalTitle: "Fixture goal", Status: runrecord.Complete, Reason: "complete",
 		StartedAt: t0, UpdatedAt: t0.Add(time.Hour), Iterations: 1,
 		Nodes: runrecord.Nodes{Total: 3, Passed: 3}, Usage: runrecord.Usage{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.25},
 	}

@@ -26,7 +26,7 @@ func TestLinkedOnlyWhereWorded(t *testing.T) {
 			linking = append(linking, f[0][strings.LastIndex(f[0], "/")+1:])
 		}
 	}
-	want := []string{"agent-exec", "tree-update", "tree-validate"}
+	want := []string{"agent-exec", "runner-check", "runner-record", "runner-status", "runner-ui", "tree-update", "tree-validate"}
 	if !slices.Equal(linking, want) {
 		t.Errorf("commands linking jsonschema/v5: %v, want %v", linking, want)
 	}

@@ -1,0 +1,5 @@
+package testscripts
+
+import "github.com/treeloop/treeloop/lib/command/runnerui"
+
+func init() { commands["runner-ui"] = runnerui.Main }
