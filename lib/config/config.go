@@ -25,7 +25,7 @@ type Config struct {
 	ExecutorOutputLimitBytes int      `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
 	GuardOutputLimitBytes    int      `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
 	PromptBudgetBytes        int      `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
-	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change
+	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
 	Guard                    Guard    `toml:"guard"`
 	Agent                    Agent    `toml:"agent"`
 }
@@ -33,6 +33,25 @@ type Config struct {
 // Guard is the [guard] table.
 type Guard struct {
 	Command []string `toml:"command"` // argv, non-empty
+	// Ratchet is the test ratchet (issue 15): an argv that prints how many
+	// tests passed (its last non-empty stdout line, an integer), run after
+	// every green guard; a count below the best of the run fails the
+	// guard. Empty = off.
+	Ratchet []string `toml:"ratchet"`
+}
+
+// AppendOnlyPrefix marks a protected_paths entry append-only: new files
+// under the glob are allowed, files that existed at the iteration's start
+// may not be changed or deleted ("append-only:tests").
+const AppendOnlyPrefix = "append-only:"
+
+// ProtectedGlob splits a protected_paths entry into its glob and whether
+// it is append-only.
+func ProtectedGlob(entry string) (glob string, appendOnly bool) {
+	if g, ok := strings.CutPrefix(entry, AppendOnlyPrefix); ok {
+		return g, true
+	}
+	return entry, false
 }
 
 // Agent is the [agent] table.
@@ -80,7 +99,7 @@ func Default() Config {
 		GuardOutputLimitBytes:    100000,
 		PromptBudgetBytes:        40000,
 		ProtectedPaths:           []string{"justfile", "Justfile", ".justfile"},
-		Guard:                    Guard{Command: []string{"just", "ci"}},
+		Guard:                    Guard{Command: []string{"just", "ci"}, Ratchet: []string{}},
 		Agent: Agent{
 			Backend:     "command",
 			ExtraArgs:   []string{},
@@ -163,6 +182,7 @@ func (c Config) Validate() error {
 	inRange("prompt_budget_bytes", c.PromptBudgetBytes, MinPromptBudgetBytes, math.MaxInt)
 	for i, p := range c.ProtectedPaths {
 		key := fmt.Sprintf("protected_paths[%d]", i)
+		p, _ = ProtectedGlob(p)
 		switch {
 		case p == "":
 			bad(key, "empty pattern")
@@ -180,6 +200,10 @@ func (c Config) Validate() error {
 		bad("guard.command", "program name (first element) must not be empty")
 	}
 	argv("guard.command", c.Guard.Command, bad)
+	if len(c.Guard.Ratchet) > 0 && c.Guard.Ratchet[0] == "" {
+		bad("guard.ratchet", "program name (first element) must not be empty")
+	}
+	argv("guard.ratchet", c.Guard.Ratchet, bad)
 	if !slices.Contains(Backends, c.Agent.Backend) {
 		bad("agent.backend", "must be one of %s, got %q", strings.Join(Backends, ", "), c.Agent.Backend)
 	}

@@ -76,8 +76,9 @@ agent_idle_timeout_secs = 0
 executor_output_limit_bytes = 10
 guard_output_limit_bytes = 20
 prompt_budget_bytes = 4096
-protected_paths = ["docs/*.md"]
+protected_paths = ["docs/*.md", "append-only:tests"]
 guard.command = ["make", "test"]
+guard.ratchet = ["sh", "count-tests"]
 
 [agent]
 backend = "claude"
@@ -95,8 +96,8 @@ max_cost_usd = 12
 	want := Config{
 		MaxAttemptsDefault: 5, MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
 		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096,
-		ProtectedPaths: []string{"docs/*.md"},
-		Guard:          Guard{Command: []string{"make", "test"}},
+		ProtectedPaths: []string{"docs/*.md", "append-only:tests"},
+		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
 	}
@@ -201,6 +202,9 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = ["["]`, "protected_paths[0]"},
 		{`protected_paths = ["ok", "a\\"]`, "protected_paths[1]"},
 		{`protected_paths = [""]`, "protected_paths[0]"},
+		{`protected_paths = ["append-only:"]`, "protected_paths[0]"},
+		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
+		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
 		{"guard.command = []", "guard.command"},
 		{`guard.command = ["", "x"]`, "guard.command"},
 		{`guard.command = ["a\u0000b"]`, "guard.command"},

@@ -27,13 +27,21 @@ guard_output_limit_bytes = 100000
 # Byte budget of the prompt pack (>= 4096).
 prompt_budget_bytes = 40000
 
-# Globs (path.Match syntax, relative to the repository root) the agent must
-# not change, in addition to the runner's own state files.
+# Globs (path.Match syntax, relative to the repository root; a glob also
+# covers everything under a directory it matches) the agent must not change,
+# in addition to the runner's own state files. An entry starting with
+# "append-only:" (e.g. "append-only:tests") lets the agent add new files
+# there but not change or delete the files that exist.
 protected_paths = ["justfile", "Justfile", ".justfile"]
 
 [guard]
 # The guard command, as an argv (not run through a shell); non-empty.
 command = ["just", "ci"]
+# Test ratchet, as an argv: prints how many tests passed (its last line, a
+# number), run after every green guard with RUNNER_GUARD_LOG naming the
+# guard's log. A node passes only when the count is not below the best seen
+# in the run. Empty = off.
+ratchet = []
 
 [agent]
 # One of: command, codex, claude, opencode, gemini, replay.

@@ -33,6 +33,7 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	// Fresh slices, so the caller's Config never shares them.
 	c.ProtectedPaths = slices.Clone(c.ProtectedPaths)
 	c.Guard.Command = slices.Clone(c.Guard.Command)
+	c.Guard.Ratchet = slices.Clone(c.Guard.Ratchet)
 	c.Agent.ExtraArgs = slices.Clone(c.Agent.ExtraArgs)
 
 	if v, ok := lookupEnv(EnvAgent); ok && v != "" {

@@ -27,6 +27,9 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Agent.ExtraArgs == nil {
 		c.Agent.ExtraArgs = []string{}
 	}
+	if c.Guard.Ratchet == nil {
+		c.Guard.Ratchet = []string{}
+	}
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}
 	}

@@ -98,6 +98,20 @@ type Guard struct {
 	Message      string   `json:"message,omitempty"`
 	LogBytes     int64    `json:"log_bytes"`
 	LogTruncated bool     `json:"log_truncated"`
+	// Ratchet is the test ratchet's verdict after a green guard; nil when
+	// [guard] ratchet is off or the guard did not pass.
+	Ratchet *Ratchet `json:"ratchet,omitempty"`
+}
+
+// Ratchet is the test ratchet's record in guard.json (issue 15).
+type Ratchet struct {
+	Argv       []string `json:"argv"`
+	Count      int      `json:"count"`                 // tests passed now; -1 when the command gave no count
+	Best       int      `json:"best"`                  // best count of the run before this iteration; -1 when none was recorded
+	BestCommit string   `json:"best_commit,omitempty"` // the commit that recorded Best
+	ExitCode   int      `json:"exit_code"`
+	DurationMS int64    `json:"duration_ms"`
+	Held       bool     `json:"held"` // the count is not below the best: the guard's pass stands
 }
 
 // Update is update.json: what tree-update decided.

@@ -306,14 +306,23 @@ func enforce(repo *git.Repo, begin iterdir.Begin, protected []string) ([]string,
 		return nil, err
 	}
 	for _, p := range changed {
-		glob, ok := protectedBy(p, protected)
+		glob, appendOnly, ok := protectedBy(p, protected)
 		if !ok {
 			continue
 		}
-		reasons = append(reasons, fmt.Sprintf("the agent changed the protected path %s (%s); the runner restored it", p, glob))
-		if _, found, err := repo.ShowFile(begin.HeadBefore, p); err != nil {
+		_, found, err := repo.ShowFile(begin.HeadBefore, p)
+		if err != nil {
 			return nil, err
-		} else if found {
+		}
+		switch {
+		case appendOnly && !found:
+			continue // a new file under an append-only glob: allowed
+		case appendOnly:
+			reasons = append(reasons, fmt.Sprintf("the agent changed or deleted %s, which existed before and is append-only (%s); the runner restored it", p, glob))
+		default:
+			reasons = append(reasons, fmt.Sprintf("the agent changed the protected path %s (%s); the runner restored it", p, glob))
+		}
+		if found {
 			if _, err := repo.Run("checkout", begin.HeadBefore, "--", p); err != nil {
 				return nil, err
 			}
@@ -331,19 +340,26 @@ func enforce(repo *git.Repo, begin iterdir.Begin, protected []string) ([]string,
 }
 
 // protectedBy reports the rule protecting p: a runner-owned file, or a
-// protected_paths glob matching p or one of its parent directories.
-func protectedBy(p string, globs []string) (string, bool) {
+// protected_paths entry whose glob matches p or one of its parent
+// directories. appendOnly is true when every matching entry is marked
+// append-only (config.AppendOnlyPrefix): a plain entry wins over an
+// append-only one.
+func protectedBy(p string, entries []string) (rule string, appendOnly, ok bool) {
 	if slices.Contains(RunnerOwned, p) {
-		return "runner-owned", true
+		return "runner-owned", false, true
 	}
-	for _, g := range globs {
+	for _, e := range entries {
+		g, ao := config.ProtectedGlob(e)
 		for q := p; q != "." && q != "/" && q != ""; q = path.Dir(q) {
-			if ok, _ := path.Match(g, q); ok {
-				return "protected_paths " + g, true
+			if m, _ := path.Match(g, q); m {
+				if !ok || appendOnly && !ao {
+					rule, appendOnly, ok = "protected_paths "+e, ao, true
+				}
+				break
 			}
 		}
 	}
-	return "", false
+	return rule, appendOnly, ok
 }
 
 func short(sha string) string {

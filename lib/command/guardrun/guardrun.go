@@ -78,6 +78,12 @@ func (o *Options) Run(env *cli.Env) error {
 		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", begin.Deadline.Format(time.RFC3339))
 	case res.ExitCode == 0:
 		rec.Outcome, code = Pass, exit.OK
+		// The test ratchet (issue 15) may still turn the pass into a
+		// failure: fewer tests passing than the run's best.
+		if len(cfg.Guard.Ratchet) > 0 {
+			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, it)
+			appendLog(env, filepath.Join(dir, iterdir.GuardLog), rec.Message)
+		}
 	default:
 		rec.Outcome, code = Fail, exit.Negative
 		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)

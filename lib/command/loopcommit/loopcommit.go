@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -19,6 +20,7 @@ import (
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
 )
 
@@ -146,6 +148,12 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
 	msg := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+	// A passed iteration's test count goes into its commit, where the
+	// ratchet reads the run's best back from (lib/ratchet): git history,
+	// not a file the agent could rewrite.
+	if g := m.GuardRun; m.Result == "passed" && g != nil && g.Ratchet != nil && g.Ratchet.Held {
+		msg += "\n\n" + ratchet.TrailerLine(g.Ratchet.Count)
+	}
 	sha, err := c.commit(repo, msg)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
@@ -162,7 +170,8 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, msg)
+	subject, _, _ := strings.Cut(msg, "\n")
+	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subject)
 	return nil
 }
 
