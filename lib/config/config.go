@@ -28,7 +28,26 @@ type Config struct {
 	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
 	Guard                    Guard    `toml:"guard"`
 	Agent                    Agent    `toml:"agent"`
+	Sandbox                  Sandbox  `toml:"sandbox"`
 }
+
+// Sandbox is the [sandbox] table (issue 15, "OS sandbox"; DESIGN.md
+// decision 19): how the agent, and by choice the guard, are confined.
+type Sandbox struct {
+	Mode     string   `toml:"mode"`     // SandboxNone or SandboxBwrap
+	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too
+	Network  string   `toml:"network"`  // NetworkHost or NetworkNone
+	Writable []string `toml:"writable"` // absolute or ~/ paths the sandboxed command may write (the CLI's home, a cache)
+	Readable []string `toml:"readable"` // absolute or ~/ paths under the hidden home it may read
+}
+
+// The accepted values of sandbox.mode and sandbox.network.
+const (
+	SandboxNone  = "none"
+	SandboxBwrap = "bwrap"
+	NetworkHost  = "host"
+	NetworkNone  = "none"
+)
 
 // Guard is the [guard] table.
 type Guard struct {
@@ -105,6 +124,7 @@ func Default() Config {
 			ExtraArgs:   []string{},
 			OnRateLimit: RateLimitStop,
 		},
+		Sandbox: Sandbox{Mode: SandboxNone, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
 	}
 }
 
@@ -222,6 +242,19 @@ func (c Config) Validate() error {
 	}
 	if f := c.Agent.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
+	}
+	if c.Sandbox.Mode != SandboxNone && c.Sandbox.Mode != SandboxBwrap {
+		bad("sandbox.mode", "must be %q or %q, got %q", SandboxNone, SandboxBwrap, c.Sandbox.Mode)
+	}
+	if c.Sandbox.Network != NetworkHost && c.Sandbox.Network != NetworkNone {
+		bad("sandbox.network", "must be %q or %q, got %q", NetworkHost, NetworkNone, c.Sandbox.Network)
+	}
+	for key, ps := range map[string][]string{"sandbox.writable": c.Sandbox.Writable, "sandbox.readable": c.Sandbox.Readable} {
+		for i, p := range ps {
+			if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~/") || strings.ContainsRune(p, 0) {
+				bad(key, "element %d: %q must be an absolute path or start with ~/", i, p)
+			}
+		}
 	}
 	if len(es) == 0 {
 		return nil

@@ -88,6 +88,12 @@ extra_args = ["--verbose"]
 on_rate_limit = "wait"
 max_tokens = 1000000
 max_cost_usd = 12
+
+[sandbox]
+mode = "bwrap"
+guard = true
+network = "none"
+writable = ["~/.claude", "/var/cache/x"]
 `
 	got, err := Parse("config.toml", []byte(in))
 	if err != nil {
@@ -100,6 +106,7 @@ max_cost_usd = 12
 		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
+		Sandbox: Sandbox{Mode: "bwrap", Guard: true, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -205,6 +212,10 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = ["append-only:"]`, "protected_paths[0]"},
 		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
 		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
+		{"sandbox.mode = \"docker\"", "sandbox.mode"},
+		{"sandbox.network = \"lan\"", "sandbox.network"},
+		{`sandbox.writable = ["relative/dir"]`, "sandbox.writable"},
+		{`sandbox.readable = ["~/.gitconfig", "x"]`, "sandbox.readable"},
 		{"guard.command = []", "guard.command"},
 		{`guard.command = ["", "x"]`, "guard.command"},
 		{`guard.command = ["a\u0000b"]`, "guard.command"},

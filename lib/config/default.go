@@ -61,6 +61,21 @@ max_cost_usd = 0.0
 # (its changes, output and events, by iteration), and the replay backend
 # plays a recording back. Empty = off.
 cassette = ""
+
+[sandbox]
+# "none": the agent runs with your permissions. "bwrap": bubblewrap confines
+# it: the filesystem read-only except the repository, a private /tmp and
+# the writable paths below; your home directory hidden except the readable
+# paths; .git and the runner's own files read-only; its own PID namespace.
+mode = "none"
+# Confine the guard the same way.
+guard = false
+# "host" (agent CLIs need their API) or "none" (no network at all).
+network = "host"
+# Absolute or ~/ paths the sandboxed command may write (a CLI's home, a
+# build cache), and paths under the hidden home it may read.
+writable = []
+readable = []
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

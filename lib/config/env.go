@@ -34,6 +34,8 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	c.ProtectedPaths = slices.Clone(c.ProtectedPaths)
 	c.Guard.Command = slices.Clone(c.Guard.Command)
 	c.Guard.Ratchet = slices.Clone(c.Guard.Ratchet)
+	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
+	c.Sandbox.Readable = slices.Clone(c.Sandbox.Readable)
 	c.Agent.ExtraArgs = slices.Clone(c.Agent.ExtraArgs)
 
 	if v, ok := lookupEnv(EnvAgent); ok && v != "" {

@@ -27,6 +27,12 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Agent.ExtraArgs == nil {
 		c.Agent.ExtraArgs = []string{}
 	}
+	if c.Sandbox.Writable == nil {
+		c.Sandbox.Writable = []string{}
+	}
+	if c.Sandbox.Readable == nil {
+		c.Sandbox.Readable = []string{}
+	}
 	if c.Guard.Ratchet == nil {
 		c.Guard.Ratchet = []string{}
 	}

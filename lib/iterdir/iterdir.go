@@ -85,6 +85,9 @@ type Agent struct {
 	// EscapedKilled counts processes the agent left running outside its
 	// process group (setsid, double fork) that were killed when it ended.
 	EscapedKilled int `json:"escaped_killed"`
+	// Sandbox is the [sandbox] mode the session ran under: "bwrap"; empty
+	// when it was not confined.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Guard is guard.json: one guard run.
@@ -98,6 +101,7 @@ type Guard struct {
 	Message      string   `json:"message,omitempty"`
 	LogBytes     int64    `json:"log_bytes"`
 	LogTruncated bool     `json:"log_truncated"`
+	Sandbox      string   `json:"sandbox,omitempty"` // "bwrap" when the guard ran confined
 	// Ratchet is the test ratchet's verdict after a green guard; nil when
 	// [guard] ratchet is off or the guard did not pass.
 	Ratchet *Ratchet `json:"ratchet,omitempty"`

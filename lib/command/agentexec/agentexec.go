@@ -125,6 +125,15 @@ func (o *Options) Run(env *cli.Env) error {
 		defer events.Close()
 		req.Events = events
 	}
+	// [sandbox] mode = "bwrap" (issue 15): the session runs confined.
+	if cfg.Sandbox.Mode == config.SandboxBwrap {
+		release, err := confine(&req, cfg.Sandbox, env.Dir, outPath)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
+		}
+		defer release()
+		rec.Sandbox = config.SandboxBwrap
+	}
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)

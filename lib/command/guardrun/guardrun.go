@@ -15,11 +15,13 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
 // Outcomes recorded in guard.json.
@@ -56,10 +58,27 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
-	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	// [sandbox] guard = true (issue 15): the guard runs confined like the
+	// agent, without any of the agent's runner files writable.
+	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
+	var runErr error
+	if sandboxed {
+		var sb *sandbox.Sandbox
+		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
+			spec.Argv, runErr = sb.Wrap(spec.Argv)
+		}
+	}
+	var res proc.Result
+	var info proc.LogInfo
+	if runErr == nil {
+		res, info, runErr = proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	}
 	rec := iterdir.Guard{
 		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
 		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+	}
+	if sandboxed {
+		rec.Sandbox = config.SandboxBwrap
 	}
 	var code int
 	var se *proc.StartError
