@@ -55,6 +55,8 @@ context/
 iterations/
 lock
 cancel
+# Runs in worktrees of their own (runner-start --worktree).
+worktrees/
 `
 
 type file struct {

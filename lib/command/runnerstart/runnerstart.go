@@ -27,8 +27,18 @@ import (
 // Options is the command line of runner-start.
 type Options struct {
 	cli.Chdir
-	ID   string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
-	JSON bool   `name:"json" help:"Print the result as JSON."`
+	ID       string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
+	Worktree bool   `help:"Run in a git worktree of its own on runner/<id> (default directory .runner/worktrees/<id>, or DIR), leaving this checkout and its branch untouched; an existing worktree of the run is resumed. Several runs of one repository can then work at once."`
+	Dir      string `arg:"" optional:"" placeholder:"DIR" help:"The worktree's directory (with --worktree)."`
+	JSON     bool   `name:"json" help:"Print the result as JSON."`
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if o.Dir != "" && !o.Worktree {
+		return fmt.Errorf("DIR (%s) is only for --worktree", o.Dir)
+	}
+	return nil
 }
 
 // Main runs runner-start and returns its exit code.
@@ -38,10 +48,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Result is what runner-start prints.
 type Result struct {
-	RunID  string `json:"run_id"`
-	Branch string `json:"branch"`
-	Status string `json:"status"` // started (new run id), resumed (same run id)
-	Commit string `json:"commit"` // the bootstrap commit, or HEAD when nothing changed
+	RunID    string `json:"run_id"`
+	Branch   string `json:"branch"`
+	Status   string `json:"status"`             // started (new run id), resumed (same run id)
+	Commit   string `json:"commit"`             // the bootstrap commit, or HEAD when nothing changed
+	Worktree string `json:"worktree,omitempty"` // the run's worktree (--worktree), absolute
 }
 
 // BootstrapMessage is the bootstrap commit's message.
@@ -49,61 +60,79 @@ func BootstrapMessage(runID string) string { return "chore(loop): start run " + 
 
 // Run starts or resumes the run.
 func (o *Options) Run(env *cli.Env) error {
+	var res Result
+	var err error
+	if o.Worktree {
+		res, err = o.startWorktree(env)
+	} else {
+		res, err = start(env, o.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return nil
+	}
+	line := fmt.Sprintf("%s run=%s branch=%s commit=%s", res.Status, res.RunID, res.Branch, res.Commit)
+	if res.Worktree != "" {
+		line += " worktree=" + res.Worktree
+	}
+	fmt.Fprintln(env.Stdout, line)
+	return nil
+}
+
+// start starts or resumes the run of the repository at env.Dir, with run
+// id idFlag when given.
+func start(env *cli.Env, idFlag string) (Result, error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%v: run runner-start inside a git repository", err)
+		return Result{}, exit.Errorf(exit.Negative, "%v: run runner-start inside a git repository", err)
 	}
 	goalPath := env.Abs(layout.Goal)
 	goalData, err := fsutil.ReadFile(goalPath, env.Dir, 1<<20)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
+		return Result{}, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
 	}
 	doc, err := goal.Parse(goalData)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+		return Result{}, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
+		return Result{}, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
 	}
 	if _, ps := tree.Load(treeData); len(ps) > 0 {
-		return exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
+		return Result{}, exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
 	}
 	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
+		return Result{}, exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
 	}
 	status, err := repo.StatusPorcelain()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	for _, e := range status {
 		if p := e[3:]; !strings.HasPrefix(p, layout.Runner+"/") {
-			return exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
+			return Result{}, exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
 		}
 	}
 
-	id := o.ID
-	if id == "" {
-		id = doc.ID()
-	}
-	if id == "" {
-		if id, err = generateID(repo, doc.Body); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
-		}
-	}
-	if !tree.ValidID(id) {
-		return exit.Errorf(exit.Negative, "run id %q does not match %s: fix the id in %s", id, tree.IDPattern, layout.Goal)
+	id, err := runID(repo, doc, idFlag)
+	if err != nil {
+		return Result{}, err
 	}
 	branch := layout.BranchPrefix + id
 	cur, err := repo.CurrentBranch()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	if cur != branch {
 		exists, err := repo.BranchExists(branch)
 		if err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+			return Result{}, exit.Wrap(exit.RunnerError, err)
 		}
 		if exists {
 			err = repo.Checkout(branch)
@@ -111,7 +140,7 @@ func (o *Options) Run(env *cli.Env) error {
 			err = repo.CheckoutNewBranch(branch)
 		}
 		if err != nil {
-			return exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
+			return Result{}, exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
 		}
 	}
 
@@ -119,36 +148,49 @@ func (o *Options) Run(env *cli.Env) error {
 	if doc.ID() != id {
 		doc.SetID(id)
 		if err := fsutil.WriteAtomic(goalPath, doc.Bytes(), 0o644); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
+			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
 		}
 	}
 	if runstate.Val(rs.RunID) != id {
 		res.Status = "started"
 		if err := runstate.Save(env.Abs(layout.RunState), runstate.New(id)); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
+			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
 		}
 	}
 	if err := repo.AddAll(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	staged, err := repo.Run("diff", "--cached", "--name-only")
 	if err != nil && repo.HasCommits() {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	if len(staged) > 0 || !repo.HasCommits() {
 		if res.Commit, err = repo.Commit(BootstrapMessage(id)); err != nil {
-			return exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
+			return Result{}, exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
 		}
 	} else if res.Commit, err = repo.HeadCommit(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
-	if o.JSON {
-		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+	return res, nil
+}
+
+// runID is the run's id: idFlag, GOAL.md's id, or a generated one; it must
+// match tree.IDPattern.
+func runID(repo *git.Repo, doc goal.Doc, idFlag string) (string, error) {
+	id := idFlag
+	if id == "" {
+		id = doc.ID()
 	}
-	fmt.Fprintf(env.Stdout, "%s run=%s branch=%s commit=%s\n", res.Status, res.RunID, res.Branch, res.Commit)
-	return nil
+	if id == "" {
+		var err error
+		if id, err = generateID(repo, doc.Body); err != nil {
+			return "", exit.Wrap(exit.RunnerError, err)
+		}
+	}
+	if !tree.ValidID(id) {
+		return "", exit.Errorf(exit.Negative, "run id %q does not match %s: fix the id in %s", id, tree.IDPattern, layout.Goal)
+	}
+	return id, nil
 }
 
 // generateID is run-<sha8 of the goal text>, with -2, -3, … appended while
