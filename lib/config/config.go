@@ -29,6 +29,13 @@ type Config struct {
 	Guard                    Guard    `toml:"guard"`
 	Agent                    Agent    `toml:"agent"`
 	Sandbox                  Sandbox  `toml:"sandbox"`
+	Setup                    Setup    `toml:"setup"`
+}
+
+// Setup is the [setup] table (issue 15, seed 004 "Setup"): commands run
+// once before a run's first iteration, and again in each new worktree.
+type Setup struct {
+	Commands [][]string `toml:"commands"` // argvs, run in order; none = no setup
 }
 
 // Sandbox is the [sandbox] table (issue 15, "OS sandbox"; DESIGN.md
@@ -125,6 +132,7 @@ func Default() Config {
 			OnRateLimit: RateLimitStop,
 		},
 		Sandbox: Sandbox{Mode: SandboxNone, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
+		Setup:   Setup{Commands: [][]string{}},
 	}
 }
 
@@ -242,6 +250,13 @@ func (c Config) Validate() error {
 	}
 	if f := c.Agent.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
+	}
+	for i, cmd := range c.Setup.Commands {
+		key := fmt.Sprintf("setup.commands[%d]", i)
+		if len(cmd) == 0 || cmd[0] == "" {
+			bad(key, "must be a non-empty argv with a program name first")
+		}
+		argv(key, cmd, bad)
 	}
 	if c.Sandbox.Mode != SandboxNone && c.Sandbox.Mode != SandboxBwrap {
 		bad("sandbox.mode", "must be %q or %q, got %q", SandboxNone, SandboxBwrap, c.Sandbox.Mode)

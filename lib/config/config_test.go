@@ -94,6 +94,9 @@ mode = "bwrap"
 guard = true
 network = "none"
 writable = ["~/.claude", "/var/cache/x"]
+
+[setup]
+commands = [["npm", "ci"], ["make", "deps"]]
 `
 	got, err := Parse("config.toml", []byte(in))
 	if err != nil {
@@ -107,6 +110,7 @@ writable = ["~/.claude", "/var/cache/x"]
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
 		Sandbox: Sandbox{Mode: "bwrap", Guard: true, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
+		Setup:   Setup{Commands: [][]string{{"npm", "ci"}, {"make", "deps"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -213,6 +217,8 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
 		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
 		{"sandbox.mode = \"docker\"", "sandbox.mode"},
+		{`setup.commands = [["ok"], []]`, "setup.commands[1]"},
+		{`setup.commands = [["", "x"]]`, "setup.commands[0]"},
 		{"sandbox.network = \"lan\"", "sandbox.network"},
 		{`sandbox.writable = ["relative/dir"]`, "sandbox.writable"},
 		{`sandbox.readable = ["~/.gitconfig", "x"]`, "sandbox.readable"},

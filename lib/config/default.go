@@ -76,6 +76,13 @@ network = "host"
 # build cache), and paths under the hidden home it may read.
 writable = []
 readable = []
+
+[setup]
+# Commands (argvs) run in order once before a run's first iteration, and
+# again in each new worktree (runner-start --worktree): installing
+# dependencies, say [["npm", "ci"]]. Output goes to the run's setup.log;
+# a failure stops runner-start with a runner error naming the command.
+commands = []
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

@@ -35,6 +35,7 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	c.Guard.Command = slices.Clone(c.Guard.Command)
 	c.Guard.Ratchet = slices.Clone(c.Guard.Ratchet)
 	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
+	c.Setup.Commands = slices.Clone(c.Setup.Commands)
 	c.Sandbox.Readable = slices.Clone(c.Sandbox.Readable)
 	c.Agent.ExtraArgs = slices.Clone(c.Agent.ExtraArgs)
 

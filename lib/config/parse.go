@@ -27,6 +27,9 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Agent.ExtraArgs == nil {
 		c.Agent.ExtraArgs = []string{}
 	}
+	if c.Setup.Commands == nil {
+		c.Setup.Commands = [][]string{}
+	}
 	if c.Sandbox.Writable == nil {
 		c.Sandbox.Writable = []string{}
 	}

@@ -12,15 +12,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/setup"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -53,6 +57,30 @@ type Result struct {
 	Status   string `json:"status"`             // started (new run id), resumed (same run id)
 	Commit   string `json:"commit"`             // the bootstrap commit, or HEAD when nothing changed
 	Worktree string `json:"worktree,omitempty"` // the run's worktree (--worktree), absolute
+	Setup    string `json:"setup,omitempty"`    // [setup] commands: "ran" now, "done" before; "" when none are configured
+}
+
+// runSetup runs the [setup] commands of the run in root unless they
+// completed there before, and records which in res.
+func runSetup(root string, res *Result) error {
+	repo, err := git.Open(root)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	cfg, err := config.Load(filepath.Join(repo.Root(), layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if len(cfg.Setup.Commands) == 0 {
+		return nil
+	}
+	res.Setup = "done"
+	if setup.IsDone(repo.Root(), res.RunID) {
+		return nil
+	}
+	res.Setup = "ran"
+	_, err = setup.Run(repo.Root(), res.RunID, cfg)
+	return err
 }
 
 // BootstrapMessage is the bootstrap commit's message.
@@ -70,6 +98,16 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
+	// [setup] commands (issue 15): once before the run's first iteration,
+	// in this checkout or worktree; a failed or interrupted setup runs
+	// again at the next runner-start.
+	root := env.Dir
+	if res.Worktree != "" {
+		root = res.Worktree
+	}
+	if err := runSetup(root, &res); err != nil {
+		return err
+	}
 	if o.JSON {
 		out, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -78,6 +116,9 @@ func (o *Options) Run(env *cli.Env) error {
 	line := fmt.Sprintf("%s run=%s branch=%s commit=%s", res.Status, res.RunID, res.Branch, res.Commit)
 	if res.Worktree != "" {
 		line += " worktree=" + res.Worktree
+	}
+	if res.Setup != "" {
+		line += " setup=" + res.Setup
 	}
 	fmt.Fprintln(env.Stdout, line)
 	return nil
