@@ -91,7 +91,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	in := inputs{env: env, cfg: cfg, begin: begin, root: root, node: node, path: path, rs: rs}
-	files := map[string]string{GoalFile: in.goal()}
+	files := map[string]string{GoalFile: in.goal() + redStart(env.Dir, begin)}
 	if h := in.history(); h != "" {
 		files[HistoryFile] = h
 	}

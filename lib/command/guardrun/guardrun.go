@@ -57,59 +57,13 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline}
-	// [sandbox] guard = true (issue 15): the guard runs confined like the
-	// agent, without any of the agent's runner files writable.
-	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
-	var runErr error
-	if sandboxed {
-		var sb *sandbox.Sandbox
-		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
-			spec.Argv, runErr = sb.Wrap(spec.Argv)
+	var best Best
+	if len(cfg.Guard.Ratchet) > 0 {
+		if best, err = RunBest(env.Dir, begin); err != nil {
+			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
 		}
 	}
-	var res proc.Result
-	var info proc.LogInfo
-	if runErr == nil {
-		res, info, runErr = proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
-	}
-	rec := iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-	}
-	if sandboxed {
-		rec.Sandbox = config.SandboxBwrap
-	}
-	var code int
-	var se *proc.StartError
-	switch {
-	case errors.As(runErr, &se):
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
-	case runErr != nil:
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("guard.log: %v", fsutil.Cause(runErr))
-	case res.Canceled:
-		rec.Outcome, code = Interrupted, in.Code()
-		rec.Message = "guard interrupted by " + in.Cause()
-	case res.TimedOut:
-		rec.Outcome, code = Timeout, exit.Timeout
-		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", begin.Deadline.Format(time.RFC3339))
-	case res.ExitCode == 0:
-		rec.Outcome, code = Pass, exit.OK
-		// The test ratchet (issue 15) may still turn the pass into a
-		// failure: fewer tests passing than the run's best.
-		if len(cfg.Guard.Ratchet) > 0 {
-			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, it)
-			appendLog(env, filepath.Join(dir, iterdir.GuardLog), rec.Message)
-		}
-	default:
-		rec.Outcome, code = Fail, exit.Negative
-		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
-		if res.Signal != "" {
-			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
-		}
-	}
+	rec, code := Guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
@@ -126,4 +80,66 @@ func (o *Options) Run(env *cli.Env) error {
 		return nil
 	}
 	return cli.Silent(code)
+}
+
+// Guard runs the guard of cfg in env.Dir until deadline, confined when
+// [sandbox] guard is set, its output capped into logPath, then the test
+// ratchet after a pass (against best). It returns the record for
+// guard.json and the exit code of the outcome (0 pass, 1 fail, 124, 130/143,
+// 6 when the guard could not run). Shared by guard-run and the guard
+// baseline of runner-start.
+func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline}
+	// [sandbox] guard = true (issue 15): the guard runs confined like the
+	// agent, without any of the agent's runner files writable.
+	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
+	var runErr error
+	if sandboxed {
+		var sb *sandbox.Sandbox
+		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
+			spec.Argv, runErr = sb.Wrap(spec.Argv)
+		}
+	}
+	var res proc.Result
+	var info proc.LogInfo
+	if runErr == nil {
+		res, info, runErr = proc.RunToFile(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
+	}
+	rec = iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+	}
+	if sandboxed {
+		rec.Sandbox = config.SandboxBwrap
+	}
+	var se *proc.StartError
+	switch {
+	case errors.As(runErr, &se):
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
+	case runErr != nil:
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(runErr))
+	case res.Canceled:
+		rec.Outcome, code = Interrupted, in.Code()
+		rec.Message = "guard interrupted by " + in.Cause()
+	case res.TimedOut:
+		rec.Outcome, code = Timeout, exit.Timeout
+		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))
+	case res.ExitCode == 0:
+		rec.Outcome, code = Pass, exit.OK
+		// The test ratchet (issue 15) may still turn the pass into a
+		// failure: fewer tests passing than the run's best.
+		if len(cfg.Guard.Ratchet) > 0 {
+			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best)
+			appendLog(env, logPath, rec.Message)
+		}
+	default:
+		rec.Outcome, code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
+		if res.Signal != "" {
+			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
+		}
+	}
+	return rec, code
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/stepctx"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
@@ -25,32 +25,40 @@ const ratchetOutputLimit = 64 << 10
 // count from the guard's own output instead of running the tests again.
 const EnvGuardLog = "RUNNER_GUARD_LOG"
 
+// Best is the run's best test count so far (lib/ratchet).
+type Best struct {
+	Count  int
+	Commit string
+	Found  bool // false: nothing recorded yet, any count holds
+}
+
+// RunBest reads the best count of the iteration's run from the run's
+// commits up to the commit the iteration started at.
+func RunBest(root string, begin iterdir.Begin) (Best, error) {
+	repo, err := git.Open(root)
+	if err != nil {
+		return Best{}, err
+	}
+	n, commit, found, err := ratchet.Best(repo, begin.HeadBefore, begin.RunID)
+	return Best{n, commit, found}, err
+}
+
 // runRatchet runs [guard] ratchet after a green guard and compares its
-// count with the best recorded in the run's commits up to the iteration's
-// start commit (lib/ratchet). A count below the best, or a ratchet that
-// fails or prints no count, turns the pass into a guard failure: nothing
-// passes on a count the runner could not check. message says why, for
-// guard.json and the end of guard.log (which failure.md shows the next
+// count with best. A count below the best, or a ratchet that fails or
+// prints no count, turns the pass into a guard failure: nothing passes on
+// a count the runner could not check. message says why, for guard.json
+// and the end of the guard's log (which failure.md shows the next
 // attempt); it is "" when the ratchet held.
-func runRatchet(in *cli.Interrupt, env *cli.Env, it stepctx.Iteration) (rec *iterdir.Ratchet, outcome string, code int, message string) {
-	cfg, begin := it.Config, it.Begin
+func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec *iterdir.Ratchet, outcome string, code int, message string) {
 	argv := strings.Join(cfg.Guard.Ratchet, " ")
 	rec = &iterdir.Ratchet{Argv: cfg.Guard.Ratchet, Count: -1, Best: -1}
-	repo, err := git.Open(env.Dir)
-	if err != nil {
-		return rec, Error, exit.RunnerError, fmt.Sprintf("test ratchet: %v", err)
-	}
-	best, commit, found, err := ratchet.Best(repo, begin.HeadBefore, begin.RunID)
-	if err != nil {
-		return rec, Error, exit.RunnerError, fmt.Sprintf("test ratchet: read the run's best count from git: %v", err)
-	}
-	if found {
-		rec.Best, rec.BestCommit = best, commit
+	if best.Found {
+		rec.Best, rec.BestCommit = best.Count, best.Commit
 	}
 	var stdout, all bytes.Buffer
 	spec := proc.Spec{
-		Argv: cfg.Guard.Ratchet, Dir: env.Dir, Deadline: begin.Deadline,
-		Env:    append(os.Environ(), EnvGuardLog+"="+filepath.Join(it.Dir, iterdir.GuardLog)),
+		Argv: cfg.Guard.Ratchet, Dir: env.Dir, Deadline: deadline,
+		Env:    append(os.Environ(), EnvGuardLog+"="+logPath),
 		Stdout: proc.NewCappedWriter(&stdout, ratchetOutputLimit),
 		Log:    proc.NewCappedWriter(&all, ratchetOutputLimit),
 	}
@@ -74,8 +82,8 @@ func runRatchet(in *cli.Interrupt, env *cli.Env, it stepctx.Iteration) (rec *ite
 		return rec, Fail, exit.Negative, fmt.Sprintf("the guard passed but the test ratchet (`%s`) gave no count, so the node does not pass: %v", argv, err)
 	}
 	rec.Count = n
-	if found && n < best {
-		return rec, Fail, exit.Negative, fmt.Sprintf("the guard passed but only %d tests passed, fewer than the %d this run reached (commit %.12s): deleting, skipping or renaming tests does not pass a node; make the tests pass", n, best, commit)
+	if best.Found && n < best.Count {
+		return rec, Fail, exit.Negative, fmt.Sprintf("the guard passed but only %d tests passed, fewer than the %d this run reached (commit %.12s): deleting, skipping or renaming tests does not pass a node; make the tests pass", n, best.Count, best.Commit)
 	}
 	rec.Held = true
 	return rec, Pass, exit.OK, ""

@@ -17,12 +17,14 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/setup"
 	"github.com/treeloop/treeloop/lib/tree"
@@ -31,10 +33,11 @@ import (
 // Options is the command line of runner-start.
 type Options struct {
 	cli.Chdir
-	ID       string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
-	Worktree bool   `help:"Run in a git worktree of its own on runner/<id> (default directory .runner/worktrees/<id>, or DIR), leaving this checkout and its branch untouched; an existing worktree of the run is resumed. Several runs of one repository can then work at once."`
-	Dir      string `arg:"" optional:"" placeholder:"DIR" help:"The worktree's directory (with --worktree)."`
-	JSON     bool   `name:"json" help:"Print the result as JSON."`
+	ID         string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
+	Worktree   bool   `help:"Run in a git worktree of its own on runner/<id> (default directory .runner/worktrees/<id>, or DIR), leaving this checkout and its branch untouched; an existing worktree of the run is resumed. Several runs of one repository can then work at once."`
+	Dir        string `arg:"" optional:"" placeholder:"DIR" help:"The worktree's directory (with --worktree)."`
+	NoBaseline bool   `name:"no-baseline" help:"Do not run the guard once at the start of a new run to record whether the repository starts green."`
+	JSON       bool   `name:"json" help:"Print the result as JSON."`
 }
 
 // Validate checks flag combinations.
@@ -58,29 +61,44 @@ type Result struct {
 	Commit   string `json:"commit"`             // the bootstrap commit, or HEAD when nothing changed
 	Worktree string `json:"worktree,omitempty"` // the run's worktree (--worktree), absolute
 	Setup    string `json:"setup,omitempty"`    // [setup] commands: "ran" now, "done" before; "" when none are configured
+	Baseline string `json:"baseline,omitempty"` // the guard at the start of a new run: pass, fail, error, timeout ("" when not run)
 }
 
-// runSetup runs the [setup] commands of the run in root unless they
-// completed there before, and records which in res.
-func runSetup(root string, res *Result) error {
-	repo, err := git.Open(root)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
+// prepare runs, before the bootstrap commit, the [setup] commands of the
+// run (unless they completed in this checkout or worktree before) and, for
+// a new run, the guard baseline (issue 15). It returns the trailer for the
+// bootstrap commit: the baseline's passing-test count when [guard]
+// ratchet is set and the start is green, which the test ratchet then
+// counts as the run's first best.
+func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer string, err error) {
 	cfg, err := config.Load(filepath.Join(repo.Root(), layout.Config), os.LookupEnv)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return "", exit.Wrap(exit.RunnerError, err)
 	}
-	if len(cfg.Setup.Commands) == 0 {
-		return nil
+	if len(cfg.Setup.Commands) > 0 {
+		res.Setup = "done"
+		if !setup.IsDone(repo.Root(), res.RunID) {
+			res.Setup = "ran"
+			if _, err := setup.Run(repo.Root(), res.RunID, cfg); err != nil {
+				return "", err
+			}
+		}
 	}
-	res.Setup = "done"
-	if setup.IsDone(repo.Root(), res.RunID) {
-		return nil
+	if !baseline || res.Status != "started" {
+		return "", nil
 	}
-	res.Setup = "ran"
-	_, err = setup.Run(repo.Root(), res.RunID, cfg)
-	return err
+	rec, err := guardrun.Baseline(env, res.RunID, cfg)
+	if err != nil {
+		return "", err
+	}
+	res.Baseline = rec.Outcome
+	if rec.Outcome != guardrun.Pass {
+		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes; see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guardrun.BaselineLog)
+	}
+	if r := rec.Ratchet; r != nil && r.Held {
+		trailer = ratchet.TrailerLine(r.Count)
+	}
+	return trailer, nil
 }
 
 // BootstrapMessage is the bootstrap commit's message.
@@ -93,19 +111,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.Worktree {
 		res, err = o.startWorktree(env)
 	} else {
-		res, err = start(env, o.ID)
+		res, err = start(env, o.ID, !o.NoBaseline)
 	}
 	if err != nil {
-		return err
-	}
-	// [setup] commands (issue 15): once before the run's first iteration,
-	// in this checkout or worktree; a failed or interrupted setup runs
-	// again at the next runner-start.
-	root := env.Dir
-	if res.Worktree != "" {
-		root = res.Worktree
-	}
-	if err := runSetup(root, &res); err != nil {
 		return err
 	}
 	if o.JSON {
@@ -120,13 +128,16 @@ func (o *Options) Run(env *cli.Env) error {
 	if res.Setup != "" {
 		line += " setup=" + res.Setup
 	}
+	if res.Baseline != "" {
+		line += " baseline=" + res.Baseline
+	}
 	fmt.Fprintln(env.Stdout, line)
 	return nil
 }
 
 // start starts or resumes the run of the repository at env.Dir, with run
-// id idFlag when given.
-func start(env *cli.Env, idFlag string) (Result, error) {
+// id idFlag when given; baseline: run the guard baseline of a new run.
+func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
 		return Result{}, exit.Errorf(exit.Negative, "%v: run runner-start inside a git repository", err)
@@ -198,6 +209,12 @@ func start(env *cli.Env, idFlag string) (Result, error) {
 			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
 		}
 	}
+	// [setup] commands and the guard baseline (issue 15): before the
+	// bootstrap commit, which carries the baseline's test count.
+	trailer, err := prepare(env, repo, &res, baseline)
+	if err != nil {
+		return Result{}, err
+	}
 	if err := repo.AddAll(); err != nil {
 		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
@@ -206,7 +223,11 @@ func start(env *cli.Env, idFlag string) (Result, error) {
 		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	if len(staged) > 0 || !repo.HasCommits() {
-		if res.Commit, err = repo.Commit(BootstrapMessage(id)); err != nil {
+		msg := BootstrapMessage(id)
+		if trailer != "" {
+			msg += "\n\n" + trailer
+		}
+		if res.Commit, err = repo.Commit(msg); err != nil {
 			return Result{}, exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
 		}
 	} else if res.Commit, err = repo.HeadCommit(); err != nil {
