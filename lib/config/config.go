@@ -90,7 +90,15 @@ type Agent struct {
 	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
 	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
 	Cassette    string   `toml:"cassette"`      // record sessions here (any backend) or replay them (backend replay); "" = off
+	// Fallback (issue 15) are the backends that take over, in order, when
+	// a session ends in a rate limit or refused authentication; each runs
+	// with its default executable and model. One of FallbackBackends.
+	Fallback []string `toml:"fallback"`
 }
+
+// FallbackBackends are the backends agent.fallback accepts: the agent CLIs,
+// which need no [agent] bin.
+var FallbackBackends = []string{"codex", "claude", "opencode", "gemini"}
 
 // Backends are the accepted values of agent.backend (and RUNNER_AGENT).
 var Backends = []string{"command", "codex", "claude", "opencode", "gemini", "replay"}
@@ -130,6 +138,7 @@ func Default() Config {
 			Backend:     "command",
 			ExtraArgs:   []string{},
 			OnRateLimit: RateLimitStop,
+			Fallback:    []string{},
 		},
 		Sandbox: Sandbox{Mode: SandboxNone, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{}},
@@ -244,6 +253,11 @@ func (c Config) Validate() error {
 	argv("agent.extra_args", c.Agent.ExtraArgs, bad)
 	if c.Agent.OnRateLimit != RateLimitStop && c.Agent.OnRateLimit != RateLimitWait {
 		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, c.Agent.OnRateLimit)
+	}
+	for i, b := range c.Agent.Fallback {
+		if !slices.Contains(FallbackBackends, b) {
+			bad("agent.fallback", "element %d must be one of %s, got %q", i, strings.Join(FallbackBackends, ", "), b)
+		}
 	}
 	if c.Agent.MaxTokens < 0 {
 		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", c.Agent.MaxTokens)

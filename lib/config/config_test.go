@@ -88,6 +88,7 @@ extra_args = ["--verbose"]
 on_rate_limit = "wait"
 max_tokens = 1000000
 max_cost_usd = 12
+fallback = ["codex", "gemini"]
 
 [sandbox]
 mode = "bwrap"
@@ -108,7 +109,7 @@ commands = [["npm", "ci"], ["make", "deps"]]
 		ProtectedPaths: []string{"docs/*.md", "append-only:tests"},
 		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
-			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12},
+			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Fallback: []string{"codex", "gemini"}},
 		Sandbox: Sandbox{Mode: "bwrap", Guard: true, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{{"npm", "ci"}, {"make", "deps"}}},
 	}
@@ -217,6 +218,7 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
 		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
 		{"sandbox.mode = \"docker\"", "sandbox.mode"},
+		{`agent.fallback = ["codex", "command"]`, "agent.fallback"},
 		{`setup.commands = [["ok"], []]`, "setup.commands[1]"},
 		{`setup.commands = [["", "x"]]`, "setup.commands[0]"},
 		{"sandbox.network = \"lan\"", "sandbox.network"},

@@ -61,6 +61,11 @@ max_cost_usd = 0.0
 # (its changes, output and events, by iteration), and the replay backend
 # plays a recording back. Empty = off.
 cassette = ""
+# Backends that take over, in order, when a session ends in a rate limit
+# or refused authentication, with what is left of the iteration's budget,
+# each with its default executable and model: e.g. ["codex", "claude"].
+# on_rate_limit applies once the list is used up.
+fallback = []
 
 [sandbox]
 # "none": the agent runs with your permissions. "bwrap": bubblewrap confines

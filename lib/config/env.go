@@ -36,6 +36,7 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	c.Guard.Ratchet = slices.Clone(c.Guard.Ratchet)
 	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
 	c.Setup.Commands = slices.Clone(c.Setup.Commands)
+	c.Agent.Fallback = slices.Clone(c.Agent.Fallback)
 	c.Sandbox.Readable = slices.Clone(c.Sandbox.Readable)
 	c.Agent.ExtraArgs = slices.Clone(c.Agent.ExtraArgs)
 

@@ -27,6 +27,9 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Agent.ExtraArgs == nil {
 		c.Agent.ExtraArgs = []string{}
 	}
+	if c.Agent.Fallback == nil {
+		c.Agent.Fallback = []string{}
+	}
 	if c.Setup.Commands == nil {
 		c.Setup.Commands = [][]string{}
 	}

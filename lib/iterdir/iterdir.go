@@ -88,6 +88,18 @@ type Agent struct {
 	// Sandbox is the [sandbox] mode the session ran under: "bwrap"; empty
 	// when it was not confined.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Fallbacks are the hand-overs to [agent] fallback backends, in order
+	// (issue 15); Backend is the one that ran last.
+	Fallbacks []Fallback `json:"fallbacks,omitempty"`
+}
+
+// Fallback is one hand-over from a backend that ended in a rate limit or
+// refused authentication to the next of [agent] fallback.
+type Fallback struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Class   string `json:"class"` // rate_limit | auth
+	Message string `json:"message,omitempty"`
 }
 
 // Guard is guard.json: one guard run.

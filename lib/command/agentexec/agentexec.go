@@ -115,7 +115,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if _, ok := backend.(interface{ StreamsEvents() bool }); ok && req.Tee != nil && backend.Name() != "replay" {
 		req.Tee = agent.LiveView(backend.Name(), req.Tee)
 	}
-	if s, ok := backend.(interface{ StreamsEvents() bool }); ok && s.StreamsEvents() {
+	if streamsEvents(backend) || slices.ContainsFunc(cfg.Agent.Fallback, func(n string) bool { b, _ := agent.New(n); return streamsEvents(b) }) {
 		f, err := os.OpenFile(filepath.Join(dir, iterdir.EventsLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.EventsLog, fsutil.Cause(err))
@@ -139,6 +139,10 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	res, runErr := backend.Run(in, req)
+	primary := backend.Name()
+	// [agent] fallback (issue 15): a rate limit or refused authentication
+	// hands what is left of the iteration's budget to the next backend.
+	backend, res, runErr = fallback(env, in, cfg.Agent.Fallback, begin, backend, &req, res, runErr, &rec, log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
 	for k := 0; runErr == nil && res.Class == agent.ClassRateLimit && cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
@@ -166,9 +170,11 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := logFile.Sync(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
+	rec.Backend = backend.Name()
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
-	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
+	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
+	rec.Usage = addUsage(rec.Usage, res.Usage)
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
 	if rec.EscapedKilled > 0 {
@@ -189,7 +195,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "check the agent's changes: %v", err)
 	}
-	if cfg.Agent.Cassette != "" && backend.Name() != "replay" {
+	if cfg.Agent.Cassette != "" && primary != "replay" {
 		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
 			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
 		}
