@@ -6,6 +6,7 @@ import (
 	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/ratchet"
 )
 
 // redStart is the note that goes into the goal section while the run's
@@ -26,13 +27,12 @@ func redStart(root string, begin iterdir.Begin) string {
 	if err != nil {
 		return ""
 	}
-	out, err := repo.Run("log", "--format=%s", begin.HeadBefore, "--")
+	cs, err := ratchet.RunCommits(repo, begin.HeadBefore, begin.RunID)
 	if err != nil {
 		return ""
 	}
-	prefix := "chore(loop): run " + begin.RunID + " iter "
-	for _, s := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(s, prefix) && strings.HasSuffix(s, " guard=pass") {
+	for _, c := range cs {
+		if strings.HasSuffix(c.Subject, " guard=pass") {
 			return ""
 		}
 	}
