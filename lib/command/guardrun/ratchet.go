@@ -32,14 +32,23 @@ type Best struct {
 	Found  bool // false: nothing recorded yet, any count holds
 }
 
+// EnvHead is the step's start commit as runner-step knew it before the
+// agent ran (DESIGN.md decision 20).
+const EnvHead = "RUNNER_HEAD"
+
 // RunBest reads the best count of the iteration's run from the run's
-// commits up to the commit the iteration started at.
+// commits up to the step's start commit: $RUNNER_HEAD when runner-step
+// passes it (the agent cannot change it), else begin.json's head_before.
 func RunBest(root string, begin iterdir.Begin) (Best, error) {
 	repo, err := git.Open(root)
 	if err != nil {
 		return Best{}, err
 	}
-	n, commit, found, err := ratchet.Best(repo, begin.HeadBefore, begin.RunID)
+	rev := begin.HeadBefore
+	if h := os.Getenv(EnvHead); h != "" {
+		rev = h
+	}
+	n, commit, found, err := ratchet.Best(repo, rev, begin.RunID)
 	return Best{n, commit, found}, err
 }
 
