@@ -162,7 +162,16 @@ func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 	for _, p := range s.writable {
 		a = append(a, "--bind-try", p, p)
 	}
-	a = append(a, "--ro-bind", exe, exe, "--bind", s.root, s.root)
+	// A command that lives in a hidden place (/tmp, the home directory)
+	// is shown there read-only, as the file its path resolves to (bwrap
+	// cannot bind onto a symlink).
+	if within("/tmp", exe) || s.home != "" && within(s.home, exe) {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		a = append(a, "--ro-bind", exe, exe)
+	}
+	a = append(a, "--bind", s.root, s.root)
 	for _, p := range s.readOnly {
 		a = append(a, "--ro-bind-try", p, p)
 	}

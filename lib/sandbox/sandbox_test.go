@@ -102,6 +102,41 @@ tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
 	}
 }
 
+// TestWrapSymlinkedCommand: commands are often symlinks (/usr/bin/awk,
+// an npm CLI in /usr/bin); one outside the hidden places runs as it is,
+// one inside them (here under a hidden home) is shown as its target.
+func TestWrapSymlinkedCommand(t *testing.T) {
+	root := repo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, "bin", "agent-cli")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sh, link); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /usr/bin/awk is a symlink (Debian's alternatives) outside them.
+	for _, cmd := range [][]string{{link, "-c", "echo ran"}, {"awk", "BEGIN { print \"ran\" }"}} {
+		argv, err := s.Wrap(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "ran" {
+			t.Errorf("%s in the sandbox: %v: %s", cmd[0], err, out)
+		}
+	}
+}
+
 // BenchmarkDirect and BenchmarkBwrap give the sandbox's cost per command
 // start: the difference is what bwrap adds to each agent session (and
 // guard run, with guard = true).
