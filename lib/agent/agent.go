@@ -66,6 +66,18 @@ type Request struct {
 	Log         io.Writer     // executor.log (capped): everything the process prints
 	Events      io.Writer     // events.jsonl (capped): the CLI's JSON event stream, if any
 	Tee         io.Writer     // live view (a terminal), may be nil
+	// Sandbox, when set, turns the argv to run into the confined one
+	// (lib/sandbox, [sandbox] mode = "bwrap"); nil runs it as it is.
+	Sandbox func(argv []string) ([]string, error)
+}
+
+// command is the argv to start for argv: wrapped in the sandbox when the
+// request has one.
+func (r Request) command(argv []string) ([]string, error) {
+	if r.Sandbox == nil {
+		return argv, nil
+	}
+	return r.Sandbox(argv)
 }
 
 // Result is how a session ended.

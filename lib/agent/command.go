@@ -35,8 +35,12 @@ func (Command) Run(ctx context.Context, req Request) (Result, error) {
 		env = append(env, "RUNNER_AGENT_MODEL="+req.Config.Model)
 	}
 	res := Result{Argv: argv, Model: req.Config.Model}
+	run, err := req.command(argv)
+	if err != nil {
+		return res, err
+	}
 	pr, err := proc.Run(ctx, proc.Spec{
-		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
+		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Tee: req.Tee, Deadline: req.Deadline, IdleTimeout: req.IdleTimeout,
 		KillEscaped: true,
 	})
@@ -102,6 +106,10 @@ func ReadOutputFile(path string) (data []byte, class, message string) {
 	}
 	if len(data) > agentout.MaxBytes {
 		return nil, ClassInvalidOutput, fmt.Sprintf("output is larger than %d bytes", agentout.MaxBytes)
+	}
+	// Under the sandbox the file exists (empty) before the agent runs.
+	if len(data) == 0 {
+		return nil, ClassNoOutput, "no output: the agent left $RUNNER_OUTPUT empty"
 	}
 	return data, "", ""
 }

@@ -26,8 +26,12 @@ func binOr(req Request, name string) string {
 // iteration's deadline and idle timeout, descendants killed at the end.
 func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte)) (proc.Result, error) {
 	split := &lineSplitter{fn: onLine}
+	run, err := req.command(argv)
+	if err != nil {
+		return proc.Result{ExitCode: -1}, err
+	}
 	pr, err := proc.Run(ctx, proc.Spec{
-		Argv: argv, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
+		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Stdout: multiWriter(req.Events, split), Tee: req.Tee,
 		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
 	})

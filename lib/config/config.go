@@ -26,10 +26,12 @@ type Config struct {
 	ExecutorOutputLimitBytes int      `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
 	GuardOutputLimitBytes    int      `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
 	PromptBudgetBytes        int      `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
-	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change
+	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
 	Guard                    Guard    `toml:"guard"`
 	Agent                    Agent    `toml:"agent"`
 	Hooks                    Hooks    `toml:"hooks"` // issue 12: notifications
+	Sandbox                  Sandbox  `toml:"sandbox"`
+	Setup                    Setup    `toml:"setup"`
 }
 
 // Hooks is the [hooks] table (issue 12 "notifications"): commands (argv,
@@ -60,9 +62,52 @@ func (h Hooks) Named() []Hook {
 // Timeout is timeout_secs as a duration.
 func (h Hooks) Timeout() time.Duration { return time.Duration(h.TimeoutSecs) * time.Second }
 
+// Setup is the [setup] table (issue 15, seed 004 "Setup"): commands run
+// once before a run's first iteration, and again in each new worktree.
+type Setup struct {
+	Commands [][]string `toml:"commands"` // argvs, run in order; none = no setup
+}
+
+// Sandbox is the [sandbox] table (issue 15, "OS sandbox"; DESIGN.md
+// decision 19): how the agent, and by choice the guard, are confined.
+type Sandbox struct {
+	Mode     string   `toml:"mode"`     // SandboxNone or SandboxBwrap
+	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too
+	Network  string   `toml:"network"`  // NetworkHost or NetworkNone
+	Writable []string `toml:"writable"` // absolute or ~/ paths the sandboxed command may write (the CLI's home, a cache)
+	Readable []string `toml:"readable"` // absolute or ~/ paths under the hidden home it may read
+}
+
+// The accepted values of sandbox.mode and sandbox.network.
+const (
+	SandboxNone  = "none"
+	SandboxBwrap = "bwrap"
+	NetworkHost  = "host"
+	NetworkNone  = "none"
+)
+
 // Guard is the [guard] table.
 type Guard struct {
 	Command []string `toml:"command"` // argv, non-empty
+	// Ratchet is the test ratchet (issue 15): an argv that prints how many
+	// tests passed (its last non-empty stdout line, an integer), run after
+	// every green guard; a count below the best of the run fails the
+	// guard. Empty = off.
+	Ratchet []string `toml:"ratchet"`
+}
+
+// AppendOnlyPrefix marks a protected_paths entry append-only: new files
+// under the glob are allowed, files that existed at the iteration's start
+// may not be changed or deleted ("append-only:tests").
+const AppendOnlyPrefix = "append-only:"
+
+// ProtectedGlob splits a protected_paths entry into its glob and whether
+// it is append-only.
+func ProtectedGlob(entry string) (glob string, appendOnly bool) {
+	if g, ok := strings.CutPrefix(entry, AppendOnlyPrefix); ok {
+		return g, true
+	}
+	return entry, false
 }
 
 // Agent is the [agent] table.
@@ -75,6 +120,10 @@ type Agent struct {
 	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
 	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
 	Cassette    string   `toml:"cassette"`      // record sessions here (any backend) or replay them (backend replay); "" = off
+	// Fallback (issue 15) are the backends that take over, in order, when
+	// a session ends in a rate limit or refused authentication; each runs
+	// with its default executable and model. One of FallbackBackends.
+	Fallback []string `toml:"fallback"`
 	// Prices by model name ([agent] prices = {"<model>" = {…}}): the cost of a
 	// session whose CLI reports none is computed from its tokens.
 	Prices map[string]Price `toml:"prices"`
@@ -100,6 +149,10 @@ func (a Agent) Price(model string) (Price, bool) {
 	p, ok := a.Prices[model]
 	return p, ok && model != ""
 }
+
+// FallbackBackends are the backends agent.fallback accepts: the agent CLIs,
+// which need no [agent] bin.
+var FallbackBackends = []string{"codex", "claude", "opencode", "gemini"}
 
 // Backends are the accepted values of agent.backend (and RUNNER_AGENT).
 var Backends = []string{"command", "codex", "claude", "opencode", "gemini", "replay"}
@@ -134,14 +187,17 @@ func Default() Config {
 		GuardOutputLimitBytes:    100000,
 		PromptBudgetBytes:        40000,
 		ProtectedPaths:           []string{"justfile", "Justfile", ".justfile"},
-		Guard:                    Guard{Command: []string{"just", "ci"}},
+		Guard:                    Guard{Command: []string{"just", "ci"}, Ratchet: []string{}},
 		Agent: Agent{
 			Backend:     "command",
 			ExtraArgs:   []string{},
 			OnRateLimit: RateLimitStop,
 			Prices:      map[string]Price{},
+			Fallback:    []string{},
 		},
-		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
+		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
+		Sandbox: Sandbox{Mode: SandboxNone, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
+		Setup:   Setup{Commands: [][]string{}},
 	}
 }
 
@@ -219,6 +275,7 @@ func (c Config) Validate() error {
 	inRange("prompt_budget_bytes", c.PromptBudgetBytes, MinPromptBudgetBytes, math.MaxInt)
 	for i, p := range c.ProtectedPaths {
 		key := fmt.Sprintf("protected_paths[%d]", i)
+		p, _ = ProtectedGlob(p)
 		switch {
 		case p == "":
 			bad(key, "empty pattern")
@@ -236,6 +293,10 @@ func (c Config) Validate() error {
 		bad("guard.command", "program name (first element) must not be empty")
 	}
 	argv("guard.command", c.Guard.Command, bad)
+	if len(c.Guard.Ratchet) > 0 && c.Guard.Ratchet[0] == "" {
+		bad("guard.ratchet", "program name (first element) must not be empty")
+	}
+	argv("guard.ratchet", c.Guard.Ratchet, bad)
 	if !slices.Contains(Backends, c.Agent.Backend) {
 		bad("agent.backend", "must be one of %s, got %q", strings.Join(Backends, ", "), c.Agent.Backend)
 	}
@@ -248,6 +309,11 @@ func (c Config) Validate() error {
 	argv("agent.extra_args", c.Agent.ExtraArgs, bad)
 	if c.Agent.OnRateLimit != RateLimitStop && c.Agent.OnRateLimit != RateLimitWait {
 		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, c.Agent.OnRateLimit)
+	}
+	for i, b := range c.Agent.Fallback {
+		if !slices.Contains(FallbackBackends, b) {
+			bad("agent.fallback", "element %d must be one of %s, got %q", i, strings.Join(FallbackBackends, ", "), b)
+		}
 	}
 	if c.Agent.MaxTokens < 0 {
 		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", c.Agent.MaxTokens)
@@ -275,6 +341,26 @@ func (c Config) Validate() error {
 		argv(key, h.Argv, bad)
 	}
 	inRange("hooks.timeout_secs", c.Hooks.TimeoutSecs, 1, maxSecs)
+	for i, cmd := range c.Setup.Commands {
+		key := fmt.Sprintf("setup.commands[%d]", i)
+		if len(cmd) == 0 || cmd[0] == "" {
+			bad(key, "must be a non-empty argv with a program name first")
+		}
+		argv(key, cmd, bad)
+	}
+	if c.Sandbox.Mode != SandboxNone && c.Sandbox.Mode != SandboxBwrap {
+		bad("sandbox.mode", "must be %q or %q, got %q", SandboxNone, SandboxBwrap, c.Sandbox.Mode)
+	}
+	if c.Sandbox.Network != NetworkHost && c.Sandbox.Network != NetworkNone {
+		bad("sandbox.network", "must be %q or %q, got %q", NetworkHost, NetworkNone, c.Sandbox.Network)
+	}
+	for key, ps := range map[string][]string{"sandbox.writable": c.Sandbox.Writable, "sandbox.readable": c.Sandbox.Readable} {
+		for i, p := range ps {
+			if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~/") || strings.ContainsRune(p, 0) {
+				bad(key, "element %d: %q must be an absolute path or start with ~/", i, p)
+			}
+		}
+	}
 	if len(es) == 0 {
 		return nil
 	}

@@ -76,8 +76,9 @@ agent_idle_timeout_secs = 0
 executor_output_limit_bytes = 10
 guard_output_limit_bytes = 20
 prompt_budget_bytes = 4096
-protected_paths = ["docs/*.md"]
+protected_paths = ["docs/*.md", "append-only:tests"]
 guard.command = ["make", "test"]
+guard.ratchet = ["sh", "count-tests"]
 
 [agent]
 backend = "claude"
@@ -87,10 +88,20 @@ extra_args = ["--verbose"]
 on_rate_limit = "wait"
 max_tokens = 1000000
 max_cost_usd = 12
+fallback = ["codex", "gemini"]
 
 [hooks]
 on_stuck = ["notify-send", "stuck"]
 timeout_secs = 5
+
+[sandbox]
+mode = "bwrap"
+guard = true
+network = "none"
+writable = ["~/.claude", "/var/cache/x"]
+
+[setup]
+commands = [["npm", "ci"], ["make", "deps"]]
 `
 	got, err := Parse("config.toml", []byte(in))
 	if err != nil {
@@ -99,10 +110,12 @@ timeout_secs = 5
 	want := Config{
 		MaxAttemptsDefault: 5, MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
 		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096,
-		ProtectedPaths: []string{"docs/*.md"},
-		Guard:          Guard{Command: []string{"make", "test"}},
+		ProtectedPaths: []string{"docs/*.md", "append-only:tests"},
+		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
-			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}},
+			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}, Fallback: []string{"codex", "gemini"}},
+		Sandbox: Sandbox{Mode: "bwrap", Guard: true, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
+		Setup:   Setup{Commands: [][]string{{"npm", "ci"}, {"make", "deps"}}},
 		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{"notify-send", "stuck"},
 			OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 5},
 	}
@@ -207,6 +220,16 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = ["["]`, "protected_paths[0]"},
 		{`protected_paths = ["ok", "a\\"]`, "protected_paths[1]"},
 		{`protected_paths = [""]`, "protected_paths[0]"},
+		{`protected_paths = ["append-only:"]`, "protected_paths[0]"},
+		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
+		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
+		{"sandbox.mode = \"docker\"", "sandbox.mode"},
+		{`agent.fallback = ["codex", "command"]`, "agent.fallback"},
+		{`setup.commands = [["ok"], []]`, "setup.commands[1]"},
+		{`setup.commands = [["", "x"]]`, "setup.commands[0]"},
+		{"sandbox.network = \"lan\"", "sandbox.network"},
+		{`sandbox.writable = ["relative/dir"]`, "sandbox.writable"},
+		{`sandbox.readable = ["~/.gitconfig", "x"]`, "sandbox.readable"},
 		{"guard.command = []", "guard.command"},
 		{`guard.command = ["", "x"]`, "guard.command"},
 		{`guard.command = ["a\u0000b"]`, "guard.command"},

@@ -27,13 +27,21 @@ guard_output_limit_bytes = 100000
 # Byte budget of the prompt pack (>= 4096).
 prompt_budget_bytes = 40000
 
-# Globs (path.Match syntax, relative to the repository root) the agent must
-# not change, in addition to the runner's own state files.
+# Globs (path.Match syntax, relative to the repository root; a glob also
+# covers everything under a directory it matches) the agent must not change,
+# in addition to the runner's own state files. An entry starting with
+# "append-only:" (e.g. "append-only:tests") lets the agent add new files
+# there but not change or delete the files that exist.
 protected_paths = ["justfile", "Justfile", ".justfile"]
 
 [guard]
 # The guard command, as an argv (not run through a shell); non-empty.
 command = ["just", "ci"]
+# Test ratchet, as an argv: prints how many tests passed (its last line, a
+# number), run after every green guard with RUNNER_GUARD_LOG naming the
+# guard's log. A node passes only when the count is not below the best seen
+# in the run. Empty = off.
+ratchet = []
 
 [agent]
 # One of: command, codex, claude, opencode, gemini, replay.
@@ -55,6 +63,11 @@ max_cost_usd = 0.0
 # (its changes, output and events, by iteration), and the replay backend
 # plays a recording back. Empty = off.
 cassette = ""
+# Backends that take over, in order, when a session ends in a rate limit
+# or refused authentication, with what is left of the iteration's budget,
+# each with its default executable and model: e.g. ["codex", "claude"].
+# on_rate_limit applies once the list is used up.
+fallback = []
 # Prices in US dollars per million tokens, by model name: the cost of a
 # session whose CLI reports none (codex, opencode, gemini) is computed from
 # its tokens, so max_cost_usd can stop the run. For example:
@@ -73,6 +86,28 @@ on_stuck = []      # a leaf has no attempts left
 on_limit = []      # max_iterations or a run budget reached
 on_error = []      # the run ended on an error or a timeout
 timeout_secs = 30
+
+[sandbox]
+# "none": the agent runs with your permissions. "bwrap": bubblewrap confines
+# it: the filesystem read-only except the repository, a private /tmp and
+# the writable paths below; your home directory hidden except the readable
+# paths; .git and the runner's own files read-only; its own PID namespace.
+mode = "none"
+# Confine the guard the same way.
+guard = false
+# "host" (agent CLIs need their API) or "none" (no network at all).
+network = "host"
+# Absolute or ~/ paths the sandboxed command may write (a CLI's home, a
+# build cache), and paths under the hidden home it may read.
+writable = []
+readable = []
+
+[setup]
+# Commands (argvs) run in order once before a run's first iteration, and
+# again in each new worktree (runner-start --worktree): installing
+# dependencies, say [["npm", "ci"]]. Output goes to the run's setup.log;
+# a failure stops runner-start with a runner error naming the command.
+commands = []
 `
 
 // DefaultTOML returns the commented default config.toml that runner-init

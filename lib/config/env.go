@@ -34,6 +34,11 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	// Fresh slices, so the caller's Config never shares them.
 	c.ProtectedPaths = slices.Clone(c.ProtectedPaths)
 	c.Guard.Command = slices.Clone(c.Guard.Command)
+	c.Guard.Ratchet = slices.Clone(c.Guard.Ratchet)
+	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
+	c.Setup.Commands = slices.Clone(c.Setup.Commands)
+	c.Agent.Fallback = slices.Clone(c.Agent.Fallback)
+	c.Sandbox.Readable = slices.Clone(c.Sandbox.Readable)
 	c.Agent.ExtraArgs = slices.Clone(c.Agent.ExtraArgs)
 	c.Agent.Prices = maps.Clone(c.Agent.Prices)
 

@@ -31,6 +31,21 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Agent.Prices == nil {
 		c.Agent.Prices = map[string]Price{}
 	}
+	if c.Agent.Fallback == nil {
+		c.Agent.Fallback = []string{}
+	}
+	if c.Setup.Commands == nil {
+		c.Setup.Commands = [][]string{}
+	}
+	if c.Sandbox.Writable == nil {
+		c.Sandbox.Writable = []string{}
+	}
+	if c.Sandbox.Readable == nil {
+		c.Sandbox.Readable = []string{}
+	}
+	if c.Guard.Ratchet == nil {
+		c.Guard.Ratchet = []string{}
+	}
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}
 	}

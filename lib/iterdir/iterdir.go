@@ -97,6 +97,21 @@ type Agent struct {
 	// the operator (lib/cancel.Request) or by the session itself (issue
 	// 17: void, an agent error).
 	Cancel *cancel.Verdict `json:"cancel,omitempty"`
+	// Sandbox is the [sandbox] mode the session ran under: "bwrap"; empty
+	// when it was not confined.
+	Sandbox string `json:"sandbox,omitempty"`
+	// Fallbacks are the hand-overs to [agent] fallback backends, in order
+	// (issue 15); Backend is the one that ran last.
+	Fallbacks []Fallback `json:"fallbacks,omitempty"`
+}
+
+// Fallback is one hand-over from a backend that ended in a rate limit or
+// refused authentication to the next of [agent] fallback.
+type Fallback struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Class   string `json:"class"` // rate_limit | auth
+	Message string `json:"message,omitempty"`
 }
 
 // Guard is guard.json: one guard run.
@@ -114,7 +129,22 @@ type Guard struct {
 	// process group (setsid, double fork) that were killed when it ended.
 	EscapedKilled int `json:"escaped_killed"`
 	// Cancel: as in Agent, for the guard's run.
-	Cancel *cancel.Verdict `json:"cancel,omitempty"`
+	Cancel  *cancel.Verdict `json:"cancel,omitempty"`
+	Sandbox string          `json:"sandbox,omitempty"` // "bwrap" when the guard ran confined
+	// Ratchet is the test ratchet's verdict after a green guard; nil when
+	// [guard] ratchet is off or the guard did not pass.
+	Ratchet *Ratchet `json:"ratchet,omitempty"`
+}
+
+// Ratchet is the test ratchet's record in guard.json (issue 15).
+type Ratchet struct {
+	Argv       []string `json:"argv"`
+	Count      int      `json:"count"`                 // tests passed now; -1 when the command gave no count
+	Best       int      `json:"best"`                  // best count of the run before this iteration; -1 when none was recorded
+	BestCommit string   `json:"best_commit,omitempty"` // the commit that recorded Best
+	ExitCode   int      `json:"exit_code"`
+	DurationMS int64    `json:"duration_ms"`
+	Held       bool     `json:"held"` // the count is not below the best: the guard's pass stands
 }
 
 // Update is update.json: what tree-update decided.

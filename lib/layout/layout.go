@@ -27,6 +27,7 @@ const (
 	Lock              = ".runner/lock"
 	Runs              = ".runner/runs"
 	Gitignore         = ".runner/.gitignore"
+	Worktrees         = ".runner/worktrees" // runs in worktrees of their own (runner-start --worktree), ignored
 )
 
 // IterName is the directory name of iteration n: four digits at least, so
@@ -39,6 +40,9 @@ func IterDir(runID string, n int) string { return path.Join(Iterations, runID, I
 // RunRecord is the record of run runID (seed 004 "run records", DESIGN.md
 // decision 15).
 func RunRecord(runID string) string { return path.Join(Runs, runID+".json") }
+
+// Worktree is the default worktree directory of run runID.
+func Worktree(runID string) string { return path.Join(Worktrees, runID) }
 
 // NodeContext is a node's context sidecar (seed 000 §3.4).
 func NodeContext(id string) string { return path.Join(Nodes, id, "context.md") }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/seal"
@@ -60,14 +61,23 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 		return nil, err
 	}
 	for _, p := range changed {
-		glob, ok := ProtectedBy(p, protected)
+		glob, appendOnly, ok := ProtectedBy(p, protected)
 		if !ok {
 			continue
 		}
-		reasons = append(reasons, fmt.Sprintf("%s changed the protected path %s (%s); the runner restored it", who, p, glob))
-		if _, found, err := repo.ShowFile(base, p); err != nil {
+		_, found, err := repo.ShowFile(base, p)
+		if err != nil {
 			return nil, err
-		} else if found {
+		}
+		switch {
+		case appendOnly && !found:
+			continue // a new file under an append-only glob: allowed (issue 15)
+		case appendOnly:
+			reasons = append(reasons, fmt.Sprintf("%s changed or deleted %s, which existed before and is append-only (%s); the runner restored it", who, p, glob))
+		default:
+			reasons = append(reasons, fmt.Sprintf("%s changed the protected path %s (%s); the runner restored it", who, p, glob))
+		}
+		if found {
 			if _, err := repo.Run("checkout", base, "--", p); err != nil {
 				return nil, err
 			}
@@ -85,19 +95,26 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 }
 
 // ProtectedBy reports the rule protecting p: a runner-owned file, or a
-// protected_paths glob matching p or one of its parent directories.
-func ProtectedBy(p string, globs []string) (string, bool) {
+// protected_paths entry whose glob matches p or one of its parent
+// directories. appendOnly is true when every matching entry is marked
+// append-only (config.AppendOnlyPrefix, issue 15): a plain entry wins over
+// an append-only one.
+func ProtectedBy(p string, entries []string) (rule string, appendOnly, ok bool) {
 	if slices.Contains(RunnerOwned, p) {
-		return "runner-owned", true
+		return "runner-owned", false, true
 	}
-	for _, g := range globs {
+	for _, e := range entries {
+		g, ao := config.ProtectedGlob(e)
 		for q := p; q != "." && q != "/" && q != ""; q = path.Dir(q) {
-			if ok, _ := path.Match(g, q); ok {
-				return "protected_paths " + g, true
+			if m, _ := path.Match(g, q); m {
+				if !ok || appendOnly && !ao {
+					rule, appendOnly, ok = "protected_paths "+e, ao, true
+				}
+				break
 			}
 		}
 	}
-	return "", false
+	return rule, appendOnly, ok
 }
 
 // Short is a commit id cut to 12 characters, "(none)" when empty.

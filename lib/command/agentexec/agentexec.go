@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
@@ -110,7 +111,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if _, ok := backend.(interface{ StreamsEvents() bool }); ok && req.Tee != nil && backend.Name() != "replay" {
 		req.Tee = agent.LiveView(backend.Name(), req.Tee)
 	}
-	if s, ok := backend.(interface{ StreamsEvents() bool }); ok && s.StreamsEvents() {
+	if streamsEvents(backend) || slices.ContainsFunc(cfg.Agent.Fallback, func(n string) bool { b, _ := agent.New(n); return streamsEvents(b) }) {
 		f, err := os.OpenFile(filepath.Join(dir, iterdir.EventsLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.EventsLog, fsutil.Cause(err))
@@ -133,11 +134,24 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
 	}
+	// [sandbox] mode = "bwrap" (issue 15): the session runs confined.
+	if cfg.Sandbox.Mode == config.SandboxBwrap {
+		release, err := confine(&req, cfg.Sandbox, env.Dir, outPath)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
+		}
+		defer release()
+		rec.Sandbox = config.SandboxBwrap
+	}
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	res, runErr := backend.Run(in, req)
+	primary := backend.Name()
+	// [agent] fallback (issue 15): a rate limit or refused authentication
+	// hands what is left of the iteration's budget to the next backend.
+	backend, res, runErr = fallback(env, in, cfg.Agent.Fallback, begin, backend, &req, res, runErr, &rec, log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
 	for k := 0; runErr == nil && res.Class == agent.ClassRateLimit && cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
@@ -167,9 +181,11 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
 	rec.CostFromPrices = priceUsage(&res, cfg.Agent)
+	rec.Backend = backend.Name()
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
-	rec.CLIVersion, rec.Model, rec.Usage, rec.ResetAt = res.CLIVersion, res.Model, res.Usage, res.ResetAt
+	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
+	rec.Usage = addUsage(rec.Usage, res.Usage)
 	rec.AutoCompaction = res.AutoCompaction
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
@@ -197,7 +213,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the agent's session created %s with no operator's request (runner-cancel): it stops the loop, but the iteration is an agent error (an attempt consumed)", layout.Cancel))
 	}
-	if cfg.Agent.Cassette != "" && backend.Name() != "replay" {
+	if cfg.Agent.Cassette != "" && primary != "replay" {
 		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
 			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
 		}

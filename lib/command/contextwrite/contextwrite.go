@@ -92,7 +92,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	in := inputs{env: env, cfg: cfg, begin: begin, root: root, node: node, path: path, rs: rs}
-	files := map[string]string{GoalFile: in.goal()}
+	files := map[string]string{GoalFile: in.goal() + redStart(env.Dir, begin)}
 	if h := in.history(); h != "" {
 		files[HistoryFile] = h
 	}
@@ -305,8 +305,16 @@ func (in *inputs) runGoal() string {
 // contract is the runner contract for the mode.
 func (in *inputs) contract() string {
 	guard := strings.Join(in.cfg.Guard.Command, " ")
-	protected := append([]string{}, in.cfg.ProtectedPaths...)
+	var protected, appendOnly []string
+	for _, e := range in.cfg.ProtectedPaths {
+		if g, ao := config.ProtectedGlob(e); ao {
+			appendOnly = append(appendOnly, g)
+		} else {
+			protected = append(protected, g)
+		}
+	}
 	slices.Sort(protected)
+	slices.Sort(appendOnly)
 	var b strings.Builder
 	b.WriteString("You are one fresh session of treeloop, a runner that works a task tree (" + layout.Tree + ") in this git repository one node at a time. You see only this prompt and the repository; nothing carries over from earlier sessions except what is written below and in the repository.\n\n")
 	b.WriteString("What the runner enforces:\n")
@@ -318,7 +326,14 @@ func (in *inputs) contract() string {
 	if len(protected) > 0 {
 		fmt.Fprintf(&b, ", or the protected paths %s", strings.Join(protected, ", "))
 	}
-	b.WriteString(".\n- Do not commit, switch branches or reset: the runner commits every iteration itself.\n")
+	b.WriteString(".\n")
+	if len(appendOnly) > 0 {
+		fmt.Fprintf(&b, "- %s are append-only: you may add new files there, but not change, delete or rename the files that exist.\n", strings.Join(appendOnly, ", "))
+	}
+	if len(in.cfg.Guard.Ratchet) > 0 {
+		b.WriteString("- A test ratchet counts the passing tests after the guard: fewer than the best of this run and the node does not pass.\n")
+	}
+	b.WriteString("- Do not commit, switch branches or reset: the runner commits every iteration itself.\n")
 	b.WriteString("Breaking a rule is an agent error: the runner undoes the offending change and the attempt is spent.\n\n")
 	if in.begin.Mode == tree.NextDecompose {
 		b.WriteString("Your task in decompose mode: do not implement anything. Split the selected node into an ordered list of smaller children that together achieve its goal, each small enough for one session, each with a goal and checkable acceptance criteria. Give a child next=\"execute\" when one session can do it, next=\"decompose\" when it needs splitting again. The runner inserts the children and works them left to right.")

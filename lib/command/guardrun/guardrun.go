@@ -24,6 +24,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -31,6 +32,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
 // Outcomes recorded in guard.json.
@@ -85,15 +87,16 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
-	// The guard's environment is ours without the step's variables
-	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
-	// as agent-exec is, so what the guard leaves behind (setsid, a double
-	// fork) is killed too.
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline, Env: git.Strip(os.Environ()), KillEscaped: true}
-	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	var best Best
+	if len(cfg.Guard.Ratchet) > 0 {
+		if best, err = RunBest(env.Dir, begin.RunID, it.Base); err != nil {
+			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
+		}
+	}
+	rec, code := Guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
-	if res.Escaped > 0 {
-		env.Warnf("killed %d process(es) the guard left running outside its process group", res.Escaped)
+	if rec.EscapedKilled > 0 {
+		env.Warnf("killed %d process(es) the guard left running outside its process group", rec.EscapedKilled)
 	}
 	var violations []string
 	if sealed != nil {
@@ -103,48 +106,21 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
-		res.Canceled = false // the guard stopped itself: not an interruption
+	}
+	if verdict.Appeared {
+		rec.Cancel = &verdict
 	}
 	if len(violations) > 0 {
 		if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
 			return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
 		}
-	}
-	rec := iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-		EscapedKilled: res.Escaped,
-	}
-	if verdict.Appeared {
-		rec.Cancel = &verdict
-	}
-	var code int
-	var se *proc.StartError
-	switch {
-	case errors.As(runErr, &se):
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
-	case runErr != nil:
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("guard.log: %v", fsutil.Cause(runErr))
-	case res.Canceled:
-		rec.Outcome, code = Interrupted, in.Code()
-		rec.Message = "guard interrupted by " + in.Cause()
-	case res.TimedOut:
-		rec.Outcome, code = Timeout, exit.Timeout
-		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", begin.Deadline.Format(time.RFC3339))
-	case len(violations) > 0:
 		// Whatever the guard's exit status: it ran against files it
-		// changed, so it proves nothing.
-		rec.Outcome, code = Fail, exit.Negative
-		rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
-	case res.ExitCode == 0:
-		rec.Outcome, code = Pass, exit.OK
-	default:
-		rec.Outcome, code = Fail, exit.Negative
-		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
-		if res.Signal != "" {
-			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
+		// changed, so it proves nothing. A guard that stopped itself by
+		// creating the cancel file is not an interruption either. A
+		// timeout or an operator's interrupt keeps its outcome.
+		if rec.Outcome == Pass || rec.Outcome == Fail || rec.Outcome == Interrupted && verdict.By == cancel.BySession {
+			rec.Outcome, code = Fail, exit.Negative
+			rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
 		}
 	}
 	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
@@ -187,4 +163,71 @@ func appendLog(path string, reasons []string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// Guard runs the guard of cfg in env.Dir until deadline, confined when
+// [sandbox] guard is set, its output capped into logPath, then the test
+// ratchet after a pass (against best). It returns the record for
+// guard.json and the exit code of the outcome (0 pass, 1 fail, 124, 130/143,
+// 6 when the guard could not run). Shared by guard-run and the guard
+// baseline of runner-start.
+func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
+	// The guard's environment is ours without the step's variables
+	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
+	// as agent-exec is, so what the guard leaves behind (setsid, a double
+	// fork) is killed too.
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: git.Strip(os.Environ()), KillEscaped: true}
+	// [sandbox] guard = true (issue 15): the guard runs confined like the
+	// agent, without any of the agent's runner files writable.
+	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
+	var runErr error
+	if sandboxed {
+		var sb *sandbox.Sandbox
+		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
+			spec.Argv, runErr = sb.Wrap(spec.Argv)
+		}
+	}
+	var res proc.Result
+	var info proc.LogInfo
+	if runErr == nil {
+		res, info, runErr = proc.RunToFile(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
+	}
+	rec = iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped,
+	}
+	if sandboxed {
+		rec.Sandbox = config.SandboxBwrap
+	}
+	var se *proc.StartError
+	switch {
+	case errors.As(runErr, &se):
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
+	case runErr != nil:
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(runErr))
+	case res.Canceled:
+		rec.Outcome, code = Interrupted, in.Code()
+		rec.Message = "guard interrupted by " + in.Cause()
+	case res.TimedOut:
+		rec.Outcome, code = Timeout, exit.Timeout
+		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))
+	case res.ExitCode == 0:
+		rec.Outcome, code = Pass, exit.OK
+		// The test ratchet (issue 15) may still turn the pass into a
+		// failure: fewer tests passing than the run's best.
+		if len(cfg.Guard.Ratchet) > 0 {
+			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best)
+			appendNote(env, logPath, rec.Message)
+		}
+	default:
+		rec.Outcome, code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
+		if res.Signal != "" {
+			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
+		}
+	}
+	return rec, code
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
 )
 
@@ -171,6 +172,13 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	}
 	subject := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
 	msg := FullMessage(subject, m.Summary)
+	// A passed iteration's test count goes into its commit, as a trailer
+	// in a paragraph of its own after the summary, where the ratchet reads
+	// the run's best back from (lib/ratchet): git history, not a file the
+	// agent could rewrite.
+	if g := m.GuardRun; m.Result == "passed" && g != nil && g.Ratchet != nil && g.Ratchet.Held {
+		msg += "\n\n" + ratchet.TrailerLine(g.Ratchet.Count)
+	}
 	sha, err := c.commit(repo, subject, msg)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
@@ -185,7 +193,7 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	if c.JSON || c.Wanted() {
 		return c.PrintJSON(env, res)
 	}
-	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, msg)
+	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subject)
 	return nil
 }
 

@@ -50,6 +50,8 @@ iterations/
 runs/
 lock
 cancel
+# Runs in worktrees of their own (runner-start --worktree).
+worktrees/
 `
 
 type file struct {

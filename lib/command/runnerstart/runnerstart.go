@@ -11,24 +11,41 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/guardrun"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/setup"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // Options is the command line of runner-start.
 type Options struct {
 	cli.Chdir
-	ID   string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
-	JSON bool   `name:"json" help:"Print the result as JSON."`
+	ID         string `placeholder:"RUN-ID" help:"Use this run id (written to GOAL.md) instead of GOAL.md's id or a generated one."`
+	Worktree   bool   `help:"Run in a git worktree of its own on runner/<id> (default directory .runner/worktrees/<id>, or DIR), leaving this checkout and its branch untouched; an existing worktree of the run is resumed. Several runs of one repository can then work at once."`
+	Dir        string `arg:"" optional:"" placeholder:"DIR" help:"The worktree's directory (with --worktree)."`
+	NoBaseline bool   `name:"no-baseline" help:"Do not run the guard once at the start of a new run to record whether the repository starts green."`
+	JSON       bool   `name:"json" help:"Print the result as JSON."`
 	cli.Get
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if o.Dir != "" && !o.Worktree {
+		return fmt.Errorf("DIR (%s) is only for --worktree", o.Dir)
+	}
+	return nil
 }
 
 // Main runs runner-start and returns its exit code.
@@ -38,10 +55,50 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Result is what runner-start prints.
 type Result struct {
-	RunID  string `json:"run_id"`
-	Branch string `json:"branch"`
-	Status string `json:"status"` // started (new run id), resumed (same run id)
-	Commit string `json:"commit"` // the bootstrap commit, or HEAD when nothing changed
+	RunID    string `json:"run_id"`
+	Branch   string `json:"branch"`
+	Status   string `json:"status"`             // started (new run id), resumed (same run id)
+	Commit   string `json:"commit"`             // the bootstrap commit, or HEAD when nothing changed
+	Worktree string `json:"worktree,omitempty"` // the run's worktree (--worktree), absolute
+	Setup    string `json:"setup,omitempty"`    // [setup] commands: "ran" now, "done" before; "" when none are configured
+	Baseline string `json:"baseline,omitempty"` // the guard at the start of a new run: pass, fail, error, timeout ("" when not run)
+}
+
+// prepare runs, before the bootstrap commit, the [setup] commands of the
+// run (unless they completed in this checkout or worktree before) and, for
+// a new run, the guard baseline (issue 15). It returns the trailer for the
+// bootstrap commit: the baseline's passing-test count when [guard]
+// ratchet is set and the start is green, which the test ratchet then
+// counts as the run's first best.
+func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer string, err error) {
+	cfg, err := config.Load(filepath.Join(repo.Root(), layout.Config), os.LookupEnv)
+	if err != nil {
+		return "", exit.Wrap(exit.RunnerError, err)
+	}
+	if len(cfg.Setup.Commands) > 0 {
+		res.Setup = "done"
+		if !setup.IsDone(repo.Root(), res.RunID) {
+			res.Setup = "ran"
+			if _, err := setup.Run(repo.Root(), res.RunID, cfg); err != nil {
+				return "", err
+			}
+		}
+	}
+	if !baseline || res.Status != "started" {
+		return "", nil
+	}
+	rec, err := guardrun.Baseline(env, res.RunID, cfg)
+	if err != nil {
+		return "", err
+	}
+	res.Baseline = rec.Outcome
+	if rec.Outcome != guardrun.Pass {
+		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes; see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guardrun.BaselineLog)
+	}
+	if r := rec.Ratchet; r != nil && r.Held {
+		trailer = ratchet.TrailerLine(r.Count)
+	}
+	return trailer, nil
 }
 
 // BootstrapMessage is the bootstrap commit's message.
@@ -49,66 +106,88 @@ func BootstrapMessage(runID string) string { return "chore(loop): start run " + 
 
 // Run starts or resumes the run.
 func (o *Options) Run(env *cli.Env) error {
+	var res Result
+	var err error
+	if o.Worktree {
+		res, err = o.startWorktree(env)
+	} else {
+		res, err = start(env, o.ID, !o.NoBaseline)
+	}
+	if err != nil {
+		return err
+	}
+	if o.JSON || o.Wanted() {
+		return o.PrintJSON(env, res)
+	}
+	line := fmt.Sprintf("%s run=%s branch=%s commit=%s", res.Status, res.RunID, res.Branch, res.Commit)
+	if res.Worktree != "" {
+		line += " worktree=" + res.Worktree
+	}
+	if res.Setup != "" {
+		line += " setup=" + res.Setup
+	}
+	if res.Baseline != "" {
+		line += " baseline=" + res.Baseline
+	}
+	fmt.Fprintln(env.Stdout, line)
+	return nil
+}
+
+// start starts or resumes the run of the repository at env.Dir, with run
+// id idFlag when given; baseline: run the guard baseline of a new run.
+func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
 	repo, err := git.OpenRoot(env.Dir)
 	if err != nil {
-		return exit.Wrap(exit.Negative, err)
+		return Result{}, exit.Wrap(exit.Negative, err)
 	}
 	goalPath := env.Abs(layout.Goal)
 	goalData, err := fsutil.ReadFile(goalPath, env.Dir, 1<<20)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
+		return Result{}, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
 	}
 	doc, err := goal.Parse(goalData)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+		return Result{}, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	title, body, err := doc.Root()
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+		return Result{}, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
+		return Result{}, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
 	}
 	root, ps := tree.Load(treeData)
 	if len(ps) > 0 {
-		return exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
+		return Result{}, exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
 	}
 	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
+		return Result{}, exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
 	}
 	status, err := repo.StatusPorcelain()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	for _, e := range status {
 		if p := e[3:]; !strings.HasPrefix(p, layout.Runner+"/") {
-			return exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
+			return Result{}, exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
 		}
 	}
 
-	id := o.ID
-	if id == "" {
-		id = doc.ID()
-	}
-	if id == "" {
-		if id, err = generateID(repo, doc.Body); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
-		}
-	}
-	if !tree.ValidID(id) {
-		return exit.Errorf(exit.Negative, "run id %q does not match %s: fix the id in %s", id, tree.IDPattern, layout.Goal)
+	id, err := runID(repo, doc, idFlag)
+	if err != nil {
+		return Result{}, err
 	}
 	branch := layout.BranchPrefix + id
 	cur, err := repo.CurrentBranch()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	if cur != branch {
 		exists, err := repo.BranchExists(branch)
 		if err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+			return Result{}, exit.Wrap(exit.RunnerError, err)
 		}
 		if exists {
 			err = repo.Checkout(branch)
@@ -116,7 +195,7 @@ func (o *Options) Run(env *cli.Env) error {
 			err = repo.CheckoutNewBranch(branch)
 		}
 		if err != nil {
-			return exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
+			return Result{}, exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
 		}
 	}
 
@@ -124,14 +203,14 @@ func (o *Options) Run(env *cli.Env) error {
 	if doc.ID() != id {
 		doc.SetID(id)
 		if err := fsutil.WriteAtomic(goalPath, doc.Bytes(), 0o644); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
+			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
 		}
 	}
 	if runstate.Val(rs.RunID) != id {
 		res.Status = "started"
 		rs = runstate.New(id)
 		if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
+			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
 		}
 	}
 	// GOAL.md is the goal the user writes: until the root has been worked
@@ -141,37 +220,56 @@ func (o *Options) Run(env *cli.Env) error {
 		if unworked(root, rs) {
 			root.Title, root.Goal = title, body
 			if err := fsutil.WriteAtomic(env.Abs(layout.Tree), tree.Encode(root), 0o644); err != nil {
-				return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Tree, fsutil.Cause(err))
+				return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.Tree, fsutil.Cause(err))
 			}
 		} else {
 			env.Warnf("%s differs from the root node, which has been worked: the tree keeps its goal; to work the new goal run runner-init --new", layout.Goal)
 		}
 	}
+	// [setup] commands and the guard baseline (issue 15): before the
+	// bootstrap commit, which carries the baseline's test count.
+	trailer, err := prepare(env, repo, &res, baseline)
+	if err != nil {
+		return Result{}, err
+	}
 	if err := repo.AddAll(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	staged, err := repo.Run("diff", "--cached", "--name-only")
 	if err != nil && repo.HasCommits() {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
 	if len(staged) > 0 || !repo.HasCommits() {
-		if res.Commit, err = repo.Commit(BootstrapMessage(id)); err != nil {
-			return exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
+		msg := BootstrapMessage(id)
+		if trailer != "" {
+			msg += "\n\n" + trailer
+		}
+		if res.Commit, err = repo.Commit(msg); err != nil {
+			return Result{}, exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
 		}
 	} else if res.Commit, err = repo.HeadCommit(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Result{}, exit.Wrap(exit.RunnerError, err)
 	}
-	if o.Wanted() { // --get (issue 12)
-		return o.PrintJSON(env, res)
+	return res, nil
+}
+
+// runID is the run's id: idFlag, GOAL.md's id, or a generated one; it must
+// match tree.IDPattern.
+func runID(repo *git.Repo, doc goal.Doc, idFlag string) (string, error) {
+	id := idFlag
+	if id == "" {
+		id = doc.ID()
 	}
-	if o.JSON {
-		if err := env.PrintJSON(res); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+	if id == "" {
+		var err error
+		if id, err = generateID(repo, doc.Body); err != nil {
+			return "", exit.Wrap(exit.RunnerError, err)
 		}
-		return nil
 	}
-	fmt.Fprintf(env.Stdout, "%s run=%s branch=%s commit=%s\n", res.Status, res.RunID, res.Branch, res.Commit)
-	return nil
+	if !tree.ValidID(id) {
+		return "", exit.Errorf(exit.Negative, "run id %q does not match %s: fix the id in %s", id, tree.IDPattern, layout.Goal)
+	}
+	return id, nil
 }
 
 // unworked reports whether no iteration has worked the root yet: it is a

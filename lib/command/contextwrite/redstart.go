@@ -1,0 +1,40 @@
+package contextwrite
+
+import (
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/command/guardrun"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/ratchet"
+)
+
+// redStart is the note that goes into the goal section while the run's
+// guard baseline (runner-start) was not green and no guard of the run has
+// passed since (issue 15, "Guard baseline"), so that the node is not
+// blamed for failures it inherited; "" otherwise, or when either cannot
+// be read.
+func redStart(root string, begin iterdir.Begin) string {
+	rec, ok, err := guardrun.ReadBaseline(root, begin.RunID)
+	if err != nil || !ok {
+		return ""
+	}
+	note := guardrun.RedStart(begin.RunID, rec)
+	if note == "" {
+		return ""
+	}
+	repo, err := git.Open(root)
+	if err != nil {
+		return ""
+	}
+	cs, err := ratchet.RunCommits(repo, begin.HeadBefore, begin.RunID)
+	if err != nil {
+		return ""
+	}
+	for _, c := range cs {
+		if strings.HasSuffix(c.Subject, " guard=pass") {
+			return ""
+		}
+	}
+	return "\n## Red start\n\n" + note + "\n"
+}

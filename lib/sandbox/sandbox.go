@@ -1,0 +1,212 @@
+// Package sandbox confines the agent, and by choice the guard, with
+// bubblewrap (issue 15, "OS sandbox"; DESIGN.md decision 19). In bwrap mode
+// the command sees the whole filesystem read-only, except:
+//
+//   - the repository (or worktree) root, writable;
+//   - a private, empty /tmp (TMPDIR=/tmp);
+//   - the user's home directory hidden behind an empty tmpfs, with the
+//     configured readable paths shown read-only and the writable ones
+//     writable (a CLI's home, a build cache);
+//   - the repository's .git (and a worktree's git directories) read-only:
+//     no commit, no moved ref, no rewritten history;
+//   - the runner's own files under .runner/ read-only, except what the
+//     agent may write: .runner/state/ (tree.json for open-node edits,
+//     DESIGN.md decision 4, assumptions.md, questions.md) with its
+//     runner-owned files read-only again, the node sidecars and its
+//     output file.
+//
+// It runs in its own PID namespace (the runner and every other process are
+// invisible to it, and whatever it leaves behind dies with it), with every
+// capability dropped (root inside could otherwise remount / writable), and
+// with the host's network or none.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// Bin is the bubblewrap executable, looked up in PATH.
+const Bin = "bwrap"
+
+// AgentWritable are the places under .runner/ an agent may write (DESIGN.md
+// decision 4, seed 000 §3.1), relative to the root: the state directory, so
+// that a tree.json rewritten through a temporary file and a rename works,
+// and the node sidecars.
+var AgentWritable = []string{layout.State, layout.Nodes}
+
+// AgentReadOnly are the files inside AgentWritable that stay read-only:
+// the runner-owned state files. Being mount points, they can be neither
+// written, replaced by a rename, nor deleted.
+var AgentReadOnly = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState}
+
+// Sandbox is how one command is confined. The zero value is not useful:
+// build one with New.
+type Sandbox struct {
+	root      string   // writable
+	home      string   // hidden ("" when not hidden)
+	readOnly  []string // bound read-only after the root: .git, git dirs, .runner
+	readWrite []string // bound writable after readOnly: the agent's runner files
+	readOnly2 []string // bound read-only again after readWrite
+	readable  []string // under home, read-only
+	writable  []string // writable
+	network   string
+}
+
+// New builds the sandbox of a command working in root (absolute) under the
+// [sandbox] table cfg. writable are the places under .runner/ the command
+// may write and readOnly the ones inside them that stay read-only, all
+// absolute (for an agent AgentWritable plus its output file, and
+// AgentReadOnly; none for the guard); missing ones are skipped. Errors: the
+// git directories cannot be found.
+func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox, error) {
+	s := &Sandbox{root: root, network: cfg.Network}
+	home, _ := os.UserHomeDir()
+	if home != "" && home != "/" && !within(home, root) {
+		s.home = filepath.Clean(home)
+	}
+	expand := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			if rest, ok := strings.CutPrefix(p, "~/"); ok {
+				if home == "" {
+					continue
+				}
+				p = filepath.Join(home, rest)
+			}
+			out = append(out, filepath.Clean(p))
+		}
+		return out
+	}
+	s.readable, s.writable = expand(cfg.Readable), expand(cfg.Writable)
+	repo, err := git.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	out, err := repo.Run("rev-parse", "--absolute-git-dir", "--git-common-dir")
+	if err != nil {
+		return nil, fmt.Errorf("find the git directory: %w", err)
+	}
+	s.readOnly = append(s.readOnly, filepath.Join(root, ".git"))
+	for _, d := range strings.Fields(string(out)) {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(root, d)
+		}
+		if d = filepath.Clean(d); !slices.Contains(s.readOnly, d) {
+			s.readOnly = append(s.readOnly, d)
+		}
+	}
+	s.readOnly = append(s.readOnly, filepath.Join(root, layout.Runner))
+	for _, f := range writable {
+		if _, err := os.Lstat(f); err == nil {
+			s.readWrite = append(s.readWrite, f)
+		}
+	}
+	for _, f := range readOnly {
+		if _, err := os.Lstat(f); err == nil {
+			s.readOnly2 = append(s.readOnly2, f)
+		}
+	}
+	return s, nil
+}
+
+// within reports whether p is dir or under it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// Wrap returns the bwrap command line that runs argv in the sandbox.
+// argv[0] is resolved first, so a missing command is a *proc.StartError
+// naming it (not bwrap's exit status), and its file is shown read-only
+// even when it lives in a hidden place. A missing bwrap is a
+// *proc.StartError too.
+func (s *Sandbox) Wrap(argv []string) ([]string, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	exe, err := exec.LookPath(argv[0])
+	if err != nil {
+		return nil, &proc.StartError{Name: argv[0], Err: err}
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return nil, &proc.StartError{Name: argv[0], Err: err}
+	}
+	bw, err := exec.LookPath(Bin)
+	if err != nil {
+		return nil, &proc.StartError{Name: Bin, Err: fmt.Errorf("%w (install bubblewrap, or set [sandbox] mode = \"none\")", err)}
+	}
+	a := []string{bw,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--setenv", "TMPDIR", "/tmp",
+	}
+	if s.home != "" {
+		a = append(a, "--tmpfs", s.home)
+	}
+	for _, p := range s.readable {
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	for _, p := range s.writable {
+		a = append(a, "--bind-try", p, p)
+	}
+	// A command that lives in a hidden place (/tmp, the home directory)
+	// is shown there read-only, as the file its path resolves to (bwrap
+	// cannot bind onto a symlink).
+	if within("/tmp", exe) || s.home != "" && within(s.home, exe) {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		a = append(a, "--ro-bind", exe, exe)
+	}
+	a = append(a, "--bind", s.root, s.root)
+	for _, p := range s.readOnly {
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	for _, p := range s.readWrite {
+		a = append(a, "--bind", p, p)
+	}
+	for _, p := range s.readOnly2 {
+		a = append(a, "--ro-bind", p, p)
+	}
+	a = append(a, "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL")
+	if s.network == config.NetworkNone {
+		a = append(a, "--unshare-net")
+	}
+	a = append(a, "--chdir", s.root, "--", exe)
+	return append(a, argv[1:]...), nil
+}
+
+// Check reports what keeps bwrap mode from working here: bwrap missing,
+// or unable to create its namespaces (with bwrap's own words and what to
+// try). An empty list means it works. For runner-check.
+func Check() []string {
+	bw, err := exec.LookPath(Bin)
+	if err != nil {
+		return []string{"sandbox: bwrap is not installed (apt-get install bubblewrap), or set [sandbox] mode = \"none\""}
+	}
+	out, err := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return []string{fmt.Sprintf("sandbox: bwrap cannot create its namespaces: %s (unprivileged user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0; inside a container, allow them or set [sandbox] mode = \"none\")", msg)}
+	}
+	return nil
+}

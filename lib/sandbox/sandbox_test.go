@@ -1,0 +1,165 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// repo makes a git repository with a .runner directory in a temp dir.
+func repo(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".runner", "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func cfg() config.Sandbox { return config.Default().Sandbox }
+
+// TestCheck: bwrap is installed on every machine the tests run on (.ci/run
+// installs bubblewrap), and it can create its namespaces there.
+func TestCheck(t *testing.T) {
+	if ps := Check(); len(ps) > 0 {
+		t.Fatalf("Check() = %q, want no problems", ps)
+	}
+}
+
+// TestCheckMissing: without bwrap on PATH the problem names the fix.
+func TestCheckMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	ps := Check()
+	if len(ps) != 1 || !strings.Contains(ps[0], "apt-get install bubblewrap") {
+		t.Fatalf("Check() without bwrap = %q", ps)
+	}
+}
+
+func TestWrapStartErrors(t *testing.T) {
+	s, err := New(cfg(), repo(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *proc.StartError
+	if _, err := s.Wrap([]string{"no-such-agent-cli"}); !errors.As(err, &se) || se.Name != "no-such-agent-cli" {
+		t.Errorf("Wrap(missing command) = %v, want a StartError naming it", err)
+	}
+	sh, _ := exec.LookPath("sh")
+	t.Setenv("PATH", t.TempDir())
+	if _, err := s.Wrap([]string{sh}); !errors.As(err, &se) || se.Name != Bin {
+		t.Errorf("Wrap without bwrap = %v, want a StartError naming bwrap", err)
+	}
+}
+
+// TestWrapRuns runs a real command in the sandbox: it writes the
+// repository, cannot write the runner's files or .git, and does not see
+// the home directory; network none leaves only the loopback device.
+func TestWrapRuns(t *testing.T) {
+	root := repo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(filepath.Join(home, "secret"), []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg()
+	c.Network = config.NetworkNone
+	s, err := New(c, root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `echo ok > in-repo.txt
+{ echo x > .runner/state/config.toml; } 2>/dev/null && echo runner-written
+{ echo x > .git/config; } 2>/dev/null && echo git-written
+cat "$HOME/secret" 2>/dev/null
+tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
+	argv, err := s.Wrap([]string{"sh", "-c", script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(argv, "--unshare-net") || !slices.Contains(argv, "--cap-drop") {
+		t.Errorf("argv lacks --unshare-net or --cap-drop: %q", argv)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "lo" {
+		t.Errorf("output = %q, want only the loopback device listed", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "in-repo.txt")); err != nil || string(b) != "ok\n" {
+		t.Errorf("in-repo.txt = %q, %v", b, err)
+	}
+}
+
+// TestWrapSymlinkedCommand: commands are often symlinks (/usr/bin/awk,
+// an npm CLI in /usr/bin); one outside the hidden places runs as it is,
+// one inside them (here under a hidden home) is shown as its target.
+func TestWrapSymlinkedCommand(t *testing.T) {
+	root := repo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, "bin", "agent-cli")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sh, link); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /usr/bin/awk is a symlink (Debian's alternatives) outside them.
+	for _, cmd := range [][]string{{link, "-c", "echo ran"}, {"awk", "BEGIN { print \"ran\" }"}} {
+		argv, err := s.Wrap(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "ran" {
+			t.Errorf("%s in the sandbox: %v: %s", cmd[0], err, out)
+		}
+	}
+}
+
+// BenchmarkDirect and BenchmarkBwrap give the sandbox's cost per command
+// start: the difference is what bwrap adds to each agent session (and
+// guard run, with guard = true).
+func BenchmarkDirect(b *testing.B) { benchRun(b, false) }
+func BenchmarkBwrap(b *testing.B)  { benchRun(b, true) }
+
+func benchRun(b *testing.B, wrap bool) {
+	root := repo(b)
+	s, err := New(cfg(), root, []string{filepath.Join(root, ".runner", "state")}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	argv := []string{"true"}
+	if wrap {
+		if argv, err = s.Wrap(argv); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := proc.Run(context.Background(), proc.Spec{Argv: argv, Dir: root, KillEscaped: true})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%v, exit %d", err, res.ExitCode)
+		}
+	}
+}
