@@ -186,8 +186,8 @@ func TestWrongType(t *testing.T) {
 func TestUnknownKeys(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"\n\n\n\n\n\nmax_attemps = 3", `config.toml:7: unknown key "max_attemps"`},
-		{"[agent]\nmodle = \"x\"", `config.toml:2: unknown key "agent.modle"`},
-		{"agent.modle = \"x\"", `config.toml:1: unknown key "agent.modle"`},
+		{"[agent]\nmodle = \"x\"", `config.toml:2: unknown key "agent.modle" (did you mean "agent.model"?)`},
+		{"agent.modle = \"x\"", `config.toml:1: unknown key "agent.modle" (did you mean "agent.model"?)`},
 		{"[guard]\ncmd = [\"x\"]", `config.toml:2: unknown key "guard.cmd"`},
 		{"guard = {command = [\"x\"], cwd = \"/\"}", `config.toml:1: unknown key "guard.cwd"`},
 		{"[agent.options]\nx = 1", `config.toml:1: unknown table "agent.options"`},

@@ -269,39 +269,52 @@ var knownKeys = func() []string {
 
 // suggest is the known key an unknown one was probably meant to be: the
 // closest by its last part (a misspelling, or a key under the wrong
-// table), within a third of its length in edits; "" when none is.
+// table), within a third of its length in edits, a key of the same table
+// before one of another (a table change counts as one edit); "" when none
+// is.
 func suggest(key []string) string {
 	if len(key) == 0 {
 		return ""
 	}
 	last := key[len(key)-1]
+	table := strings.Join(key[:len(key)-1], ".")
 	best, bestD := "", len(last)/3+1
 	for _, k := range knownKeys {
 		parts := strings.Split(k, ".")
-		if d := editDistance(last, parts[len(parts)-1]); d < bestD {
+		d := editDistance(last, parts[len(parts)-1])
+		if strings.Join(parts[:len(parts)-1], ".") != table {
+			d++
+		}
+		if d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b, by bytes.
+// editDistance is the optimal string alignment distance of a and b, by
+// bytes: insertions, deletions, substitutions and swaps of two adjacent
+// bytes (the commonest typo) count one edit each.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }

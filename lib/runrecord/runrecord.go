@@ -251,3 +251,19 @@ func List(dir string) (recs []Record, bad []error, err error) {
 	})
 	return recs, bad, nil
 }
+
+// CurrentOf returns the id of the record of run runID that is still running
+// in dir (.runner/runs), the newest when several are: the record a command
+// inside a step adds its log entries to. ok is false when there is none.
+func CurrentOf(dir, runID string) (id string, ok bool) {
+	recs, _, err := List(dir)
+	if err != nil {
+		return "", false
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.RunID == runID && r.Status == Running {
+			return r.ID, true
+		}
+	}
+	return "", false
+}

@@ -51,11 +51,15 @@ func fallback(env *cli.Env, in *cli.Interrupt, names []string, begin iterdir.Beg
 	return backend, res, runErr
 }
 
-// logRun adds a fallback entry to the run record's log
-// (.runner/runs/<run-id>.json), when the run has a record that is still
-// running; a failure is only warned about.
+// logRun adds a fallback entry to the log of the run's record that is
+// still running (.runner/runs/<record-id>.json), when there is one; a
+// failure is only warned about.
 func logRun(env *cli.Env, runID, message string) {
-	path := env.Abs(layout.RunRecord(runID))
+	id, ok := runrecord.CurrentOf(env.Abs(layout.Runs), runID)
+	if !ok {
+		return // no record: agent.json holds the hand-over
+	}
+	path := env.Abs(layout.RunRecord(id))
 	r, err := runrecord.Load(path)
 	if err != nil {
 		return // no record (yet): agent.json holds the hand-over
