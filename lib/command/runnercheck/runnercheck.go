@@ -1,6 +1,7 @@
 // Package runnercheck is the runner-check command: what a step needs before
 // it allocates an iteration (DESIGN.md "The commands"), checked without
-// running anything: the configuration, the agent's executable, the guard's,
+// running anything (but the guard once with --guard): the configuration,
+// the agent's executable, the guard's,
 // the cassette, the run budgets. runner-step runs it before every
 // iteration, so a bad configuration costs no iteration.
 //
@@ -22,21 +23,25 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
 // Options is the command line of runner-check.
 type Options struct {
 	cli.Chdir
-	JSON bool `name:"json" help:"Print every check and its problems as JSON."`
+	JSON  bool `name:"json" help:"Print every check and its problems as JSON."`
+	Guard bool `name:"guard" help:"Also run the guard once (the guard baseline) and report whether the repository starts green."`
+	cli.Get
 }
 
 // Main runs runner-check and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-check", "Check what a step needs before it allocates an iteration: the configuration (config.toml and RUNNER_* overrides), the agent's executable, the guard's, the cassette, the run budgets. Prints one line per check (\"<check>: ok\" or one line per problem, saying what to do). Exit 0 fine, 1 a problem found.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-check", "Check what a step needs before it allocates an iteration: the configuration (config.toml and RUNNER_* overrides), the agent's executable, the guard's, the cassette, the run budgets, the sandbox; with --guard the guard baseline. Prints one line per check (\"<check>: ok\" or one line per problem, saying what to do). Exit 0 fine, 1 a problem found.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Context is what the checks read.
@@ -60,6 +65,7 @@ var Checks = []Check{
 	{"guard", checkGuard},
 	{"cassette", checkCassette},
 	{"budgets", checkBudgets},
+	{"sandbox", checkSandbox},
 }
 
 // Result is one check's outcome.
@@ -97,9 +103,17 @@ func (o *Options) Run(env *cli.Env) error {
 		rep.OK = rep.OK && r.OK
 		rep.Checks = append(rep.Checks, r)
 	}
-	if o.JSON {
-		if err := env.PrintJSON(rep); err != nil {
-			return exit.Wrap(exit.RunnerError, err)
+	if o.Guard && ctx.ConfigErr == nil {
+		// The guard baseline (issue 15): the one check that runs something.
+		env.Dir = ctx.Root
+		r := Result{Name: "guard-baseline", Problems: trimName("guard", guardrun.CheckBaseline(env, ctx.Config))}
+		r.OK = len(r.Problems) == 0
+		rep.OK = rep.OK && r.OK
+		rep.Checks = append(rep.Checks, r)
+	}
+	if o.JSON || o.Wanted() {
+		if err := o.PrintJSON(env, rep); err != nil {
+			return err
 		}
 	} else {
 		for _, r := range rep.Checks {
@@ -115,6 +129,25 @@ func (o *Options) Run(env *cli.Env) error {
 		return cli.Silent(exit.Negative)
 	}
 	return nil
+}
+
+// checkSandbox: [sandbox] mode = "bwrap" needs bubblewrap able to create
+// its namespaces here (issue 15).
+func checkSandbox(ctx *Context) []string {
+	if ctx.Config.Sandbox.Mode != config.SandboxBwrap {
+		return nil
+	}
+	return trimName("sandbox", sandbox.Check())
+}
+
+// trimName drops the "<name>: " a problem from another package starts
+// with: runner-check prints the check's name before each problem.
+func trimName(name string, problems []string) []string {
+	out := make([]string, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, strings.TrimPrefix(p, name+": "))
+	}
+	return out
 }
 
 func checkConfig(ctx *Context) []string {
