@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -56,6 +57,10 @@ type Status struct {
 	Log         []runrecord.Entry `json:"log"`
 	NextStep    string            `json:"next_step"`
 	Head        *string           `json:"head"`
+	// Baseline is the guard's outcome when the run started (issue 15:
+	// pass, fail, error; "" when runner-start ran none): a red start is
+	// not the first node's doing.
+	Baseline string `json:"baseline"`
 }
 
 // Iteration is the run's iteration count against max_iterations.
@@ -146,6 +151,11 @@ func Read(root string, n int, now time.Time) (Status, error) {
 		}
 		st.Log = rec.Log
 	}
+	if runID != "" {
+		if b, ok, err := guardrun.ReadBaseline(root, runID); err == nil && ok {
+			st.Baseline = b.Outcome
+		}
+	}
 	st.NextStep = nextStep(st)
 	return st, nil
 }
@@ -230,6 +240,13 @@ func printText(w io.Writer, st Status) {
 		it += "  elapsed " + (time.Duration(st.ElapsedSecs) * time.Second).String()
 	}
 	p("iteration", "%s", it)
+	switch st.Baseline {
+	case "":
+	case "pass":
+		p("baseline", "green: the guard passed when the run started")
+	default:
+		p("baseline", "red start: the guard's outcome was %s when the run started (see %s/%s/%s)", st.Baseline, layout.Iterations, st.RunID, guardrun.BaselineLog)
+	}
 	if s := st.Selection; s.ID != "" {
 		p("node", "%s %s  %s  attempts %d/%d  %q", s.Status, s.Path, s.Mode, s.Attempts, s.MaxAttempts, s.Title)
 	} else {
