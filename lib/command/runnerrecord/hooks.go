@@ -2,7 +2,6 @@ package runnerrecord
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -22,9 +21,10 @@ const hookGrace = 2 * time.Second
 
 // runHook runs the hook name of hooks (if configured) with r as JSON on
 // stdin and RUNNER_* variables, in the repository root, in a process group
-// of its own, within hooks.timeout_secs. A failure, a hang or a hook that
-// cannot start is logged in r (kinds hook_failed, hook_timeout) and warned
-// about on stderr; it never fails the command.
+// of its own, within hooks.timeout_secs. A failure, a hang, an interrupt
+// or a hook that cannot start is logged in r (kinds hook_failed,
+// hook_timeout, hook_interrupted) and warned about on stderr; it never
+// fails the command.
 func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks) {
 	var argv []string
 	for _, h := range hooks.Named() {
@@ -50,7 +50,12 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	}
 	var out bytes.Buffer
 	capped := proc.NewCappedWriter(&out, 4096)
-	res, err := proc.Run(context.Background(), proc.Spec{
+	// SIGINT or SIGTERM stops the hook's process group too (it runs in a
+	// group of its own, out of reach of a signal to the runner's group),
+	// and the record is still written.
+	in := cli.NotifyInterrupt()
+	defer in.Stop()
+	res, err := proc.Run(in, proc.Spec{
 		Argv:     argv,
 		Dir:      env.Dir,
 		Env:      append(os.Environ(), vars...),
@@ -64,6 +69,8 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	switch {
 	case err != nil:
 		kind, msg = "hook_failed", err.Error()
+	case res.Canceled:
+		kind, msg = "hook_interrupted", "stopped by "+in.Cause()
 	case res.TimedOut:
 		kind, msg = "hook_timeout", fmt.Sprintf("still running after %s (hooks.timeout_secs): stopped", hooks.Timeout())
 	case res.ExitCode != 0:
