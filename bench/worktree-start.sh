@@ -2,7 +2,8 @@
 # Worktree start: how long `runner-start --worktree` takes to give a run a
 # worktree of its own (git worktree add, the runner files, the bootstrap
 # commit), against a plain `runner-start` in the checkout, in a repository
-# of FILES files. Prints the mean of each in ms.
+# of FILES files, without the guard baseline (--no-baseline), which costs
+# a guard run either way. Prints the mean of each in ms.
 # Usage: bench/worktree-start.sh [RUNS] [FILES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,11 +23,11 @@ runner-init -C "$repo" --goal "$work/goal.md" >/dev/null
 git -C "$repo" add -A && git -C "$repo" commit -qm initial
 ms() { date +%s%N; }
 t0=$(ms)
-for i in $(seq "$runs"); do runner-start -C "$repo" --worktree --id "wt-$i" >/dev/null; done
+for i in $(seq "$runs"); do runner-start -C "$repo" --worktree --id "wt-$i" --no-baseline >/dev/null; done
 t1=$(ms)
 for i in $(seq "$runs"); do
   git -C "$repo" checkout -q main
-  runner-start -C "$repo" --id "in-place-$i" >/dev/null
+  runner-start -C "$repo" --id "in-place-$i" --no-baseline >/dev/null
 done
 t2=$(ms)
 echo "worktree start: $(( (t1 - t0) / runs / 1000000 )) ms (mean of $runs, $files files)"

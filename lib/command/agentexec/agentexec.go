@@ -7,7 +7,10 @@
 // protected paths (config's protected_paths and the runner's own state
 // files; restored when touched), and git (HEAD moved or branch switched:
 // restored). It records everything in <iter>/agent.json; tree-update reads
-// the agent errors from there.
+// the agent errors from there. Issue 15: with [sandbox] mode = "bwrap" the
+// session runs under bubblewrap (lib/sandbox); protected_paths entries may
+// be append-only; [agent] fallback hands a rate-limited or unauthenticated
+// session's budget to the next backend.
 package agentexec
 
 import (

@@ -55,7 +55,7 @@ type Options struct {
 
 // Main runs guard-run and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log. Exit 0 pass, 1 fail, 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget (under bwrap with [sandbox] guard = true), then the test ratchet ([guard] ratchet) after a pass; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log. Exit 0 pass, 1 fail (or fewer tests passing than the run's best), 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the guard.

@@ -1,5 +1,7 @@
 // Package runnerstart is the runner-start command: it fixes the run identity
-// (seed 000 §10). The run id comes from --id, from GOAL.md's front matter, or
+// (seed 000 §10), and (issue 15) runs the [setup] commands, the guard
+// baseline of a new run, and with --worktree gives the run a git worktree
+// of its own. The run id comes from --id, from GOAL.md's front matter, or
 // is generated once as run-<sha8> of the goal text, with a -N suffix while
 // the branch runner/<id> already exists; the id is written to GOAL.md, the
 // branch runner/<id> is created or checked out, run_state.json is reset when
@@ -50,7 +52,7 @@ func (o *Options) Validate() error {
 
 // Main runs runner-start and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-start", "Start or resume the run of .runner/GOAL.md: run id, branch runner/<id>, run_state.json, bootstrap commit. Exit 1 when refused (dirty tree, invalid id or tree).", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-start", "Start or resume the run of .runner/GOAL.md: run id, branch runner/<id> (in its own worktree with --worktree), run_state.json, the [setup] commands, the guard baseline of a new run, bootstrap commit. Prints <started|resumed> run=<id> branch=<b> commit=<sha> [worktree=<dir>] [setup=<ran|done>] [baseline=<outcome>]. Exit 1 when refused (dirty tree, invalid id or tree), 6 runner error (a setup command failed), 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Result is what runner-start prints.
