@@ -31,6 +31,21 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // removed when new). branch is the run branch's short name; base the
 // commit the step started from.
 func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
+	return enforce(repo, who, branch, base, protected, false)
+}
+
+// EnforceStaged is Enforce for the step's last session (the guard): the
+// changed paths come from staging every change (git add -A, then the
+// index against base), and the paths it puts back are put back in the
+// index too, so the index holds the work tree as the step will commit it
+// and iter-log end need not scan the work tree again (issue 16: one scan
+// where there were two). Staging waits for the guard to end: the agent's
+// changes are never staged before the guard runs.
+func EnforceStaged(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
+	return enforce(repo, who, branch, base, protected, true)
+}
+
+func enforce(repo *git.Repo, who, branch, base string, protected []string, stage bool) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
 	if err != nil {
@@ -55,6 +70,9 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 		}
 	}
 	changed, err := repo.ChangedPathsSince(base)
+	if stage {
+		changed, err = repo.StageAllSince(base)
+	}
 	if err != nil {
 		return nil, err
 	}

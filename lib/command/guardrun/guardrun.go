@@ -85,7 +85,9 @@ func (o *Options) Run(env *cli.Env) error {
 	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
 	var violations []string
 	if logs != nil {
-		if violations, err = policy.Enforce(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths); err != nil {
+		// The last session of the step: its check stages every change,
+		// so iter-log end --staged stages only the runner's files (issue 16).
+		if violations, err = policy.EnforceStaged(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths); err != nil {
 			return exit.Errorf(exit.RunnerError, "check the guard's changes: %v", err)
 		}
 		logNotes, err := logs.Restore("the guard")
