@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/schemas"
@@ -187,10 +188,14 @@ func claudeResetAt(result string, retryAt time.Time) string {
 	return ""
 }
 
-// oneLine squeezes s onto one line of at most n bytes.
+// oneLine squeezes s onto one line of at most n bytes (and "…"), cut at
+// a character boundary: a message or a live line stays valid UTF-8.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		s = s[:n] + "…"
 	}
 	return s

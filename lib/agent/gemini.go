@@ -88,6 +88,10 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 		res.Class, res.Message = httpErrorClass("gemini", geminiStatus(ev.failure), ev.failure)
 		return res, nil
 	}
+	if msg, over := ev.text.Over(); over {
+		res.Class, res.Message = ClassInvalidOutput, "gemini: "+msg
+		return res, nil
+	}
 	text := strings.TrimSpace(ev.text.String())
 	if text == "" {
 		res.Class = ClassNoOutput
@@ -101,7 +105,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 // geminiEvents collects the assistant's text since its last tool call,
 // the usage and the result's failure.
 type geminiEvents struct {
-	text    strings.Builder
+	text    answerText
 	usage   iterdir.Usage
 	model   string
 	failed  bool

@@ -61,7 +61,12 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 		}
 		return res, nil
 	}
-	text := strings.TrimSpace(ev.lastText())
+	answer := ev.lastText()
+	if msg, over := answer.Over(); over {
+		res.Class, res.Message = ClassInvalidOutput, "opencode: "+msg
+		return res, nil
+	}
+	text := strings.TrimSpace(answer.String())
 	if text == "" {
 		res.Class = ClassNoOutput
 		res.Message = fmt.Sprintf("no output: opencode exited %d without a final text", pr.ExitCode)
@@ -71,9 +76,10 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// openCodeEvents collects the texts of each step, usage and the last error.
+// openCodeEvents collects the text of the current step and of the last
+// step that said anything (each capped), usage and the last error.
 type openCodeEvents struct {
-	steps      [][]string // text parts, per step
+	cur, last  *answerText
 	usage      iterdir.Usage
 	status     int
 	message    string
@@ -109,12 +115,15 @@ func (o *openCodeEvents) line(b []byte) {
 	}
 	switch ev.Type {
 	case "step_start":
-		o.steps = append(o.steps, nil)
-	case "text":
-		if len(o.steps) == 0 {
-			o.steps = append(o.steps, nil)
+		if o.cur != nil && o.cur.said() {
+			o.last = o.cur
 		}
-		o.steps[len(o.steps)-1] = append(o.steps[len(o.steps)-1], ev.Part.Text)
+		o.cur = &answerText{}
+	case "text":
+		if o.cur == nil {
+			o.cur = &answerText{}
+		}
+		o.cur.WriteString(ev.Part.Text)
 	case "step_finish":
 		o.usage.InputTokens += ev.Part.Tokens.Input + ev.Part.Tokens.Cache.Read
 		o.usage.OutputTokens += ev.Part.Tokens.Output
@@ -132,13 +141,14 @@ func (o *openCodeEvents) line(b []byte) {
 }
 
 // lastText is the text of the last step that said anything.
-func (o *openCodeEvents) lastText() string {
-	for i := len(o.steps) - 1; i >= 0; i-- {
-		if t := strings.Join(o.steps[i], ""); strings.TrimSpace(t) != "" {
-			return t
-		}
+func (o *openCodeEvents) lastText() *answerText {
+	switch {
+	case o.cur != nil && o.cur.said():
+		return o.cur
+	case o.last != nil:
+		return o.last
 	}
-	return ""
+	return &answerText{}
 }
 
 // unfence returns the body of text when text is exactly one fenced code

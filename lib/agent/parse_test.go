@@ -2,9 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestCassetteDir(t *testing.T) {
@@ -128,5 +130,58 @@ func TestClaudeResetAt(t *testing.T) {
 		if got := claudeResetAt(tt.result, tt.retryAt); got != tt.want {
 			t.Errorf("claudeResetAt(%q) = %q, want %q", tt.result, got, tt.want)
 		}
+	}
+}
+
+// The answer text collected from Gemini's and OpenCode's event streams is
+// capped (issue 17): a CLI streaming without end keeps at most
+// maxAnswerText bytes, and the answer is then invalid, not cut silently.
+func TestAnswerTextCapped(t *testing.T) {
+	chunk := strings.Repeat("x", 64<<10)
+	line := func(format string) []byte {
+		b, _ := json.Marshal(chunk)
+		return []byte(strings.Replace(format, "CHUNK", string(b), 1))
+	}
+	g := &geminiEvents{}
+	o := &openCodeEvents{}
+	o.line([]byte(`{"type":"step_start"}`))
+	for range 2 * maxAnswerText / len(chunk) {
+		g.line(line(`{"type":"message","role":"assistant","content":CHUNK}`))
+		o.line(line(`{"type":"text","part":{"type":"text","text":CHUNK}}`))
+	}
+	for name, a := range map[string]*answerText{"gemini": &g.text, "opencode": o.lastText()} {
+		if n := len(a.String()); n != maxAnswerText {
+			t.Errorf("%s kept %d bytes, want the cap %d", name, n, maxAnswerText)
+		}
+		if msg, over := a.Over(); !over || !strings.Contains(msg, "larger than") {
+			t.Errorf("%s: Over() = %q, %v; want the answer reported too large", name, msg, over)
+		}
+	}
+	// A tool call (Gemini) or a new step (OpenCode) starts a new answer.
+	g.line([]byte(`{"type":"tool_use"}`))
+	g.line([]byte(`{"type":"message","role":"assistant","content":"{}"}`))
+	o.line([]byte(`{"type":"step_start"}`))
+	o.line([]byte(`{"type":"text","part":{"type":"text","text":"{}"}}`))
+	for name, a := range map[string]*answerText{"gemini": &g.text, "opencode": o.lastText()} {
+		if _, over := a.Over(); over || a.String() != "{}" {
+			t.Errorf("%s: after a new answer: %q (over %v), want {}", name, a.String(), over)
+		}
+	}
+}
+
+// A one-line summary is cut at a character boundary (issue 17): never in
+// the middle of a multi-byte character.
+func TestOneLineUTF8(t *testing.T) {
+	for n := 0; n <= 12; n++ {
+		got := oneLine("ééééé\nüüü", n)
+		if !utf8.ValidString(got) {
+			t.Errorf("oneLine(…, %d) = %q: not valid UTF-8", n, got)
+		}
+		if cut := strings.TrimSuffix(got, "…"); len(cut) > n {
+			t.Errorf("oneLine(…, %d) = %q: longer than %d bytes", n, got, n)
+		}
+	}
+	if got := oneLine("a  b\nc", 10); got != "a b c" {
+		t.Errorf("oneLine = %q, want %q", got, "a b c")
 	}
 }

@@ -3,8 +3,11 @@ package agent
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"strings"
 
+	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
@@ -99,4 +102,43 @@ func (ws writers) Write(p []byte) (int, error) {
 		w.Write(p)
 	}
 	return len(p), nil
+}
+
+// maxAnswerText caps the answer text a backend collects from a CLI's event
+// stream (Gemini, OpenCode): twice the largest output accepted, so an
+// answer cut by the cap is invalid anyway, and a CLI that streams without
+// end cannot grow agent-exec's memory.
+const maxAnswerText = 2 * agentout.MaxBytes
+
+// answerText is an answer as it streams, kept up to maxAnswerText bytes;
+// what comes beyond is counted, not kept.
+type answerText struct {
+	b       strings.Builder
+	dropped int64
+}
+
+// WriteString appends s, as far as the cap allows.
+func (a *answerText) WriteString(s string) {
+	if room := maxAnswerText - a.b.Len(); len(s) > room {
+		a.dropped += int64(len(s) - room)
+		s = s[:room]
+	}
+	a.b.WriteString(s)
+}
+
+// said reports whether the answer holds more than white space.
+func (a *answerText) said() bool { return a.dropped > 0 || strings.TrimSpace(a.b.String()) != "" }
+
+// Reset empties the answer.
+func (a *answerText) Reset() { a.b.Reset(); a.dropped = 0 }
+
+// String is the answer kept.
+func (a *answerText) String() string { return a.b.String() }
+
+// Over reports whether the answer exceeded the cap: the message to give.
+func (a *answerText) Over() (string, bool) {
+	if a.dropped == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("the final answer is larger than %d bytes (%d more): no valid output", maxAnswerText, a.dropped), true
 }

@@ -96,7 +96,7 @@ func (in *Interrupt) WatchCancelFile(path string) error {
 					return
 				}
 				if filepath.Clean(ev.Name) == name && ev.Has(fsnotify.Create) {
-					in.fire(exit.SIGINT, "cancel-file")
+					in.fire(exit.SIGINT, CauseCancelFile)
 				}
 			case _, ok := <-w.Errors:
 				if !ok {
@@ -109,12 +109,15 @@ func (in *Interrupt) WatchCancelFile(path string) error {
 	}()
 	// After the watch is in place, so a file created in between is seen.
 	if _, err := os.Lstat(path); err == nil {
-		in.fire(exit.SIGINT, "cancel-file")
+		in.fire(exit.SIGINT, CauseCancelFile)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
 }
+
+// CauseCancelFile is Cause after the cancel file appeared.
+const CauseCancelFile = "cancel-file"
 
 // Stop stops listening.
 func (in *Interrupt) Stop() { in.stop() }

@@ -125,14 +125,16 @@ func readOpen(f *os.File, st os.FileInfo, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// InsideRoot checks that path, if a symlink (at any level below root),
-// resolves to a location inside root.
+// InsideRoot checks that path, when a symlink at any level below root
+// leads it elsewhere (the file itself or a parent directory), resolves to
+// a location inside root. A path that is not under root at all is only
+// checked when it is itself a symlink.
 func InsideRoot(path, root string) error {
 	l, err := os.Lstat(path)
 	if err != nil {
 		return err
 	}
-	if l.Mode()&fs.ModeSymlink == 0 {
+	if !lexicallyInside(path, root) && l.Mode()&fs.ModeSymlink == 0 {
 		return nil
 	}
 	real, err := filepath.EvalSymlinks(path)
@@ -143,11 +145,22 @@ func InsideRoot(path, root string) error {
 	if err != nil {
 		return err
 	}
-	rel, err := filepath.Rel(r, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+	if !lexicallyInside(real, r) {
 		return fmt.Errorf("%w (points to %s)", ErrOutside, real)
 	}
 	return nil
+}
+
+// lexicallyInside reports whether path names root or a place below it,
+// by the names alone.
+func lexicallyInside(path, root string) bool {
+	absPath, err1 := filepath.Abs(path)
+	absRoot, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(absRoot, absPath)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // IsSymlink reports whether path itself is a symbolic link.

@@ -49,7 +49,12 @@ func run(dir string, stdin []byte, args ...string) ([]byte, error) {
 
 func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
+	// GIT_OPTIONAL_LOCKS=0: git status never takes index.lock just to
+	// refresh the index, so a step killed in loop-commit check (before any
+	// iteration exists to recover) leaves no stale lock for the next
+	// step's `git add` to fail on (issue 17: a cause of the crash
+	// harness's failures). Writes still take it.
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0"), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

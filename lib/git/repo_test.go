@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newRepo makes a repository on branch main in a temp dir, with a fixed
@@ -187,5 +188,40 @@ func TestShowFile(t *testing.T) {
 	}
 	if _, _, err := r.ShowFile("no-such-rev", "dir/f.json"); err == nil {
 		t.Error("ShowFile(bad rev): no error")
+	}
+}
+
+// git status, which loop-commit check runs before any iteration exists,
+// never rewrites the index (issue 17): it refreshes a stat-dirty index
+// under index.lock unless optional locks are off, and a step killed at
+// that moment left the lock behind, with no iteration to recover and so
+// no stale-lock cleanup, for the next step's `git add` to fail on.
+func TestReadsTakeNoIndexLock(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("one"); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(r.Root(), ".git", "index")
+	old := time.Now().Add(-time.Hour)
+	// The file's stat info no longer matches the index: a refresh is due.
+	if err := os.Chtimes(filepath.Join(r.Root(), "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(index, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.StatusPorcelain(); err != nil || len(st) != 0 {
+		t.Fatalf("status = %q, %v; want clean", st, err)
+	}
+	fi, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(old) {
+		t.Errorf("the index was rewritten by a read (mtime %v, was %v): reads must not take index.lock", fi.ModTime(), old)
 	}
 }

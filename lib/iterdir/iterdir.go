@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
@@ -85,6 +86,10 @@ type Agent struct {
 	// EscapedKilled counts processes the agent left running outside its
 	// process group (setsid, double fork) that were killed when it ended.
 	EscapedKilled int `json:"escaped_killed"`
+	// Cancel is set when .runner/cancel appeared during the session: by
+	// the operator (lib/cancel.Request) or by the session itself (issue
+	// 17: void, an agent error).
+	Cancel *cancel.Verdict `json:"cancel,omitempty"`
 }
 
 // Guard is guard.json: one guard run.
@@ -98,6 +103,11 @@ type Guard struct {
 	Message      string   `json:"message,omitempty"`
 	LogBytes     int64    `json:"log_bytes"`
 	LogTruncated bool     `json:"log_truncated"`
+	// EscapedKilled counts processes the guard left running outside its
+	// process group (setsid, double fork) that were killed when it ended.
+	EscapedKilled int `json:"escaped_killed"`
+	// Cancel: as in Agent, for the guard's run.
+	Cancel *cancel.Verdict `json:"cancel,omitempty"`
 }
 
 // Update is update.json: what tree-update decided.

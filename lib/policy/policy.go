@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -128,20 +129,20 @@ func Short(sha string) string {
 	return sha
 }
 
-// Logs holds the run's iteration directories (.runner/iterations/<run>/,
+// iterLogs holds the run's iteration directories (.runner/iterations/<run>/,
 // outside git) across a session: what the runner wrote there before the
 // session (begin.json, the tree snapshot, prompt.md, agent.json, earlier
 // iterations' records) is what later commands read, so a session may change
 // none of it.
-type Logs struct {
+type iterLogs struct {
 	rel  string
 	seal *seal.Seal
 }
 
-// SealLogs seals the run's iteration directories under root; own are the
+// sealLogs seals the run's iteration directories under root; own are the
 // names of the files of the iteration directory iterDir that the caller
 // itself writes during the session (the agent's output.json among them).
-func SealLogs(root, runID, iterDir string, own ...string) (*Logs, error) {
+func sealLogs(root, runID, iterDir string, own ...string) (*iterLogs, error) {
 	rel := path.Join(layout.Iterations, runID)
 	runDir := filepath.Join(root, filepath.FromSlash(rel))
 	iterRel, err := filepath.Rel(runDir, iterDir)
@@ -156,12 +157,12 @@ func SealLogs(root, runID, iterDir string, own ...string) (*Logs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Logs{rel: rel, seal: s}, nil
+	return &iterLogs{rel: rel, seal: s}, nil
 }
 
 // Restore puts the run's iteration directories back as sealed and returns
 // one reason per path, naming who ("the agent", "the guard").
-func (l *Logs) Restore(who string) ([]string, error) {
+func (l *iterLogs) Restore(who string) ([]string, error) {
 	notes, err := l.seal.Restore()
 	if err != nil {
 		return nil, err
@@ -171,4 +172,118 @@ func (l *Logs) Restore(who string) ([]string, error) {
 		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s; the runner put it back", who, l.rel, n)
 	}
 	return reasons, nil
+}
+
+// gitSettings holds git's own settings across a session: the repository's config,
+// info/ (attributes, exclude) and hooks (or core.hooksPath). The runner
+// commits with the user's git after the session (DESIGN.md decision 11),
+// so a hook or a filter the session installed would run in the runner's
+// commit, unchecked: a session may change none of them.
+type gitSettings struct {
+	seals []*seal.Seal
+	rels  []string
+}
+
+// sealGit seals repo's config, info/ and hooks.
+func sealGit(repo *git.Repo) (*gitSettings, error) {
+	common, err := gitPath(repo, "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := gitPath(repo, "--git-path", "hooks")
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{"config": true, "info": true, "hooks": true}
+	g := &gitSettings{}
+	s, err := seal.Take(common, func(rel string) bool { return !keep[strings.SplitN(rel, "/", 2)[0]] })
+	if err != nil {
+		return nil, err
+	}
+	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
+	if rel, err := filepath.Rel(common, hooks); err != nil || strings.HasPrefix(rel, "..") {
+		// core.hooksPath outside the git directory.
+		if s, err = seal.Take(hooks, nil); err != nil {
+			return nil, err
+		}
+		g.seals, g.rels = append(g.seals, s), append(g.rels, hooks)
+	}
+	return g, nil
+}
+
+// Restore puts git's settings back as sealed and returns one reason per
+// path, naming who.
+func (g *gitSettings) Restore(who string) ([]string, error) {
+	var reasons []string
+	for i, s := range g.seals {
+		notes, err := s.Restore()
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range notes {
+			reasons = append(reasons, fmt.Sprintf("%s changed git's settings: %s/%s; the runner put it back", who, filepath.Base(g.rels[i]), n))
+		}
+	}
+	return reasons, nil
+}
+
+func gitPath(repo *git.Repo, args ...string) (string, error) {
+	out, err := repo.Run(append([]string{"rev-parse", "--path-format=absolute"}, args...)...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Session is everything a session (the agent's, the guard's) may not
+// change, held from before it starts: git's settings, the run's iteration
+// logs, and, against base, HEAD, the branch, the protected paths and the
+// runner-owned files.
+type Session struct {
+	repo         *git.Repo
+	branch, base string
+	protected    []string
+	git          *gitSettings
+	logs         *iterLogs
+}
+
+// Seal takes hold before a session: repo's git settings and the run's
+// iteration logs under the work tree (own: the files of iterDir the caller
+// writes during the session), with the run branch, the base commit and the
+// protected_paths globs to check against afterwards.
+func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []string, own ...string) (*Session, error) {
+	g, err := sealGit(repo)
+	if err != nil {
+		return nil, err
+	}
+	l, err := sealLogs(repo.Root(), runID, iterDir, own...)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{repo: repo, branch: branch, base: base, protected: protected, git: g, logs: l}, nil
+}
+
+// Check puts back what who changed and may not have, returning one reason
+// per thing put back: git's settings first (the other checks run git),
+// then HEAD, the branch and the protected paths, then the iteration logs.
+func (s *Session) Check(who string) ([]string, error) { return s.check(who, false) }
+
+// CheckStaged is Check for the step's last session (the guard), through
+// EnforceStaged: the index then holds what the step commits (issue 16).
+func (s *Session) CheckStaged(who string) ([]string, error) { return s.check(who, true) }
+
+func (s *Session) check(who string, stage bool) ([]string, error) {
+	reasons, err := s.git.Restore(who)
+	if err != nil {
+		return nil, fmt.Errorf("check git's settings: %w", err)
+	}
+	more, err := enforce(s.repo, who, s.branch, s.base, s.protected, stage)
+	if err != nil {
+		return nil, fmt.Errorf("check the changes: %w", err)
+	}
+	reasons = append(reasons, more...)
+	if more, err = s.logs.Restore(who); err != nil {
+		return nil, fmt.Errorf("check the iteration logs: %w", err)
+	}
+	return append(reasons, more...), nil
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// Turn is one scripted model turn. Exactly one of its fields is set.
+// Turn is one scripted model turn. Exactly one of its fields is set, but
+// for Text beside Tool (gemini protocol): prose before the tool call, in the
+// same response.
 type Turn struct {
 	Tool   string          `json:"tool,omitempty"`   // call this tool ...
 	Input  json.RawMessage `json:"input,omitempty"`  // ... with this input
@@ -441,20 +443,23 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	var part map[string]any
+	var parts []any
 	if t.Tool != "" {
 		var args any
 		json.Unmarshal(t.Input, &args)
-		part = map[string]any{"functionCall": map[string]any{"name": t.Tool, "args": args}}
+		if t.Text != "" {
+			parts = append(parts, map[string]any{"text": t.Text})
+		}
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": t.Tool, "args": args}})
 	} else {
 		text := t.Text
 		if t.Output != nil {
 			text = string(t.Output)
 		}
-		part = map[string]any{"text": text}
+		parts = append(parts, map[string]any{"text": text})
 	}
 	sse(w, "", map[string]any{
-		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": map[string]int{"promptTokenCount": 100, "candidatesTokenCount": 20, "cachedContentTokenCount": 40, "totalTokenCount": 120},
 		"modelVersion":  "scripted-model",
 	})

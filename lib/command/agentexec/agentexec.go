@@ -24,6 +24,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
@@ -121,10 +122,16 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	// Everything the runner wrote in the run's iteration directories is
 	// held from here on: the agent may write its output, nothing else there.
-	logs, err := policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog,
-		iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
+	sealed, err := policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths,
+		iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	// Issue 17: who creates the cancel file during the session, the
+	// operator (lib/cancel.Request) or the session itself.
+	judge, err := cancel.Listen(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
 	}
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
@@ -152,6 +159,7 @@ func (o *Options) Run(env *cli.Env) error {
 		res, runErr = backend.Run(in, req)
 	}
 	in.Stop()
+	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if err := log.Close(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
@@ -177,15 +185,16 @@ func (o *Options) Run(env *cli.Env) error {
 	// The same judgement for every path, timeouts and interruptions
 	// included: the iteration is committed whatever happened, so a touched
 	// runner file or a moved HEAD must be put back first.
-	violations, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, cfg.ProtectedPaths)
+	violations, err := sealed.Check("the agent")
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "check the agent's changes: %v", err)
+		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	logNotes, err := logs.Restore("the agent")
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
+	if verdict.Appeared {
+		rec.Cancel = &verdict
 	}
-	violations = append(violations, logNotes...)
+	if verdict.By == cancel.BySession {
+		violations = append(violations, fmt.Sprintf("the agent's session created %s with no operator's request (runner-cancel): it stops the loop, but the iteration is an agent error (an attempt consumed)", layout.Cancel))
+	}
 	if cfg.Agent.Cassette != "" && backend.Name() != "replay" {
 		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
 			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
@@ -224,6 +233,9 @@ func (o *Options) Run(env *cli.Env) error {
 	case rec.Class != agent.ClassOK:
 		code = exit.AgentError
 		rec.AgentErrors = append(rec.AgentErrors, rec.Message)
+	}
+	if verdict.By == cancel.BySession && code == in.Code() && in.Cause() == cli.CauseCancelFile {
+		code = exit.OK // not an interruption: the session stopped itself
 	}
 	if len(violations) > 0 {
 		rec.AgentErrors = append(rec.AgentErrors, violations...)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -52,7 +53,7 @@ type Options struct {
 
 // Main runs guard-run and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget; output capped into <iter>/guard.log, outcome in <iter>/guard.json. Exit 0 pass, 1 fail, 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log. Exit 0 pass, 1 fail, 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the guard.
@@ -62,6 +63,11 @@ func (o *Options) Run(env *cli.Env) error {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
+	// Issue 17: a cancel file the guard's own processes create is void.
+	judge, err := cancel.Listen(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
+	}
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
@@ -73,28 +79,33 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard.
-	var logs *policy.Logs
+	var sealed *policy.Session
 	if o.Base.Base != "" {
-		if logs, err = policy.SealLogs(env.Dir, begin.RunID, dir, iterdir.GuardLog, iterdir.GuardFile); err != nil {
+		if sealed, err = policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths, iterdir.GuardLog, iterdir.GuardFile); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
+	// KillEscaped: guard-run is a child subreaper, as agent-exec is, so
+	// what the guard leaves behind (setsid, a double fork) is killed too.
 	// The guard's environment is ours without the step's variables
 	// (DESIGN.md decision 20).
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline, Env: git.Strip(os.Environ())}
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: begin.Deadline, KillEscaped: true, Env: git.Strip(os.Environ())}
 	res, info, runErr := proc.RunToFile(in, spec, filepath.Join(dir, iterdir.GuardLog), int64(cfg.GuardOutputLimitBytes))
+	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
+	if res.Escaped > 0 {
+		env.Warnf("killed %d process(es) the guard left running outside its process group", res.Escaped)
+	}
 	var violations []string
-	if logs != nil {
+	if sealed != nil {
 		// The last session of the step: its check stages every change,
 		// so iter-log end --staged stages only the runner's files (issue 16).
-		if violations, err = policy.EnforceStaged(repo, "the guard", begin.Branch, it.Base, cfg.ProtectedPaths); err != nil {
-			return exit.Errorf(exit.RunnerError, "check the guard's changes: %v", err)
+		if violations, err = sealed.CheckStaged("the guard"); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
-		logNotes, err := logs.Restore("the guard")
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "check the iteration logs: %v", err)
-		}
-		violations = append(violations, logNotes...)
+	}
+	if verdict.By == cancel.BySession {
+		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
+		res.Canceled = false // the guard stopped itself: not an interruption
 	}
 	if len(violations) > 0 {
 		if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
@@ -104,6 +115,10 @@ func (o *Options) Run(env *cli.Env) error {
 	rec := iterdir.Guard{
 		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
 		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped,
+	}
+	if verdict.Appeared {
+		rec.Cancel = &verdict
 	}
 	var code int
 	var se *proc.StartError

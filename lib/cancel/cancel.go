@@ -1,0 +1,253 @@
+// Package cancel is the one way an operator's tool asks a run to stop
+// (DESIGN.md decision 12; issue 17), and how the runner tells that request
+// from a cancel file an agent created to dodge its attempt.
+//
+// The cancel file .runner/cancel stops the loop, and agent-exec and
+// guard-run stop their session when it appears. Any process of the user
+// can create it, the agent's included, so the file alone cannot say who
+// asked. While a session runs, agent-exec (and guard-run) hold a Judge: a
+// unix socket in the abstract namespace, named after the repository. Request
+// tells the judge first, then writes the file; the judge asks the kernel
+// for the caller's process id (SO_PEERCRED), which no process can forge,
+// and counts the request as the operator's only when that process is not
+// one of the session's (agent-exec and guard-run are child subreapers:
+// every process a session starts, daemons included, stays their
+// descendant). A cancel file that appears during the session with no
+// operator's request is the session's own: it still stops the loop, but
+// the iteration is an agent error (the attempt is consumed), so an agent
+// cannot end its session as "interrupted" to keep its attempts.
+package cancel
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// Refused is returned by Request when the judge found the caller inside
+// the session it judges.
+var Refused = errors.New("refused: the request comes from inside the running session (an agent or a guard cannot cancel its own iteration)")
+
+// socketName is the abstract socket of the repository at root.
+func socketName(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return "@treeloop-cancel-" + hex.EncodeToString(sum[:12]), nil
+}
+
+// Request asks the run in the repository at root to stop, on behalf of by
+// (who asks, one line: "runner-cancel", "runner-ui"): the running session's
+// judge, if any, is told first, then .runner/cancel is written with by,
+// the process id and the time. It returns Refused, writing nothing, when
+// called from inside the running session.
+func Request(root, by string) error {
+	by = strings.Join(strings.Fields(by), " ")
+	if by == "" {
+		return errors.New("say who requests the cancel")
+	}
+	if st, err := os.Stat(filepath.Join(root, layout.Runner)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s is not a treeloop repository: no %s directory (run runner-init)", root, layout.Runner)
+	}
+	name, err := socketName(root)
+	if err != nil {
+		return err
+	}
+	if c, err := net.DialTimeout("unix", name, 5*time.Second); err == nil {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, err := fmt.Fprintf(c, "%s\n", by)
+		reply := ""
+		if err == nil {
+			reply, err = bufio.NewReader(c).ReadString('\n')
+		}
+		c.Close()
+		switch {
+		case err != nil:
+			return fmt.Errorf("tell the running session: %w", err)
+		case strings.TrimSpace(reply) != "ok":
+			return Refused
+		}
+	}
+	line := fmt.Sprintf("by=%s pid=%d at=%s\n", strconv.Quote(by), os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	if err := fsutil.WriteAtomic(filepath.Join(root, layout.Cancel), []byte(line), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", layout.Cancel, fsutil.Cause(err))
+	}
+	return nil
+}
+
+// Judge listens for operators' requests while one session runs.
+type Judge struct {
+	path    string
+	before  bool
+	ln      net.Listener
+	mu      sync.Mutex
+	byOp    []string // operators' requests: "<by> (pid N)"
+	refused []string // requests from inside the session
+	done    chan struct{}
+}
+
+// Who created the cancel file during a session (Verdict.By).
+const (
+	ByOperator = "operator" // an operator's Request came during the session
+	BySession  = "session"  // the file appeared with no operator's request
+)
+
+// Verdict is what happened to the cancel file during the session.
+type Verdict struct {
+	// Appeared: .runner/cancel did not exist when the session started and
+	// exists now.
+	Appeared bool `json:"appeared"`
+	// By is "operator" when an operator's request came during the session,
+	// "session" when the file appeared without one, "" when it did not
+	// appear.
+	By string `json:"by,omitempty"`
+	// Requests are the operators' requests received ("<by> (pid N)") and
+	// the refused ones from inside the session ("refused: <by> (pid N)").
+	Requests []string `json:"requests,omitempty"`
+}
+
+// Listen starts judging for the repository at root; the session's
+// processes are this process's descendants. Close it when the session
+// ends. A second judge for the same repository fails (one runner per
+// repository).
+func Listen(root string) (*Judge, error) {
+	name, err := socketName(root)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", name)
+	if err != nil {
+		return nil, fmt.Errorf("listen for cancel requests: %w", err)
+	}
+	j := &Judge{path: filepath.Join(root, layout.Cancel), ln: ln, done: make(chan struct{})}
+	_, err = os.Lstat(j.path)
+	j.before = err == nil
+	go j.serve()
+	return j, nil
+}
+
+func (j *Judge) serve() {
+	defer close(j.done)
+	for {
+		c, err := j.ln.Accept()
+		if err != nil {
+			return
+		}
+		j.handle(c.(*net.UnixConn))
+	}
+}
+
+func (j *Judge) handle(c *net.UnixConn) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	pid := peerPID(c)
+	line, _ := bufio.NewReader(&limited{c, 512}).ReadString('\n')
+	by := fmt.Sprintf("%s (pid %d)", strings.TrimSpace(line), pid)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if pid <= 0 || descends(pid, os.Getpid()) {
+		j.refused = append(j.refused, "refused: "+by)
+		fmt.Fprintln(c, "refused")
+		return
+	}
+	j.byOp = append(j.byOp, by)
+	fmt.Fprintln(c, "ok")
+}
+
+// Close stops listening and returns the verdict; seen says the caller saw
+// the file created during the session (it may be gone again).
+func (j *Judge) Close(seen bool) Verdict {
+	j.ln.Close()
+	<-j.done
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	v := Verdict{Requests: append(append([]string{}, j.byOp...), j.refused...)}
+	_, err := os.Lstat(j.path)
+	v.Appeared = !j.before && (err == nil || seen)
+	switch {
+	case !v.Appeared:
+	case len(j.byOp) > 0:
+		v.By = ByOperator
+	default:
+		v.By = BySession
+	}
+	return v
+}
+
+type limited struct {
+	c *net.UnixConn
+	n int
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("request too long")
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.c.Read(p)
+	l.n -= n
+	return n, err
+}
+
+// peerPID is the process id of the socket's peer, from the kernel.
+func peerPID(c *net.UnixConn) int {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	raw.Control(func(fd uintptr) {
+		if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
+}
+
+// descends reports whether pid is ancestor or one of its descendants, by
+// the parent links in /proc.
+func descends(pid, ancestor int) bool {
+	for i := 0; i < 4096 && pid > 1; i++ {
+		if pid == ancestor {
+			return true
+		}
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		s := string(stat)
+		k := strings.LastIndexByte(s, ')')
+		if k < 0 {
+			return false
+		}
+		f := strings.Fields(s[k+1:])
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return false
+		}
+	}
+	return pid == ancestor
+}
