@@ -70,9 +70,11 @@ func enforce(repo *git.Repo, who, branch, base string, protected []string, stage
 			return nil, err
 		}
 	}
-	changed, err := repo.ChangedPathsSince(base)
+	var changed []string
 	if stage {
 		changed, err = repo.StageAllSince(base)
+	} else {
+		changed, err = repo.ChangedPathsSince(base)
 	}
 	if err != nil {
 		return nil, err
