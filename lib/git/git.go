@@ -381,6 +381,23 @@ func nthField(s string, n int) string {
 	return s
 }
 
+// StageAllSince stages every change (git add -A) and lists, sorted, the
+// paths where the index now differs from rev: ChangedPathsSince's answer
+// (without a path staged and changed back, which staging makes equal),
+// from the index the step will commit.
+func (r *Repo) StageAllSince(rev string) ([]string, error) {
+	if err := r.AddAll(); err != nil {
+		return nil, err
+	}
+	out, err := r.Run("diff", "--cached", "--name-only", "-z", "--no-renames", rev)
+	if err != nil {
+		return nil, err
+	}
+	paths := splitZ(out)
+	slices.Sort(paths)
+	return slices.Compact(paths), nil
+}
+
 // ChangedPathsSince lists, sorted and deduplicated, every path that differs
 // between rev and the work tree: modified, deleted, renamed (both names),
 // staged or not, and untracked (not ignored) files. When rev is HEAD's

@@ -114,6 +114,18 @@ func TestStatus(t *testing.T) {
 	if got, err := r.ChangedPathsSince(head); err != nil || !slices.Equal(got, want) {
 		t.Errorf("ChangedPathsSince(HEAD) = %q, %v", got, err)
 	}
+	if got, err := r.StageAllSince(head); err != nil || !slices.Equal(got, want) {
+		t.Errorf("StageAllSince = %q, %v", got, err)
+	}
+	st2, err := r.StatusPorcelain()
+	if err != nil || len(st2) == 0 {
+		t.Fatalf("status after StageAllSince = %q, %v", st2, err)
+	}
+	for _, e := range st2 {
+		if e[1] != ' ' {
+			t.Errorf("after StageAllSince, %q is not staged", e)
+		}
+	}
 	if _, err := r.Run("mv", "a", "moved"); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,21 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // removed when new). branch is the run branch's short name; base the
 // commit the step started from.
 func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
+	return enforce(repo, who, branch, base, protected, false)
+}
+
+// EnforceStaged is Enforce for the step's last session (the guard): the
+// changed paths come from staging every change (git add -A, then the
+// index against base), and the paths it puts back are put back in the
+// index too, so the index holds the work tree as the step will commit it
+// and iter-log end need not scan the work tree again (issue 16: one scan
+// where there were two). Staging waits for the guard to end: the agent's
+// changes are never staged before the guard runs.
+func EnforceStaged(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
+	return enforce(repo, who, branch, base, protected, true)
+}
+
+func enforce(repo *git.Repo, who, branch, base string, protected []string, stage bool) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
 	if err != nil {
@@ -56,7 +71,12 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 			return nil, err
 		}
 	}
-	changed, err := repo.ChangedPathsSince(base)
+	var changed []string
+	if stage {
+		changed, err = repo.StageAllSince(base)
+	} else {
+		changed, err = repo.ChangedPathsSince(base)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -265,12 +285,18 @@ func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []strin
 // Check puts back what who changed and may not have, returning one reason
 // per thing put back: git's settings first (the other checks run git),
 // then HEAD, the branch and the protected paths, then the iteration logs.
-func (s *Session) Check(who string) ([]string, error) {
+func (s *Session) Check(who string) ([]string, error) { return s.check(who, false) }
+
+// CheckStaged is Check for the step's last session (the guard), through
+// EnforceStaged: the index then holds what the step commits (issue 16).
+func (s *Session) CheckStaged(who string) ([]string, error) { return s.check(who, true) }
+
+func (s *Session) check(who string, stage bool) ([]string, error) {
 	reasons, err := s.git.Restore(who)
 	if err != nil {
 		return nil, fmt.Errorf("check git's settings: %w", err)
 	}
-	more, err := Enforce(s.repo, who, s.branch, s.base, s.protected)
+	more, err := enforce(s.repo, who, s.branch, s.base, s.protected, stage)
 	if err != nil {
 		return nil, fmt.Errorf("check the changes: %w", err)
 	}
