@@ -129,7 +129,7 @@ func Remove(repo *git.Repo, w Worktree) error {
 	case w.Path == main:
 		return fmt.Errorf("%s is the repository's main checkout, not a run worktree", w.Path)
 	case w.Running:
-		return fmt.Errorf("a runner is working in %s (run %s): stop it first (touch %s there)", w.Path, w.RunID, layout.Cancel)
+		return fmt.Errorf("a runner is working in %s (run %s): stop it first (runner-cancel -C %s)", w.Path, w.RunID, w.Path)
 	case w.Dirty:
 		return fmt.Errorf("%s has uncommitted changes: commit or discard them first (the branch %s keeps what is committed)", w.Path, w.Branch)
 	}
