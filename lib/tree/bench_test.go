@@ -38,3 +38,26 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrevChecks measures what tree-validate --prev adds to loading
+// the two trees: passed-node immutability and the runner-owned fields.
+func BenchmarkPrevChecks(b *testing.B) {
+	data := benchTree(10000)
+	prev, _ := Load(data)
+	next, _ := Load(data)
+	b.Run("immutability", func(b *testing.B) {
+		for b.Loop() {
+			Immutability(prev, next)
+		}
+	})
+	b.Run("runner-owned", func(b *testing.B) {
+		for b.Loop() {
+			RunnerOwnedChanges(prev, next, ByHuman, nil)
+		}
+	})
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			Load(data)
+		}
+	})
+}
