@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -273,18 +274,20 @@ func TestBrowserLiveRun(t *testing.T) {
 	}
 	loop := exec.Command(loopPath)
 	loop.Dir, loop.Env = repo.dir, repo.env
+	loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	loop.Stdout, loop.Stderr = &out, &out
 	if err := loop.Start(); err != nil {
 		t.Fatal(err)
 	}
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- loop.Wait() }()
+	loopDone := make(chan struct{})
+	var loopErr error
+	go func() { loopErr = loop.Wait(); close(loopDone) }()
 	t.Cleanup(func() {
 		select {
 		case <-loopDone:
 		default:
-			loop.Process.Kill()
+			syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
 			<-loopDone
 		}
 	})
@@ -331,9 +334,9 @@ func TestBrowserLiveRun(t *testing.T) {
 	// The last iteration: the run completes.
 	repo.goAhead(t, 3)
 	select {
-	case err := <-loopDone:
-		if err != nil {
-			t.Fatalf("runner-loop: %v\n%s", err, out.String())
+	case <-loopDone:
+		if loopErr != nil {
+			t.Fatalf("runner-loop: %v\n%s", loopErr, out.String())
 		}
 	case <-time.After(120 * time.Second):
 		t.Fatalf("runner-loop did not finish\n%s", out.String())

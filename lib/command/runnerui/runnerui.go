@@ -49,6 +49,8 @@ func (o *Options) Run(env *cli.Env) error {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		env.Warnf("listening on %s, not a loopback address: anyone who can reach it can read the run", ln.Addr())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintln(env.Stdout, url)
 	what := "the UI"
@@ -60,8 +62,6 @@ func (o *Options) Run(env *cli.Env) error {
 		mode = "cancel allowed"
 	}
 	fmt.Fprintf(env.Stderr, "runner-ui: serving %s for %s at %s (%s); Ctrl-C stops\n", what, env.Dir, url, mode)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
