@@ -47,6 +47,7 @@ fuzz seconds="30":
 bench:
     go test -run='^$' -bench=. -benchmem ./lib/...
     bash bench/tree-bench.sh
+    bash bench/ui-bench.sh
 
 # Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
 demo: build
