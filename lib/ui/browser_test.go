@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	if browser.cancel != nil {
 		browser.cancel()
 	}
+	if builtBin != "" {
+		os.RemoveAll(builtBin)
+	}
 	os.Exit(code)
 }
 
@@ -152,7 +155,11 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	return v
 }
 
-// buildCommands builds the treeloop commands once per test binary.
+// builtBin is where buildCommands put the commands, removed by TestMain.
+var builtBin string
+
+// buildCommands builds the treeloop commands once per test binary and
+// returns the PATH entries for them and the porcelain scripts.
 var buildCommands = sync.OnceValues(func() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Dir(filepath.Dir(filepath.Dir(file)))
@@ -160,6 +167,7 @@ var buildCommands = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	builtBin = bin
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/...")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
