@@ -53,10 +53,30 @@ fuzz seconds="30":
 bench:
     go test -run='^$' -bench=. -benchmem ./lib/...
     bash bench/tree-bench.sh
+    bash bench/ui-bench.sh
 
 # Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
 demo: build
     PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh
+
+# The web UI of the run in the repository DIR: prints its URL, serves until Ctrl-C.
+ui dir=".": build
+    {{bin}}/runner-ui -C {{dir}}
+
+# The demo watched in the web UI: prints the URL, runs the demo, serves on until Ctrl-C.
+demo-ui: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    work=$(mktemp -d "${TMPDIR:-/tmp}/treeloop-demo.XXXXXX")
+    "{{bin}}/runner-ui" -C "$work" > "$work.url" &
+    ui=$!
+    trap 'kill "$ui" 2>/dev/null || true; rm -f "$work.url"' EXIT
+    until [ -s "$work.url" ]; do kill -0 "$ui" || exit 1; sleep 0.1; done
+    url=$(cat "$work.url")
+    echo "demo-ui: open $url"
+    PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh "$work" || echo "demo-ui: the demo failed (exit $?)"
+    echo "demo-ui: the loop has ended; $url still shows $work until Ctrl-C"
+    wait "$ui"
 
 # One iteration on the repository DIR (commands from `just install` on PATH).
 step dir=".":

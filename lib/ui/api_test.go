@@ -172,7 +172,7 @@ func TestIterations(t *testing.T) {
 func TestIteration(t *testing.T) {
 	dir := fixture(t)
 	s := start(t, Options{Root: dir})
-	var d struct {
+	type detail struct {
 		Run    string
 		Iter   int
 		Meta   map[string]any
@@ -182,16 +182,7 @@ func TestIteration(t *testing.T) {
 		Guard  any
 		Files  []IterFile
 	}
-	d = decode[struct {
-		Run    string
-		Iter   int
-		Meta   map[string]any
-		Begin  map[string]any
-		Output map[string]any
-		Agent  map[string]any
-		Guard  any
-		Files  []IterFile
-	}](t, get(t, s.url+"/api/iterations/run-a/1"))
+	d := decode[detail](t, get(t, s.url+"/api/iterations/run-a/1"))
 	if d.Run != "run-a" || d.Iter != 1 || d.Meta["result"] != "passed" || d.Begin["node_id"] != "a" || d.Output["summary"] != "did a" ||
 		d.Agent["backend"] != "claude" || d.Guard != nil {
 		t.Fatalf("detail: %+v", d)
@@ -440,7 +431,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel: %d %s", r.code, r.body)
 	}
 	data, err := os.ReadFile(cancelFile)
-	if err != nil || !bytes.HasPrefix(data, []byte("by=runner-ui at=")) {
+	if err != nil || !bytes.HasPrefix(data, []byte(`by="runner-ui" pid=`)) {
 		t.Fatalf("cancel file: %q %v", data, err)
 	}
 	// The cancel file and nothing else.

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -35,6 +37,13 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.Usage, "--listen %s: %w (want HOST:PORT, e.g. 127.0.0.1:0)", o.Listen, err)
 	}
+	// A server lives long: collect at the usual pace (cli.Run tunes the
+	// short-lived commands for speed), with a soft limit that keeps a
+	// 10,000-node tree and 1,000 iterations well inside 60 MiB.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(48 << 20)
+	}
 	srv, err := ui.New(ui.Options{
 		Root: env.Dir, NoAssets: o.APIOnly, AllowCancel: o.AllowCancel,
 		Logf: func(format string, args ...any) { env.Warnf(format, args...) },
@@ -49,6 +58,8 @@ func (o *Options) Run(env *cli.Env) error {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		env.Warnf("listening on %s, not a loopback address: anyone who can reach it can read the run", ln.Addr())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintln(env.Stdout, url)
 	what := "the UI"
@@ -60,8 +71,6 @@ func (o *Options) Run(env *cli.Env) error {
 		mode = "cancel allowed"
 	}
 	fmt.Fprintf(env.Stderr, "runner-ui: serving %s for %s at %s (%s); Ctrl-C stops\n", what, env.Dir, url, mode)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}

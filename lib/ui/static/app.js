@@ -110,6 +110,7 @@
     renderTree();
     const r = state.route.name;
     if (r === "overview" || r === "iterations" || r === "chart" || r === "node") refresh("view");
+    if (!running()) refresh("tail");
   }
 
   async function loadRuns() {
@@ -338,6 +339,8 @@
   const iterStatus = (it) => (it.running ? "running" : it.result || it.status);
   const tokensOf = (it) => (it.tokens ? it.tokens.input + it.tokens.output : 0);
   const iterKey = (it) => it.run + "/" + it.iter;
+  // evKey turns an event's id, "run/0007" (the directory), into "run/7".
+  const evKey = (id) => { const i = (id || "").lastIndexOf("/"); return i < 0 ? id : id.slice(0, i) + "/" + Number(id.slice(i + 1)); };
 
   // ---- routing -----------------------------------------------------------
 
@@ -439,34 +442,35 @@
   }
 
   // loadTail fetches the last lines of the running iteration's log: the
-  // guard's once it has started, else the agent's.
+  // guard's once it has started, else the agent's. Between iterations it
+  // shows the end of the last iteration's guard log (or agent log).
   async function loadTail() {
     const pre = live("#live-tail");
-    const r = running();
     const fileEl = live("#live-file");
+    const r = running() || state.iterations[state.iterations.length - 1];
     if (!r) {
       fileEl.textContent = "";
-      if (pre.dataset.iter) { pre.dataset.iter = ""; pre.textContent = ""; }
+      pre.textContent = "";
       return;
     }
     const base = `/api/iterations/${encodeURIComponent(r.run)}/${r.iter}/`;
     const n = (state.config && state.config.tail_lines) || 120;
+    const files = running() ? [state.liveFile, "executor.log"] : ["guard.log", "executor.log"];
     let text = "";
-    let file = state.liveFile;
-    try {
-      text = (await api(base + file + "?tail=" + n)).body;
-    } catch (e) {
-      if (file !== "executor.log") {
-        file = "executor.log";
-        try { text = (await api(base + file + "?tail=" + n)).body; } catch (e2) { text = ""; }
-      }
+    let file = "";
+    for (const f of files) {
+      try {
+        text = (await api(base + f + "?tail=" + n)).body;
+        file = f;
+        break;
+      } catch (e) { /* not there (yet): the next */ }
     }
     const box = live("#live-tail-box");
     const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight < 30;
     pre.dataset.iter = iterKey(r);
     pre.dataset.file = file;
     pre.textContent = text;
-    fileEl.textContent = `${file} · last ${n} lines`;
+    fileEl.textContent = file ? `${file} · last ${n} lines` : "";
     if (atEnd) box.scrollTop = box.scrollHeight;
   }
 
@@ -666,8 +670,8 @@
       h("span", null, h("span", { class: "sw in" }), "input tokens"),
       h("span", null, h("span", { class: "sw out" }), "output tokens"),
       h("span", null, h("span", { class: "sw cost" }), "cost (USD)"));
-    if (!iters.length) {
-      svg.append(h("text", { x: W / 2, y: H / 2, "text-anchor": "middle", text: "No iterations yet" }));
+    if (!iters.some((it) => tokensOf(it) || it.cost_usd)) {
+      svg.append(h("text", { x: W / 2, y: H / 2, "text-anchor": "middle", text: iters.length ? "No token usage reported (the command backend reports none)" : "No iterations yet" }));
       return h("div", null, legend, svg);
     }
     const maxTok = Math.max(1, ...iters.map(tokensOf));
@@ -725,16 +729,16 @@
       refresh("iterations");
       refresh("runState");
       const r = state.route;
-      if (r.name === "iter" && r.run + "/" + r.iter === ev.id) refresh("view");
+      if (r.name === "iter" && r.run + "/" + r.iter === evKey(ev.id)) refresh("view");
     });
     on("log_appended", (ev) => {
       const r = running();
-      if (r && iterKey(r) === ev.id && (ev.file === "guard.log" || ev.file === "executor.log")) {
+      if (r && iterKey(r) === evKey(ev.id) && (ev.file === "guard.log" || ev.file === "executor.log")) {
         state.liveFile = ev.file;
         refresh("tail");
       }
       const rt = state.route;
-      if (rt.name === "iter" && rt.run + "/" + rt.iter === ev.id && tabFile[rt.tab] === ev.file) refresh("view");
+      if (rt.name === "iter" && rt.run + "/" + rt.iter === evKey(ev.id) && tabFile[rt.tab] === ev.file) refresh("view");
     });
     on("runs_changed", () => refresh("runs"));
   }

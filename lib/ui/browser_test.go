@@ -1,0 +1,513 @@
+package ui
+
+// End-to-end tests in a real headless Chromium (Debian's chromium, driven
+// over the DevTools protocol with chromedp): one browser per test binary, a
+// tab per test, a deadline on every wait, and any JavaScript exception
+// fails the test. A missing Chromium is a failure, never a skip.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	if builtBin != "" {
+		os.RemoveAll(builtBin)
+	}
+	os.Exit(code)
+}
+
+// chromiumPath finds Chromium: $CHROMIUM, else chromium or chromium-browser
+// on PATH.
+func chromiumPath() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no chromium on PATH: install it (apt-get install chromium) or set CHROMIUM")
+}
+
+// tab opens a new tab in the shared browser. JavaScript exceptions in it
+// fail the test at cleanup.
+func tab(t testing.TB) context.Context {
+	t.Helper()
+	browser.once.Do(func() {
+		path, err := chromiumPath()
+		if err != nil {
+			browser.err = err
+			return
+		}
+		dataDir, err := os.MkdirTemp("", "runner-ui-chromium-")
+		if err != nil {
+			browser.err = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(dataDir),
+			chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+			chromedp.WindowSize(1440, 900))
+		actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, bcancel := chromedp.NewContext(actx)
+		// The first Run starts the browser; it must not carry a deadline.
+		if err := chromedp.Do(bctx); err != nil {
+			browser.err = fmt.Errorf("start %s: %w", path, err)
+		}
+		browser.ctx = bctx
+		browser.cancel = func() { bcancel(); acancel(); os.RemoveAll(dataDir) }
+	})
+	if browser.err != nil {
+		t.Fatalf("headless Chromium: %v", browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx)
+	var mu sync.Mutex
+	var exceptions []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*cdpruntime.EventExceptionThrown); ok {
+			mu.Lock()
+			exceptions = append(exceptions, e.ExceptionDetails.Text+" "+exceptionText(e.ExceptionDetails))
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range exceptions {
+			t.Errorf("JavaScript exception: %s", e)
+		}
+	})
+	return ctx
+}
+
+func exceptionText(d *cdpruntime.ExceptionDetails) string {
+	if d.Exception != nil {
+		return d.Exception.Description
+	}
+	return ""
+}
+
+// run runs actions with a deadline.
+func run(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitJS polls a JavaScript expression until it is truthy.
+func waitJS(t testing.TB, ctx context.Context, what, expr string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(0))); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
+		t.Fatalf("waiting for %s (%s): %v\npage text:\n%s", what, expr, err, page)
+	}
+}
+
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// builtBin is where buildCommands put the commands, removed by TestMain.
+var builtBin string
+
+// buildCommands builds the treeloop commands once per test binary and
+// returns the PATH entries for them and the porcelain scripts.
+var buildCommands = sync.OnceValues(func() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	bin, err := os.MkdirTemp("", "runner-ui-bin-")
+	if err != nil {
+		return "", err
+	}
+	builtBin = bin
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/...")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin + string(os.PathListSeparator) + filepath.Join(src, "tools"), nil
+})
+
+// liveRepo is a git repository ready for runner-loop with a scripted
+// command agent that works iteration N only once the test creates
+// ctl/go-N, printing a "tick" line every 50 ms until then, and a guard
+// that prints "guard says: …".
+type liveRepo struct {
+	dir, ctl string
+	env      []string
+}
+
+func newLiveRepo(t *testing.T) liveRepo {
+	t.Helper()
+	path, err := buildCommands()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	r := liveRepo{dir: filepath.Join(base, "repo"), ctl: filepath.Join(base, "ctl")}
+	for _, d := range []string{r.dir, r.ctl, filepath.Join(base, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := filepath.Join(base, "agent.sh")
+	writeText(t, agent, `#!/usr/bin/env bash
+set -euo pipefail
+cat >/dev/null
+n=$RUNNER_ITERATION
+echo "agent: iteration $n on $RUNNER_NODE_ID ($RUNNER_MODE)"
+i=0
+while [ ! -e "`+r.ctl+`/go-$n" ]; do
+  i=$((i + 1))
+  echo "tick $i"
+  sleep 0.05
+  if [ $i -ge 6000 ]; then echo "agent: the test never said go-$n" >&2; exit 1; fi
+done
+if [ "$RUNNER_MODE" = decompose ]; then
+  echo '{"status": "decomposed", "summary": "Two parts.", "children": [{"title": "Part one", "goal": "Write one.txt.", "acceptance": ["one.txt exists"], "next": "execute"}, {"title": "Part two", "goal": "Write two.txt.", "acceptance": ["two.txt exists"], "next": "execute"}]}' > "$RUNNER_OUTPUT"
+else
+  echo "$RUNNER_NODE_ID" > "$RUNNER_NODE_ID.txt"
+  echo '{"status": "done", "summary": "Wrote the file.", "children": []}' > "$RUNNER_OUTPUT"
+fi
+`)
+	os.Chmod(agent, 0o755)
+	guard := filepath.Join(base, "guard.sh")
+	writeText(t, guard, "#!/usr/bin/env bash\necho \"guard says: checked $(ls *.txt 2>/dev/null | tr '\\n' ' ')\"\n")
+	os.Chmod(guard, 0o755)
+	writeText(t, filepath.Join(base, "goal.md"), "# Two files\n\nWrite one.txt and two.txt.\n")
+	writeText(t, filepath.Join(r.dir, "README.md"), "A test repository.\n")
+	r.env = append(os.Environ(),
+		"PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+filepath.Join(base, "home"), "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+		"RUNNER_AGENT=command", "RUNNER_AGENT_BIN="+agent, "TREELOOP_DIR=", "CI=")
+	r.sh(t, "git init -q -b main && git add -A && git commit -q -m initial")
+	r.sh(t, "runner-init --goal ../goal.md >/dev/null")
+	cfg := filepath.Join(r.dir, ".runner/state/config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`command = ["just", "ci"]`), []byte(`command = ["`+guard+`"]`), 1)
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.sh(t, "git add -A && git commit -q -m 'treeloop: init' && runner-start --id run-ui >/dev/null")
+	return r
+}
+
+func (r liveRepo) sh(t *testing.T, script string) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+func (r liveRepo) goAhead(t *testing.T, n int) {
+	t.Helper()
+	writeText(t, filepath.Join(r.ctl, fmt.Sprintf("go-%d", n)), "")
+}
+
+// During a live runner-loop the page follows the run without a reload: the
+// live tail grows while the agent prints, the tree changes when the root
+// is decomposed, new iterations appear, a node's guard log opens on a
+// click, the keyboard moves through the tree; nothing shifts the layout.
+func TestBrowserLiveRun(t *testing.T) {
+	repo := newLiveRepo(t)
+	s := start(t, Options{Root: repo.dir})
+	ctx := tab(t)
+	run(t, ctx, "open the page", chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "the event stream", `document.body.dataset.state === "live"`)
+	// Marks that a reload would lose, and a layout-shift meter.
+	eval[chromedp.Void](t, ctx, `window.__noReload = 1; window.__cls = 0;
+		new PerformanceObserver((l) => { for (const e of l.getEntries()) if (!e.hadRecentInput) window.__cls += e.value; })
+			.observe({type: "layout-shift", buffered: true}); 0`)
+	waitJS(t, ctx, "the tree", `document.querySelector('#tree [data-id="root"]')`)
+
+	loopPath, err := lookPathIn("runner-loop", repo.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := exec.Command(loopPath)
+	loop.Dir, loop.Env = repo.dir, repo.env
+	loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	loop.Stdout, loop.Stderr = &out, &out
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	loopDone := make(chan struct{})
+	var loopErr error
+	go func() { loopErr = loop.Wait(); close(loopDone) }()
+	t.Cleanup(func() {
+		select {
+		case <-loopDone:
+		default:
+			syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
+			<-loopDone
+		}
+	})
+
+	// Iteration 1 runs: the root is current, and the live tail grows.
+	waitJS(t, ctx, "iteration 1 running", `document.querySelector("#live-what").innerText.includes("iteration 1")`)
+	waitJS(t, ctx, "the root marked current", `document.querySelector('#tree [data-id="root"]').classList.contains("st-current")`)
+	waitJS(t, ctx, "the live tail", `document.querySelector("#live-tail").textContent.includes("tick 2")`)
+	ticks := eval[int](t, ctx, `document.querySelector("#live-tail").textContent.split("\n").filter((l) => l.startsWith("tick")).length`)
+	waitJS(t, ctx, "the live tail growing", fmt.Sprintf(`document.querySelector("#live-tail").textContent.split("\n").filter((l) => l.startsWith("tick")).length >= %d`, ticks+5))
+	lines := eval[int](t, ctx, `document.querySelector("#live-tail").textContent.split("\n").length`)
+	if lines > 121+1 {
+		t.Fatalf("the live tail shows %d lines, more than 120", lines)
+	}
+
+	// The root is decomposed: the tree grows without a reload.
+	repo.goAhead(t, 1)
+	waitJS(t, ctx, "the decomposition in the tree", `document.querySelector('#tree [data-id="root.1"]') && document.querySelector('#tree [data-id="root.2"]')`)
+	waitJS(t, ctx, "iteration 2 in the list", `document.querySelector('tr[data-key="it:run-ui/2"]')`)
+	waitJS(t, ctx, "iteration 1 recorded as decomposed", `document.querySelector('tr[data-key="it:run-ui/1"] td:nth-child(5)').textContent === "decomposed"`)
+	waitJS(t, ctx, "root.1 current", `document.querySelector('#tree [data-id="root.1"]').classList.contains("st-current")`)
+
+	// root.1 passes; a click on it shows its guard log.
+	repo.goAhead(t, 2)
+	waitJS(t, ctx, "iteration 2 passed", `(document.querySelector('tr[data-key="it:run-ui/2"] td:nth-child(5)') || {}).textContent === "passed"`)
+	waitJS(t, ctx, "root.1 passed in the tree", `document.querySelector('#tree [data-id="root.1"]').classList.contains("st-passed")`)
+	run(t, ctx, "click root.1", chromedp.Click(`#tree [data-id="root.1"] > .node .title`))
+	waitJS(t, ctx, "the node's guard log", `(document.querySelector("#node-guard-log") || {}).textContent?.includes("guard says: checked root.1.txt")`)
+	if h := eval[string](t, ctx, `location.hash`); h != "#/node/root.1" {
+		t.Fatalf("after the click: %s", h)
+	}
+
+	// The keyboard: down to root.2, Enter opens it; 2 shows the iterations.
+	run(t, ctx, "keys", chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "root.2 opened from the keyboard", `location.hash === "#/node/root.2"`)
+	run(t, ctx, "key 2", chromedp.KeyEvent("2"))
+	waitJS(t, ctx, "the iterations view", `location.hash === "#/iterations" && document.querySelectorAll("tbody tr").length >= 3`)
+
+	// The overview while iteration 3 runs: a screenshot for inspection.
+	run(t, ctx, "key 1", chromedp.KeyEvent("1"))
+	waitJS(t, ctx, "iteration 3 in the live tail", `document.querySelector("#live-tail").dataset.iter === "run-ui/3" && document.querySelector("#live-tail").textContent.includes("tick 20")`)
+	screenshot(t, ctx)
+
+	// The last iteration: the run completes.
+	repo.goAhead(t, 3)
+	select {
+	case <-loopDone:
+		if loopErr != nil {
+			t.Fatalf("runner-loop: %v\n%s", loopErr, out.String())
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatalf("runner-loop did not finish\n%s", out.String())
+	}
+	waitJS(t, ctx, "the complete tree", `document.querySelector("#counts").textContent.includes("3 passed · 0 open")`)
+	waitJS(t, ctx, "iteration 3 passed", `(document.querySelector('tr[data-key="it:run-ui/3"] td:nth-child(5)') || {}).textContent === "passed"`)
+	run(t, ctx, "key 1", chromedp.KeyEvent("1"))
+	waitJS(t, ctx, "the overview, idle, with the last guard log", `document.querySelector("#live-what").innerText.startsWith("idle") && document.querySelector("#live-tail").textContent.includes("guard says: checked root.1.txt root.2.txt")`)
+
+	if eval[int](t, ctx, `window.__noReload || 0`) != 1 {
+		t.Fatal("the page reloaded")
+	}
+	if cls := eval[float64](t, ctx, `window.__cls`); cls > 0.02 {
+		t.Fatalf("cumulative layout shift %.3f while events arrived", cls)
+	}
+	t.Logf("loop output:\n%s", out.String())
+}
+
+// screenshot writes the tab's viewport to $RUNNER_UI_SCREENSHOT, or
+// runner-ui-e2e.png in the temporary directory.
+func screenshot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	shot := os.Getenv("RUNNER_UI_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(os.TempDir(), "runner-ui-e2e.png")
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil || len(png) < 1000 {
+		t.Fatalf("screenshot: %v (%d bytes)", err, len(png))
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+func lookPathIn(name string, env []string) (string, error) {
+	for _, kv := range slices.Backward(env) {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, d := range filepath.SplitList(p) {
+				if st, err := os.Stat(filepath.Join(d, name)); err == nil && !st.IsDir() {
+					return filepath.Join(d, name), nil
+				}
+			}
+			break
+		}
+	}
+	return exec.LookPath(name)
+}
+
+// The page is readable in light and dark: the colours follow
+// prefers-color-scheme, and the theme key overrides it.
+func TestBrowserThemes(t *testing.T) {
+	s := start(t, Options{Root: fixture(t)})
+	ctx := tab(t)
+	media := func(v string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+			return chromedp.Void{}, err
+		}
+	}
+	bg := `getComputedStyle(document.body).backgroundColor + " " + getComputedStyle(document.body).color`
+	run(t, ctx, "light", media("light"), chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "live", `document.body.dataset.state === "live"`)
+	light := eval[string](t, ctx, bg)
+	run(t, ctx, "dark", media("dark"))
+	dark := eval[string](t, ctx, bg)
+	if light != "rgb(251, 251, 250) rgb(29, 31, 33)" || dark != "rgb(21, 23, 26) rgb(227, 229, 232)" {
+		t.Fatalf("light %q, dark %q", light, dark)
+	}
+	// d cycles auto → light → dark; under a dark system, light wins.
+	run(t, ctx, "key d", chromedp.KeyEvent("d"))
+	waitJS(t, ctx, "forced light", `document.documentElement.dataset.theme === "light"`)
+	if got := eval[string](t, ctx, bg); got != light {
+		t.Fatalf("forced light under a dark system: %q", got)
+	}
+	run(t, ctx, "back to auto", chromedp.KeyEvent("d"), chromedp.KeyEvent("d"), media(""))
+}
+
+// An iteration's page: the diff highlighted, the CLI events in the compact
+// view, the answer; [ and ] step through iterations.
+func TestBrowserIterationDetail(t *testing.T) {
+	s := start(t, Options{Root: fixture(t)})
+	ctx := tab(t)
+	run(t, ctx, "open", chromedp.Navigate(s.url+"/#/iter/run-a/1/diff"))
+	waitJS(t, ctx, "the diff", `document.querySelector("#iter-diff .add")`)
+	if got := eval[string](t, ctx, `[...document.querySelectorAll("#iter-diff span")].map((e) => e.className + ":" + e.textContent).join("|")`); got != "meta:diff --git a/x b/x|add:+added|del:-removed" {
+		t.Fatalf("diff spans: %s", got)
+	}
+	run(t, ctx, "events tab", chromedp.Click(`button[data-key="tab:events"]`))
+	waitJS(t, ctx, "the compact events", `(document.querySelector("#iter-events") || {}).textContent === "claude: tool Bash: make test\nclaude: says: All done.\n"`)
+	run(t, ctx, "answer tab", chromedp.Click(`button[data-key="tab:answer"]`))
+	waitJS(t, ctx, "the answer", `document.querySelector(".logbox").textContent.includes('"summary": "did a"')`)
+	run(t, ctx, "next iteration", chromedp.KeyEvent("]"))
+	waitJS(t, ctx, "iteration 2", `location.hash === "#/iter/run-a/2/answer" && document.querySelector("h3").textContent.startsWith("Iteration 2")`)
+	// Hostile text stays text.
+	writeText(t, filepath.Join(s.opts.Root, ".runner/iterations/run-a/0002/executor.log"), "<img src=x onerror=alert(1)>\n")
+	run(t, ctx, "agent log", chromedp.Navigate(s.url+"/#/iter/run-a/2/executor"))
+	waitJS(t, ctx, "the agent log", `(document.querySelector("#iter-executor") || {}).textContent === "<img src=x onerror=alert(1)>\n"`)
+	if n := eval[int](t, ctx, `document.querySelectorAll("img").length`); n != 0 {
+		t.Fatalf("log text became markup: %d img elements", n)
+	}
+}
+
+// The cancel button exists only with AllowCancel, and writes the file.
+func TestBrowserCancel(t *testing.T) {
+	dir := fixture(t)
+	ro := start(t, Options{Root: dir})
+	ctx := tab(t)
+	run(t, ctx, "read-only", chromedp.Navigate(ro.url+"/"))
+	waitJS(t, ctx, "live", `document.body.dataset.state === "live"`)
+	if !eval[bool](t, ctx, `document.querySelector("#cancel").hidden`) {
+		t.Fatal("a read-only UI shows the cancel button")
+	}
+	s := start(t, Options{Root: dir, AllowCancel: true})
+	run(t, ctx, "allow-cancel", chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "the cancel button", `!document.querySelector("#cancel").hidden`)
+	run(t, ctx, "click once", chromedp.Click("#cancel"))
+	waitJS(t, ctx, "the confirmation", `document.querySelector("#cancel").textContent === "Confirm cancel?"`)
+	if _, err := os.Lstat(filepath.Join(dir, ".runner/cancel")); err == nil {
+		t.Fatal("one click wrote the cancel file")
+	}
+	run(t, ctx, "confirm", chromedp.Click("#cancel"))
+	waitJS(t, ctx, "requested", `document.querySelector("#cancel").textContent === "Cancel requested"`)
+	if data, err := os.ReadFile(filepath.Join(dir, ".runner/cancel")); err != nil || !strings.HasPrefix(string(data), `by="runner-ui" pid=`) {
+		t.Fatalf("cancel file: %q %v", data, err)
+	}
+}
+
+// BenchmarkEventLatency measures the time from a write of tree.json to the
+// page showing it (MutationObserver in the page, both clocks the same
+// machine's): median and p95 over 40 writes.
+func BenchmarkEventLatency(b *testing.B) {
+	dir := fixture(b)
+	s := start(b, Options{Root: dir})
+	ctx := tab(b)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/")); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.body.dataset.state === "live" && document.querySelector('#tree [data-id="root"]')`)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`window.__seen = {};
+		new MutationObserver(() => { const m = document.querySelector('#tree [data-id="root"] .title'); if (m && !window.__seen[m.textContent]) window.__seen[m.textContent] = Date.now(); })
+			.observe(document.querySelector("#tree"), {subtree: true, childList: true, characterData: true}); 0`)); err != nil {
+		b.Fatal(err)
+	}
+	var lat []float64
+	for i := 0; i < 40; i++ {
+		title := fmt.Sprintf("lat-%d", i)
+		at := time.Now().UnixMilli()
+		if err := fsutil.WriteAtomic(filepath.Join(dir, ".runner/state/tree.json"), tree.Encode(testTree(title)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		seen, err := chromedp.Run(ctx, chromedp.Poll[int64](fmt.Sprintf(`window.__seen[%q]`, title), chromedp.WithPollingInterval(5*time.Millisecond)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, float64(seen-at))
+		time.Sleep(150 * time.Millisecond) // let the debounce settle between writes
+	}
+	slices.Sort(lat)
+	b.ReportMetric(lat[len(lat)/2], "median-ms")
+	b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
+	b.ReportMetric(lat[len(lat)-1], "max-ms")
+}
