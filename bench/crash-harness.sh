@@ -93,7 +93,7 @@ PY
 recovered=0; failed=0; killed=0
 fail() { failed=$((failed + 1)); echo "trial $1: FAIL: $2" >&2; }
 for t in $(seq 1 "$trials"); do
-  before=$(cd .runner/iterations/run-crash 2>/dev/null && printf '%s ' [0-9]*)
+  before=$(cd .runner/iterations/run-crash 2>/dev/null && { shopt -s nullglob; printf "%s " [0-9]*; })
   head_before=$(git rev-parse HEAD)
   setsid runner-step >/dev/null 2>&1 &
   pid=$!
