@@ -4,6 +4,7 @@ package treevalidate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -75,9 +76,19 @@ func (o *Options) Run(env *cli.Env) error {
 	var havePrev bool
 	switch {
 	case o.Staged:
-		data, prevData, havePrev, err = staged(env, name)
+		var newRun bool
+		data, prevData, havePrev, newRun, err = staged(env, name)
 		if data == nil && err == nil {
 			return nil // tree not staged: nothing to check
+		}
+		// A new run's bootstrap commit (runner-start after runner-init
+		// --new) replaces the tree: a tree with no passed node, staged with
+		// a new run id, is judged alone, not against the old goal's tree.
+		// A tree with a passed node is always judged against HEAD's.
+		if newRun && err == nil {
+			if r, ps := tree.Load(data); len(ps) == 0 && !anyPassed(r) {
+				havePrev = false
+			}
 		}
 	case name == "-":
 		data, err = io.ReadAll(io.LimitReader(env.Stdin, fsutil.MaxStateFile+1))
@@ -212,30 +223,67 @@ func repoPath(env *cli.Env, r *git.Repo, name string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-func staged(env *cli.Env, name string) (data, prev []byte, havePrev bool, err error) {
+// staged reads the tree staged in the index and HEAD's (havePrev false
+// when HEAD has none); newRun reports that the index stages run_state.json
+// with a run id other than HEAD's (runner-start's bootstrap commit of a new
+// run).
+func staged(env *cli.Env, name string) (data, prev []byte, havePrev, newRun bool, err error) {
 	r, err := git.Open(env.Dir)
 	if err != nil {
-		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
 	rel, err := repoPath(env, r, name)
 	if err != nil {
-		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
 	data, ok, err := r.ShowFile(":", rel)
 	if err != nil {
-		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
 	if !ok {
-		return nil, nil, false, nil
+		return nil, nil, false, false, nil
 	}
 	if !r.HasCommits() {
-		return data, nil, false, nil
+		return data, nil, false, false, nil
 	}
 	prev, havePrev, err = r.ShowFile("HEAD", rel)
 	if err != nil {
-		return nil, nil, false, exit.Wrap(exit.RunnerError, err)
+		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
-	return data, prev, havePrev, nil
+	staged, okStaged, err1 := r.ShowFile(":", layout.RunState)
+	head, okHead, err2 := r.ShowFile("HEAD", layout.RunState)
+	if err1 == nil && err2 == nil && okStaged && okHead {
+		newRun = runID(staged) != runID(head)
+	}
+	return data, prev, havePrev, newRun, nil
+}
+
+// runID is the run_id of run_state.json bytes ("" when it has none or
+// does not parse).
+func runID(data []byte) string {
+	var s struct {
+		RunID *string `json:"run_id"`
+	}
+	if json.Unmarshal(data, &s) != nil || s.RunID == nil {
+		return ""
+	}
+	return *s.RunID
+}
+
+// anyPassed reports whether a node of the tree has passed.
+func anyPassed(n *tree.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Passes {
+		return true
+	}
+	for _, c := range n.Children {
+		if anyPassed(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func atRev(env *cli.Env, rev, name string) ([]byte, bool, error) {
