@@ -158,26 +158,46 @@ type iterLogs struct {
 	seal *seal.Seal
 }
 
-// sealLogs seals the run's iteration directories under root; own are the
+// SealIndex is the seal's index of the run's settled iteration logs, in
+// the run's iteration directory (lib/seal Index): the logs of finished
+// iterations are checked by their metadata and put back from their copies
+// in git's object database, so a session's seal costs the same at the
+// thousandth iteration as at the first (issue 16).
+const SealIndex = "seal-index"
+
+// sealLogs seals the run's iteration directories under repo's root; own are the
 // names of the files of the iteration directory iterDir that the caller
 // itself writes during the session (the agent's output.json among them).
-func sealLogs(root, runID, iterDir string, own ...string) (*iterLogs, error) {
+// Every file outside iterDir is settled: the runner wrote it in an
+// earlier iteration and reads it as it is.
+func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, error) {
 	rel := path.Join(layout.Iterations, runID)
-	runDir := filepath.Join(root, filepath.FromSlash(rel))
+	runDir := filepath.Join(repo.Root(), filepath.FromSlash(rel))
 	iterRel, err := filepath.Rel(runDir, iterDir)
 	if err != nil {
 		return nil, err
 	}
 	iterRel = filepath.ToSlash(iterRel)
-	s, err := seal.Take(runDir, func(p string) bool {
+	s, err := seal.TakeIndexed(runDir, func(p string) bool {
 		dir, name := path.Split(p)
 		return dir == iterRel+"/" && slices.Contains(own, name)
+	}, seal.Index{
+		Rel:     SealIndex,
+		Store:   blobStore{repo},
+		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") },
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &iterLogs{rel: rel, seal: s}, nil
 }
+
+// blobStore keeps the seal's copies as git blobs.
+type blobStore struct{ repo *git.Repo }
+
+func (b blobStore) Put(paths []string) ([]string, error) { return b.repo.WriteBlobs(paths) }
+
+func (b blobStore) Get(id string) ([]byte, bool, error) { return b.repo.Blob(id) }
 
 // Restore puts the run's iteration directories back as sealed and returns
 // one reason per path, naming who ("the agent", "the guard").
@@ -188,7 +208,10 @@ func (l *iterLogs) Restore(who string) ([]string, error) {
 	}
 	reasons := make([]string, len(notes))
 	for i, n := range notes {
-		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s; the runner put it back", who, l.rel, n)
+		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s", who, l.rel, n)
+		if seal.Restored(n) {
+			reasons[i] += "; the runner put it back"
+		}
 	}
 	return reasons, nil
 }
@@ -205,11 +228,7 @@ type gitSettings struct {
 
 // sealGit seals repo's config, info/ and hooks.
 func sealGit(repo *git.Repo) (*gitSettings, error) {
-	common, err := gitPath(repo, "--git-common-dir")
-	if err != nil {
-		return nil, err
-	}
-	hooks, err := gitPath(repo, "--git-path", "hooks")
+	common, hooks, err := gitDirs(repo)
 	if err != nil {
 		return nil, err
 	}
@@ -246,12 +265,18 @@ func (g *gitSettings) Restore(who string) ([]string, error) {
 	return reasons, nil
 }
 
-func gitPath(repo *git.Repo, args ...string) (string, error) {
-	out, err := repo.Run(append([]string{"rev-parse", "--path-format=absolute"}, args...)...)
+// gitDirs asks git, in one rev-parse, for its common directory (config,
+// info/) and its hooks directory, as absolute paths.
+func gitDirs(repo *git.Repo) (common, hooks string, err error) {
+	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-path", "hooks")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 2 {
+		return "", "", fmt.Errorf("git rev-parse: %d lines for the common and the hooks directory", len(lines))
+	}
+	return lines[0], lines[1], nil
 }
 
 // Session is everything a session (the agent's, the guard's) may not
@@ -275,7 +300,7 @@ func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []strin
 	if err != nil {
 		return nil, err
 	}
-	l, err := sealLogs(repo.Root(), runID, iterDir, own...)
+	l, err := sealLogs(repo, runID, iterDir, own...)
 	if err != nil {
 		return nil, err
 	}
