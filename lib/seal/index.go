@@ -155,36 +155,37 @@ func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, erro
 	if err != nil {
 		return nil, err
 	}
+	// Copying and indexing save later seals work; a failure (a full disk)
+	// costs only that: the files read now are sealed by their bytes.
 	if len(fresh) > 0 {
 		paths := make([]string, len(fresh))
 		for i, rel := range fresh {
 			paths[i] = filepath.Join(root, filepath.FromSlash(rel))
 		}
 		ids, err := ix.Store.Put(paths)
-		if err != nil {
-			return nil, fmt.Errorf("seal %s: copy the settled files: %w", root, err)
-		}
 		for i, rel := range fresh {
+			if err != nil {
+				delete(keep, rel)
+				continue
+			}
 			e := keep[rel]
 			e.id = ids[i]
 			keep[rel] = e
 		}
 	}
-	data := formatIndex(keep)
 	prev, err := os.ReadFile(indexPath)
-	switch {
-	case err == nil && bytes.Equal(prev, data):
-	case len(keep) == 0 && err != nil:
+	if err != nil && len(keep) == 0 {
 		return s, nil // nothing indexed, no index file: nothing to seal
-	default:
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			return nil, fmt.Errorf("seal %s: %w", root, fsutil.Cause(err))
-		}
-		if err := fsutil.WriteAtomic(indexPath, data, 0o644); err != nil {
-			return nil, fmt.Errorf("seal %s: write its index: %w", root, fsutil.Cause(err))
+	}
+	data := formatIndex(keep)
+	if err != nil || !bytes.Equal(prev, data) {
+		if fsutil.WriteAtomic(indexPath, data, 0o644) != nil {
+			data = prev // the index as it stands is sealed
 		}
 	}
-	s.files[ix.Rel] = entry{mode: 0o644, data: data, sum: sum(data), size: int64(len(data))}
+	if data != nil {
+		s.files[ix.Rel] = entry{mode: 0o644, data: data, sum: sum(data), size: int64(len(data))}
+	}
 	s.store = ix.Store
 	return s, nil
 }

@@ -166,3 +166,27 @@ func TestTakeIndexedRacyAndLost(t *testing.T) {
 		t.Errorf("agent.json.forged = %q, want the forged bytes", got)
 	}
 }
+
+type failingStore struct{ memStore }
+
+func (failingStore) Put([]string) ([]string, error) { return nil, os.ErrPermission }
+
+// A store that cannot take the copies (a full disk) costs only the index:
+// the files are sealed by their bytes and put back from them.
+func TestTakeIndexedStoreFails(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "0001/agent.json"), "agent one")
+	ix := seal.Index{Rel: "seal-index", Store: &failingStore{}, Settled: func(string) bool { return true },
+		Now: func() time.Time { return time.Now().Add(time.Second) }}
+	s, err := seal.TakeIndexed(root, nil, ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "seal-index")); !os.IsNotExist(err) {
+		t.Fatalf("an index was written without copies: %v", err)
+	}
+	rewriteInPlace(t, filepath.Join(root, "0001/agent.json"))
+	if notes, err := s.Restore(); err != nil || !slices.Equal(notes, []string{"0001/agent.json changed"}) || read(t, filepath.Join(root, "0001/agent.json")) != "agent one" {
+		t.Fatalf("notes %q, err %v", notes, err)
+	}
+}
