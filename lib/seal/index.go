@@ -189,3 +189,30 @@ func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, erro
 	s.store = ix.Store
 	return s, nil
 }
+
+// CheckIndex puts back, from their copies, the indexed files under root
+// whose metadata no longer matches their index line, without a seal taken
+// before: for a session that ended without its Restore (its process
+// killed). Only the files the index lists are checked; a file the index
+// does not list is left as it is. It returns one note per file, as
+// Restore words them.
+func CheckIndex(root string, ix Index) ([]string, error) {
+	s := &Seal{root: root, store: ix.Store}
+	var notes []string
+	old := readIndex(filepath.Join(root, filepath.FromSlash(ix.Rel)))
+	for _, rel := range sortedKeys(old) {
+		e := old[rel]
+		if !ix.Settled(rel) {
+			continue
+		}
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		note, err := s.restoreIndexed(rel, p, entry{mode: fs.FileMode(e.fp.mode).Perm(), id: e.id, fp: e.fp}, false)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return notes, nil
+}

@@ -10,6 +10,7 @@ package seal
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -313,4 +314,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// Digest is a SHA-256 (hex) of everything the seal holds: each path with
+// its kind, mode and bytes (by their hash), link target or index line. Two
+// seals of the same root have the same digest exactly when nothing under
+// it differs.
+func (s *Seal) Digest() string {
+	h := sha256.New()
+	for _, rel := range sortedKeys(s.files) {
+		e := s.files[rel]
+		switch {
+		case e.dir:
+			fmt.Fprintf(h, "d %s\x00", rel)
+		case e.link != "":
+			fmt.Fprintf(h, "l %s\x00%s\x00", rel, e.link)
+		case e.id != "":
+			fmt.Fprintf(h, "i %s\x00%o %s %+v\x00", rel, e.mode, e.id, e.fp)
+		default:
+			fmt.Fprintf(h, "f %s\x00%o %x\x00", rel, e.mode, e.sum)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Bytes returns the sealed bytes of the file at rel (slash path under the
+// root); ok is false when the seal does not hold its bytes.
+func (s *Seal) Bytes(rel string) (data []byte, ok bool) {
+	e, found := s.files[rel]
+	return e.data, found && e.data != nil
 }

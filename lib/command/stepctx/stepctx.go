@@ -27,6 +27,26 @@ type Base struct {
 	Base string `placeholder:"COMMIT" help:"The commit the step started from (runner-step passes it): the references (tree, config, protected files) are read from it, not from files a session can write."`
 }
 
+// SealFD is the --seal-fd flag of the commands that seal a session
+// (agent-exec, guard-run).
+type SealFD struct {
+	SealFD int `name:"seal-fd" placeholder:"N" help:"Once the session's seal is taken, before the session starts, write seal=<digest> to descriptor N (runner-step keeps it, out of the session's reach, for agent-exec --restore --sealed should this command not finish)."`
+}
+
+// Tell writes the seal line to the descriptor, when one was given; a
+// descriptor that cannot take it is a warning (the step then has no
+// digest, as after a crash).
+func (f SealFD) Tell(env *cli.Env, digest string) {
+	if f.SealFD <= 2 {
+		return
+	}
+	out := os.NewFile(uintptr(f.SealFD), "seal-fd")
+	if _, err := fmt.Fprintf(out, "seal=%s\n", digest); err != nil {
+		env.Warnf("--seal-fd %d: %v", f.SealFD, err)
+	}
+	out.Close()
+}
+
 // Iteration is an open iteration.
 type Iteration struct {
 	Dir    string        // absolute iteration directory
