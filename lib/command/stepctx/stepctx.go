@@ -13,6 +13,7 @@ package stepctx
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
@@ -35,16 +36,16 @@ type SealFD struct {
 
 // Tell writes the seal line to the descriptor, when one was given; a
 // descriptor that cannot take it is a warning (the step then has no
-// digest, as after a crash).
+// digest, as after a crash). The descriptor stays open until the process
+// exits (close-on-exec: no session inherits it), so a reader of the pipe
+// sees its end only when the command has ended, like a reader of stdout.
 func (f SealFD) Tell(env *cli.Env, digest string) {
 	if f.SealFD <= 2 {
 		return
 	}
-	out := os.NewFile(uintptr(f.SealFD), "seal-fd")
-	if _, err := fmt.Fprintf(out, "seal=%s\n", digest); err != nil {
+	if _, err := syscall.Write(f.SealFD, []byte("seal="+digest+"\n")); err != nil {
 		env.Warnf("--seal-fd %d: %v", f.SealFD, err)
 	}
-	out.Close()
 }
 
 // Iteration is an open iteration.
