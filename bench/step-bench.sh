@@ -4,9 +4,11 @@
 # the guard `true`, on a repository of 1,000 files and on one of 50,000
 # files (FILES), side by side with the bare git floor of the same repository
 # in the same run (git status --porcelain, git add -A, git commit of one
-# changed file). Each step runs with RUNNER_TRACE=1; the per-command table
-# is the median over the steps of each command's wall time (from its
-# process start, lib/trace) and of the git processes each one started.
+# changed file), and the composition floor: the step's own commands
+# started with --version and doing nothing. Each step runs with
+# RUNNER_TRACE=1; the per-command table is the median over the steps of
+# each command's wall time (from its process start, lib/trace) and of the
+# git processes each one started.
 # Then agent-exec's peak RSS when the agent prints 1 GiB, and the size of
 # its capped log.
 # Usage: bench/step-bench.sh [ITERATIONS] [FILES...]   (defaults: 21 1000 50000)
@@ -74,7 +76,23 @@ measure() {
     t0=$(ms); git status --porcelain >/dev/null; git add -A; git commit -qm "floor $i"; t1=$(ms)
     floor+=($((t1 - t0)))
   done
-  printf '%s %s %s\n' "$(printf '%s\n' "${over[@]}" | median)" "$(printf '%s\n' "${total[@]}" | median)" "$(printf '%s\n' "${floor[@]}" | median)" > "$work/result-$files"
+  # The composition floor: the step's own commands (as its last trace
+  # names them, each cmd= line to its binary), each started from bash and
+  # exiting at once (--version): what any step composed of them pays before
+  # doing anything (DESIGN "One step, composed").
+  local bins=() name b
+  while read -r name; do
+    for b in "$work"/bin/*; do
+      case $name in "$(basename "$b")"|"$(basename "$b")"-*) bins+=("$b"); break ;; esac
+    done
+  done < <(sed -n "s/^step=$iters trace: cmd=\([^ ]*\) .*/\1/p" "$work/trace-$files")
+  local procs=()
+  for i in $(seq 1 "$iters"); do
+    t0=$(ms); for b in "${bins[@]}"; do "$b" --version >/dev/null; done; t1=$(ms)
+    procs+=($((t1 - t0)))
+  done
+  echo "${#bins[@]}" > "$work/procs-$files"
+  printf '%s %s %s %s\n' "$(printf '%s\n' "${over[@]}" | median)" "$(printf '%s\n' "${total[@]}" | median)" "$(printf '%s\n' "${floor[@]}" | median)" "$(printf '%s\n' "${procs[@]}" | median)" > "$work/result-$files"
 }
 
 for files in "${sizes[@]}"; do
@@ -88,11 +106,13 @@ import re, statistics, sys
 work, iters, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 res = {s: [float(x) for x in open(f"{work}/result-{s}").read().split()] for s in sizes}
 print(f"\nrunner overhead per iteration (median of {iters} steps; 1,000-node tree, no-op agent, guard true)")
-print("| files | overhead ms | whole step ms | git floor ms | overhead/floor |")
-print("| --- | --- | --- | --- | --- |")
+print("| files | overhead ms | whole step ms | git floor ms | overhead/floor | composition floor ms | (git + composition floor)/git floor |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 for s in sizes:
-    o, t, f = res[s]
-    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x |")
+    o, t, f, p = res[s]
+    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x | {p:g} | {(f+p)/f:.2f}x |")
+n = open(f"{work}/procs-{sizes[0]}").read().strip()
+print(f"(composition floor: the step's {n} commands started from bash with --version, no work; the last column is the least overhead/floor any step composed of them could reach)")
 # Per command: the median over steps of the sum of its lines in one step;
 # git lines are grouped by the command that ran them.
 rows, per = [], {}

@@ -35,6 +35,7 @@ const (
 	TreeAfter      = "tree.after.json"  // iter-log end
 	DiffPatch      = "diff.patch"       // iter-log end
 	MetaFile       = "meta.json"        // iter-log end
+	SealedFile     = "sealed.txt"       // agent-exec --restore --sealed
 )
 
 // Begin is begin.json: what iter-log begin allocated.

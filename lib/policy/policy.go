@@ -7,7 +7,11 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -158,26 +162,76 @@ type iterLogs struct {
 	seal *seal.Seal
 }
 
-// sealLogs seals the run's iteration directories under root; own are the
+// SealIndex is the seal's index of the run's settled iteration logs, in
+// the run's iteration directory (lib/seal Index): the logs of finished
+// iterations are checked by their metadata and put back from their copies
+// in git's object database, so a session's seal costs the same at the
+// thousandth iteration as at the first (issue 16).
+const SealIndex = "seal-index"
+
+// sealLogs seals the run's iteration directories under repo's root; own are the
 // names of the files of the iteration directory iterDir that the caller
 // itself writes during the session (the agent's output.json among them).
-func sealLogs(root, runID, iterDir string, own ...string) (*iterLogs, error) {
+// Every file outside iterDir is settled: the runner wrote it in an
+// earlier iteration and reads it as it is.
+func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, error) {
 	rel := path.Join(layout.Iterations, runID)
-	runDir := filepath.Join(root, filepath.FromSlash(rel))
+	runDir := filepath.Join(repo.Root(), filepath.FromSlash(rel))
 	iterRel, err := filepath.Rel(runDir, iterDir)
 	if err != nil {
 		return nil, err
 	}
 	iterRel = filepath.ToSlash(iterRel)
-	s, err := seal.Take(runDir, func(p string) bool {
+	s, err := seal.TakeIndexed(runDir, func(p string) bool {
 		dir, name := path.Split(p)
 		return dir == iterRel+"/" && slices.Contains(own, name)
+	}, seal.Index{
+		Rel:     SealIndex,
+		Store:   blobStore{repo},
+		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") },
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &iterLogs{rel: rel, seal: s}, nil
 }
+
+// RestoreLogs puts back the earlier iterations' logs that the seal index
+// lists and that changed, from their copies, for a session that ended
+// without its check (agent-exec or guard-run killed while the session ran,
+// iterDir its iteration). It returns one reason per path, naming who.
+func RestoreLogs(repo *git.Repo, runID, iterDir, who string) ([]string, error) {
+	rel := path.Join(layout.Iterations, runID)
+	runDir := filepath.Join(repo.Root(), filepath.FromSlash(rel))
+	iterRel, err := filepath.Rel(runDir, iterDir)
+	if err != nil {
+		return nil, err
+	}
+	iterRel = filepath.ToSlash(iterRel)
+	notes, err := seal.CheckIndex(runDir, seal.Index{Rel: SealIndex, Store: blobStore{repo},
+		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") }})
+	if err != nil {
+		return nil, err
+	}
+	return (&iterLogs{rel: rel}).reasons(who, notes), nil
+}
+
+// DropSealIndex removes the run's seal index: the next seal reads every
+// log and indexes them again.
+func DropSealIndex(repo *git.Repo, runID string) error {
+	err := os.Remove(filepath.Join(repo.Root(), filepath.FromSlash(layout.Iterations), runID, SealIndex))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// blobStore keeps the seal's copies as git blobs.
+type blobStore struct{ repo *git.Repo }
+
+func (b blobStore) Put(paths []string) ([]string, error) { return b.repo.WriteBlobs(paths) }
+
+func (b blobStore) Get(id string) ([]byte, bool, error) { return b.repo.Blob(id) }
 
 // Restore puts the run's iteration directories back as sealed and returns
 // one reason per path, naming who ("the agent", "the guard").
@@ -186,11 +240,19 @@ func (l *iterLogs) Restore(who string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.reasons(who, notes), nil
+}
+
+// reasons words the seal's notes as reasons naming who.
+func (l *iterLogs) reasons(who string, notes []string) []string {
 	reasons := make([]string, len(notes))
 	for i, n := range notes {
-		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s; the runner put it back", who, l.rel, n)
+		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s", who, l.rel, n)
+		if seal.Restored(n) {
+			reasons[i] += "; the runner put it back"
+		}
 	}
-	return reasons, nil
+	return reasons
 }
 
 // gitSettings holds git's own settings across a session: the repository's config,
@@ -205,11 +267,7 @@ type gitSettings struct {
 
 // sealGit seals repo's config, info/ and hooks.
 func sealGit(repo *git.Repo) (*gitSettings, error) {
-	common, err := gitPath(repo, "--git-common-dir")
-	if err != nil {
-		return nil, err
-	}
-	hooks, err := gitPath(repo, "--git-path", "hooks")
+	common, hooks, err := gitDirs(repo)
 	if err != nil {
 		return nil, err
 	}
@@ -246,12 +304,18 @@ func (g *gitSettings) Restore(who string) ([]string, error) {
 	return reasons, nil
 }
 
-func gitPath(repo *git.Repo, args ...string) (string, error) {
-	out, err := repo.Run(append([]string{"rev-parse", "--path-format=absolute"}, args...)...)
+// gitDirs asks git, in one rev-parse, for its common directory (config,
+// info/) and its hooks directory, as absolute paths.
+func gitDirs(repo *git.Repo) (common, hooks string, err error) {
+	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-path", "hooks")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 2 {
+		return "", "", fmt.Errorf("git rev-parse: %d lines for the common and the hooks directory", len(lines))
+	}
+	return lines[0], lines[1], nil
 }
 
 // Session is everything a session (the agent's, the guard's) may not
@@ -275,11 +339,67 @@ func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []strin
 	if err != nil {
 		return nil, err
 	}
-	l, err := sealLogs(repo.Root(), runID, iterDir, own...)
+	l, err := sealLogs(repo, runID, iterDir, own...)
 	if err != nil {
 		return nil, err
 	}
 	return &Session{repo: repo, branch: branch, base: base, protected: protected, git: g, logs: l}, nil
+}
+
+// Digest is what the step keeps of the session's seal, out of the
+// session's reach (runner-step reads it from agent-exec's and guard-run's
+// --seal-fd before the session starts): "git:<sha256>,index:<sha256>", the
+// digests of git's settings and of the logs' seal index ("none" when there
+// is none). CheckSealed compares with it when the session ended without
+// its Check.
+func (s *Session) Digest() string {
+	index := "none"
+	if data, ok := s.logs.seal.Bytes(SealIndex); ok {
+		index = sha256Hex(data)
+	}
+	return "git:" + s.git.digest() + ",index:" + index
+}
+
+func (g *gitSettings) digest() string {
+	var parts []string
+	for _, s := range g.seals {
+		parts = append(parts, s.Digest())
+	}
+	return sha256Hex([]byte(strings.Join(parts, ",")))
+}
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// CheckSealed compares repo's git settings and the run's seal index, as
+// they are now, with digest (Session.Digest, taken before a session that
+// then ended unchecked). gitOK is false when git's settings differ (the
+// runner has no copy of them to put back); indexOK is false when the seal
+// index differs, so it cannot be trusted to check the earlier logs. A
+// digest not of Digest's shape is an error.
+func CheckSealed(repo *git.Repo, runID, digest string) (gitOK, indexOK bool, err error) {
+	gitWant, indexWant, ok := parseDigest(digest)
+	if !ok {
+		return false, false, fmt.Errorf("%q is not a seal digest (git:<sha256>,index:<sha256|none>)", digest)
+	}
+	g, err := sealGit(repo)
+	if err != nil {
+		return false, false, err
+	}
+	index := "none"
+	if data, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(layout.Iterations), runID, SealIndex)); err == nil {
+		index = sha256Hex(data)
+	}
+	return g.digest() == gitWant, index == indexWant, nil
+}
+
+func parseDigest(d string) (gitSum, index string, ok bool) {
+	g, i, found := strings.Cut(d, ",")
+	gitSum, ok1 := strings.CutPrefix(g, "git:")
+	index, ok2 := strings.CutPrefix(i, "index:")
+	return gitSum, index, found && ok1 && ok2 && len(gitSum) == 64 && (index == "none" || len(index) == 64)
 }
 
 // Check puts back what who changed and may not have, returning one reason

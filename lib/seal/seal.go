@@ -10,12 +10,14 @@ package seal
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
 )
@@ -29,9 +31,11 @@ type entry struct {
 	dir  bool
 	link string // a symbolic link's target (data nil)
 	mode fs.FileMode
-	data []byte // nil when the file is larger than MaxKept
+	data []byte // nil when the file is larger than MaxKept or indexed
 	sum  [sha256.Size]byte
 	size int64
+	id   string      // an indexed file's copy in the store (data nil)
+	fp   fingerprint // an indexed file's metadata
 }
 
 // Seal is a directory's contents at Take.
@@ -39,6 +43,7 @@ type Seal struct {
 	root  string
 	skip  func(rel string) bool
 	files map[string]entry // by slash path relative to root
+	store Store            // where indexed files are put back from (TakeIndexed)
 }
 
 // Take reads every directory, regular file and symbolic link (by its
@@ -47,6 +52,15 @@ type Seal struct {
 // relative to root, that are neither sealed nor restored: the files the
 // caller itself writes during the session.
 func Take(root string, skip func(rel string) bool) (*Seal, error) {
+	return take(root, skip, func(_, p string, _ fs.FileInfo) (entry, bool, error) {
+		e, err := read(p)
+		return e, true, err
+	})
+}
+
+// take walks root like Take; file gives each regular file's entry (rel,
+// its absolute path, its Lstat), or false to leave it out.
+func take(root string, skip func(rel string) bool, file func(rel, p string, st fs.FileInfo) (entry, bool, error)) (*Seal, error) {
 	if skip == nil {
 		skip = func(string) bool { return false }
 	}
@@ -71,11 +85,17 @@ func Take(root string, skip func(rel string) bool) (*Seal, error) {
 		case d.IsDir():
 			s.files[rel] = entry{dir: true, mode: 0o755}
 		case d.Type().IsRegular():
-			e, err := read(p)
+			st, err := d.Info()
 			if err != nil {
 				return err
 			}
-			s.files[rel] = e
+			e, ok, err := file(rel, p, st)
+			if err != nil {
+				return err
+			}
+			if ok {
+				s.files[rel] = e
+			}
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
@@ -91,6 +111,8 @@ func Take(root string, skip func(rel string) bool) (*Seal, error) {
 	return s, nil
 }
 
+func sum(data []byte) [sha256.Size]byte { return sha256.Sum256(data) }
+
 func read(p string) (entry, error) {
 	st, err := os.Lstat(p)
 	if err != nil {
@@ -104,12 +126,21 @@ func read(p string) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
-	e.sum, e.size = sha256.Sum256(data), int64(len(data))
+	e.sum, e.size = sum(data), int64(len(data))
 	if len(data) <= MaxKept {
 		e.data = data
 	}
 	return e, nil
 }
+
+// NotRestored is the end of a Restore note for a path that could not be
+// put back, saying why: " (<why>: not restored)".
+func NotRestored(why string) string { return " (" + why + notRestored }
+
+const notRestored = ": not restored)"
+
+// Restored reports whether a Restore note's path was put back.
+func Restored(note string) bool { return !strings.HasSuffix(note, notRestored) }
 
 // Restore compares root with the seal and puts it back: a file changed,
 // replaced or deleted is rewritten with its sealed bytes (when kept), a
@@ -195,6 +226,16 @@ func (s *Seal) Restore() ([]string, error) {
 			}
 			continue
 		}
+		if e.id != "" {
+			note, err := s.restoreIndexed(rel, p, e, slices.Contains(added, rel))
+			if err != nil {
+				return nil, err
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+			continue
+		}
 		now, err := read(p)
 		switch {
 		case err == nil && now.sum == e.sum:
@@ -207,7 +248,7 @@ func (s *Seal) Restore() ([]string, error) {
 			notes = append(notes, rel+" changed")
 		}
 		if e.data == nil {
-			notes[len(notes)-1] += " (too large to restore)"
+			notes[len(notes)-1] += NotRestored("it was too large to keep")
 			continue
 		}
 		if err := os.RemoveAll(p); err != nil {
@@ -219,4 +260,87 @@ func (s *Seal) Restore() ([]string, error) {
 	}
 	slices.Sort(notes)
 	return slices.Compact(notes), nil
+}
+
+// Forged ends the name a changed file that cannot be put back is moved
+// to (restoreIndexed).
+const Forged = ".forged"
+
+// restoreIndexed checks an indexed file by its metadata and, when it
+// differs (changed, replaced, deleted), puts the file back from its copy
+// in the store; when the copy is gone, a changed file is set aside (Forged).
+// It returns the note, "" when the file is as sealed.
+func (s *Seal) restoreIndexed(rel, p string, e entry, replaced bool) (string, error) {
+	note := rel + " changed"
+	st, err := os.Lstat(p)
+	switch {
+	case replaced: // removed above: something else stood there
+	case err == nil:
+		if fp, ok := fingerprintOf(st); ok && fp == e.fp {
+			return "", nil
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		note = rel + " deleted"
+	}
+	data, ok, err := s.store.Get(e.id)
+	if err != nil {
+		return "", fmt.Errorf("restore %s: %w", rel, err)
+	}
+	if !ok {
+		// What stands there is not what the runner wrote: it is set
+		// aside, so no reader takes it for the runner's.
+		why := "its copy " + e.id + " is gone"
+		if !strings.HasSuffix(note, " deleted") {
+			if err := os.Rename(p, p+Forged); err != nil {
+				return "", fmt.Errorf("set aside %s: %w", rel, err)
+			}
+			why += "; set aside as " + filepath.Base(p) + Forged
+		}
+		return note + NotRestored(why), nil
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return "", err
+	}
+	if err := fsutil.WriteAtomic(p, data, e.mode); err != nil {
+		return "", err
+	}
+	return note, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Digest is a SHA-256 (hex) of everything the seal holds: each path with
+// its kind, mode and bytes (by their hash), link target or index line. Two
+// seals of the same root have the same digest exactly when nothing under
+// it differs.
+func (s *Seal) Digest() string {
+	h := sha256.New()
+	for _, rel := range sortedKeys(s.files) {
+		e := s.files[rel]
+		switch {
+		case e.dir:
+			fmt.Fprintf(h, "d %s\x00", rel)
+		case e.link != "":
+			fmt.Fprintf(h, "l %s\x00%s\x00", rel, e.link)
+		case e.id != "":
+			fmt.Fprintf(h, "i %s\x00%o %s %+v\x00", rel, e.mode, e.id, e.fp)
+		default:
+			fmt.Fprintf(h, "f %s\x00%o %x\x00", rel, e.mode, e.sum)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Bytes returns the sealed bytes of the file at rel (slash path under the
+// root); ok is false when the seal does not hold its bytes.
+func (s *Seal) Bytes(rel string) (data []byte, ok bool) {
+	e, found := s.files[rel]
+	return e.data, found && e.data != nil
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
@@ -44,9 +45,11 @@ import (
 type Options struct {
 	cli.Chdir
 	stepctx.Base
+	stepctx.SealFD
 	Iter    string `required:"" placeholder:"DIR" help:"The iteration directory: begin.json (node, mode, deadline) and prompt.md in; executor.log, output.json and agent.json out."`
 	Live    string `enum:"auto,always,never" default:"auto" help:"Copy the agent's output to stderr as it runs: auto (when stderr is a terminal), always, never."`
-	Restore bool   `help:"Run no agent: only put back what an agent may not change (protected paths, runner-owned files, HEAD and branch), printing each reason. For recovering an iteration a crash interrupted."`
+	Restore bool   `help:"Run no agent: only put back what an agent may not change (protected paths, runner-owned files, HEAD and branch, earlier iterations' logs the seal index lists), printing each reason. For an iteration whose agent-exec or guard-run did not finish (a crash, a killed process)."`
+	Sealed  string `placeholder:"DIGEST" help:"With --restore: the seal line's digest (--seal-fd) of the session that did not finish, kept in <iter>/sealed.txt for a later --restore. git's settings that differ from it fail the restore (exit 6: the runner has no copy of them); a seal index that differs is not used."`
 	JSON    bool   `name:"json" help:"Print agent.json's record on stdout."`
 	cli.Get
 }
@@ -78,14 +81,7 @@ func (o *Options) Run(env *cli.Env) error {
 		if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
 			fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
 		}
-		reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, cfg.ProtectedPaths)
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %v", err)
-		}
-		for _, r := range reasons {
-			fmt.Fprintln(env.Stdout, r)
-		}
-		return nil
+		return o.restore(env, repo, it)
 	}
 	promptPath := filepath.Join(dir, iterdir.PromptFile)
 	prompt, err := os.ReadFile(promptPath)
@@ -131,6 +127,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
+	o.Tell(env, sealed.Digest())
 	// Issue 17: who creates the cancel file during the session, the
 	// operator (lib/cancel.Request) or the session itself.
 	judge, err := cancel.Listen(env.Dir)
@@ -376,4 +373,51 @@ func priceUsage(res *agent.Result, cfg config.Agent) bool {
 		u.CostUSD = p.Cost(u.InputTokens, u.CachedTokens, u.OutputTokens)
 	}
 	return ok
+}
+
+// restore is --restore: what an agent may not change, put back after a
+// session that ended without its check (see Options.Restore, Sealed).
+func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) error {
+	dir, begin := it.Dir, it.Begin
+	// The digest of the unfinished session's seal: given by the step, or
+	// kept from an earlier --restore of this iteration. The session's
+	// processes are gone (killed above) before it is written.
+	marker := filepath.Join(dir, iterdir.SealedFile)
+	digest := o.Sealed
+	if digest != "" {
+		if err := fsutil.WriteAtomic(marker, []byte(digest+"\n"), 0o644); err != nil {
+			return exit.Errorf(exit.RunnerError, "restore: keep the seal digest: %v", fsutil.Cause(err))
+		}
+	} else if data, err := os.ReadFile(marker); err == nil {
+		digest = strings.TrimSpace(string(data))
+	}
+	reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, it.Config.ProtectedPaths)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "restore: %v", err)
+	}
+	gitOK, indexOK := true, true
+	if digest != "" {
+		if gitOK, indexOK, err = policy.CheckSealed(repo, begin.RunID, digest); err != nil {
+			return exit.Errorf(exit.RunnerError, "restore: %s: %v", iterdir.SealedFile, err)
+		}
+	}
+	if indexOK {
+		more, err := policy.RestoreLogs(repo, begin.RunID, dir, "the agent")
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "restore: %v", err)
+		}
+		reasons = append(reasons, more...)
+	} else {
+		if err := policy.DropSealIndex(repo, begin.RunID); err != nil {
+			return exit.Errorf(exit.RunnerError, "restore: %v", err)
+		}
+		reasons = append(reasons, "the seal index of the run's iteration logs changed during the session: the earlier iterations' logs could not be checked; the index is rebuilt from the files as they are")
+	}
+	for _, r := range reasons {
+		fmt.Fprintln(env.Stdout, r)
+	}
+	if !gitOK {
+		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
+	}
+	return nil
 }

@@ -48,6 +48,7 @@ const (
 type Options struct {
 	cli.Chdir
 	stepctx.Base
+	stepctx.SealFD
 	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin): its deadline bounds the guard; guard.log and guard.json go there."`
 	JSON bool   `name:"json" help:"Print guard.json's record on stdout."`
 	cli.Get
@@ -86,6 +87,7 @@ func (o *Options) Run(env *cli.Env) error {
 		if sealed, err = policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths, iterdir.GuardLog, iterdir.GuardFile); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
+		o.Tell(env, sealed.Digest())
 	}
 	var best Best
 	if len(cfg.Guard.Ratchet) > 0 {
@@ -177,8 +179,10 @@ func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 	// The guard's environment is ours without the step's variables
 	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
 	// as agent-exec is, so what the guard leaves behind (setsid, a double
-	// fork) is killed too.
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: git.Strip(os.Environ()), KillEscaped: true}
+	// fork) is killed too. RUNNER_ITER_DIR tags its processes as an
+	// agent's are: should guard-run itself be killed, agent-exec --restore
+	// finds what the guard left running by it.
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
 	// [sandbox] guard = true (issue 15): the guard runs confined like the
 	// agent, without any of the agent's runner files writable.
 	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard

@@ -13,6 +13,7 @@ package stepctx
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
@@ -25,6 +26,26 @@ import (
 // Base is the --base flag of the commands that judge a session.
 type Base struct {
 	Base string `placeholder:"COMMIT" help:"The commit the step started from (runner-step passes it): the references (tree, config, protected files) are read from it, not from files a session can write."`
+}
+
+// SealFD is the --seal-fd flag of the commands that seal a session
+// (agent-exec, guard-run).
+type SealFD struct {
+	SealFD int `name:"seal-fd" placeholder:"N" help:"Once the session's seal is taken, before the session starts, write seal=<digest> to descriptor N (runner-step keeps it, out of the session's reach, for agent-exec --restore --sealed should this command not finish)."`
+}
+
+// Tell writes the seal line to the descriptor, when one was given; a
+// descriptor that cannot take it is a warning (the step then has no
+// digest, as after a crash). The descriptor stays open until the process
+// exits (close-on-exec: no session inherits it), so a reader of the pipe
+// sees its end only when the command has ended, like a reader of stdout.
+func (f SealFD) Tell(env *cli.Env, digest string) {
+	if f.SealFD <= 2 {
+		return
+	}
+	if _, err := syscall.Write(f.SealFD, []byte("seal="+digest+"\n")); err != nil {
+		env.Warnf("--seal-fd %d: %v", f.SealFD, err)
+	}
 }
 
 // Iteration is an open iteration.

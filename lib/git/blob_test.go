@@ -1,0 +1,48 @@
+package git
+
+import (
+	"bytes"
+	"compress/zlib"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Blobs written byte for byte come back checked against their ids: an
+// object file rewritten in place with other bytes, or removed, is no copy.
+func TestBlobs(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, ".gitattributes", "*.txt text eol=crlf\n") // no filter may apply
+	write(t, r, "a.txt", "one\n")
+	write(t, r, "b.bin", "two\x00")
+	ids, err := r.WriteBlobs([]string{filepath.Join(r.Root(), "a.txt"), "b.bin"})
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("WriteBlobs: %q, %v", ids, err)
+	}
+	for i, want := range []string{"one\n", "two\x00"} {
+		data, ok, err := r.Blob(ids[i])
+		if err != nil || !ok || string(data) != want {
+			t.Fatalf("Blob(%s) = %q, %v, %v; want %q", ids[i], data, ok, err, want)
+		}
+	}
+
+	obj := filepath.Join(r.Root(), ".git", "objects", ids[0][:2], ids[0][2:])
+	var forged bytes.Buffer
+	z := zlib.NewWriter(&forged)
+	z.Write([]byte("blob 4\x00two\n"))
+	z.Close()
+	os.Chmod(obj, 0o644)
+	if err := os.WriteFile(obj, forged.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, ok, err := r.Blob(ids[0]); err != nil || ok {
+		t.Fatalf("a rewritten object: Blob = %q, %v, %v; want not ok", data, ok, err)
+	}
+	os.Remove(obj)
+	if _, ok, err := r.Blob(ids[0]); err != nil || ok {
+		t.Fatalf("a removed object: ok %v, err %v; want not ok", ok, err)
+	}
+	if _, _, err := r.Blob("nope"); err == nil {
+		t.Fatal("Blob of a malformed id: no error")
+	}
+}

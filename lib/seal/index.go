@@ -1,0 +1,218 @@
+package seal
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+)
+
+// Store keeps copies of files by their content, outside the sealed
+// directory (policy's is git's object database): a file of an indexed seal
+// is put back from its copy.
+type Store interface {
+	// Put copies the files (absolute paths) into the store and returns
+	// their ids, in the same order.
+	Put(paths []string) ([]string, error)
+	// Get returns the bytes stored under id, checked against it; ok is
+	// false when the copy is gone or does not match its id.
+	Get(id string) (data []byte, ok bool, err error)
+}
+
+// Index makes a seal cost what changed since the last one rather than
+// everything under its root (issue 16: the run's iteration logs grow with
+// every iteration, and reading them all twice per session made each step
+// slower than the one before).
+//
+// A file that the runner no longer writes (Settled) is indexed once: its
+// copy goes to Store, and the index file (Rel, under root, a text file of
+// one line per file: id, size, mode, mtime and ctime in ns, inode, the
+// time it was indexed, the path) records it with its metadata. A later
+// Take that finds the same metadata does not read the file; Restore puts
+// it back from its copy when the metadata differs. A write changes the
+// change time (ctime), which no program can set back (only moving the
+// system clock can, which takes CAP_SYS_TIME; the sandbox drops it), so
+// same metadata means same bytes. A file changed within RacyWindow of a
+// Take is not indexed yet: file timestamps advance by the kernel's tick
+// (at most 10 ms), so a write within the same tick could keep them. An entry
+// older than Refresh is copied again, which renews the copy's age (git
+// prunes unreferenced objects older than two weeks).
+type Index struct {
+	Rel     string
+	Store   Store
+	Settled func(rel string) bool
+	Now     func() time.Time // the clock; nil: time.Now
+}
+
+// RacyWindow and Refresh: see Index.
+const (
+	RacyWindow = 50 * time.Millisecond
+	Refresh    = 7 * 24 * time.Hour
+)
+
+// indexHeader is the first line of an index file.
+const indexHeader = "treeloop seal index v1"
+
+// fingerprint is the metadata a file's indexed bytes are trusted by.
+type fingerprint struct {
+	size         int64
+	mode         uint32
+	mtime, ctime int64 // ns
+	ino          uint64
+}
+
+// indexed is one line of an index file.
+type indexed struct {
+	id string
+	fp fingerprint
+	at int64 // unix seconds
+}
+
+// readIndex reads an index file; a missing or malformed one is empty (the
+// files are then read and indexed again).
+func readIndex(p string) map[string]indexed {
+	out := map[string]indexed{}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return out
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() || sc.Text() != indexHeader {
+		return out
+	}
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 8)
+		if len(f) != 8 || f[0] == "" || f[7] == "" {
+			return map[string]indexed{}
+		}
+		var n [6]int64
+		for i := range n {
+			v, err := strconv.ParseInt(f[i+1], 10, 64)
+			if err != nil {
+				return map[string]indexed{}
+			}
+			n[i] = v
+		}
+		out[f[7]] = indexed{id: f[0], fp: fingerprint{size: n[0], mode: uint32(n[1]), mtime: n[2], ctime: n[3], ino: uint64(n[4])}, at: n[5]}
+	}
+	return out
+}
+
+// formatIndex is an index file's bytes, lines sorted by path.
+func formatIndex(entries map[string]indexed) []byte {
+	var b strings.Builder
+	b.WriteString(indexHeader + "\n")
+	for _, rel := range sortedKeys(entries) {
+		e := entries[rel]
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.id, e.fp.size, e.fp.mode, e.fp.mtime, e.fp.ctime, e.fp.ino, e.at, rel)
+	}
+	return []byte(b.String())
+}
+
+// TakeIndexed is Take with an index (see Index): settled files whose
+// metadata matches their index line are not read; the others are read,
+// and the settled ones among them copied to the store and indexed. The
+// index file itself is sealed by its bytes, like an unindexed file.
+func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, error) {
+	now := time.Now()
+	if ix.Now != nil {
+		now = ix.Now()
+	}
+	indexPath := filepath.Join(root, filepath.FromSlash(ix.Rel))
+	old := readIndex(indexPath)
+	keep := map[string]indexed{}
+	var fresh []string // settled files read now, to index
+	s, err := take(root, skip, func(rel, p string, st fs.FileInfo) (entry, bool, error) {
+		if rel == ix.Rel {
+			return entry{}, false, nil // sealed below, once written
+		}
+		fp, ok := fingerprintOf(st)
+		settled := ok && ix.Settled(rel) && !strings.ContainsAny(rel, "\t\n\r")
+		if settled {
+			if e, found := old[rel]; found && e.fp == fp && now.Unix()-e.at < int64(Refresh/time.Second) {
+				keep[rel] = e
+				return entry{mode: st.Mode().Perm(), size: st.Size(), id: e.id, fp: fp}, true, nil
+			}
+		}
+		e, err := read(p)
+		if err != nil {
+			return entry{}, false, err
+		}
+		if settled && now.UnixNano()-fp.ctime > int64(RacyWindow) && now.UnixNano()-fp.mtime > int64(RacyWindow) {
+			fresh = append(fresh, rel)
+			keep[rel] = indexed{fp: fp, at: now.Unix()}
+		}
+		return e, true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Copying and indexing save later seals work; a failure (a full disk)
+	// costs only that: the files read now are sealed by their bytes.
+	if len(fresh) > 0 {
+		paths := make([]string, len(fresh))
+		for i, rel := range fresh {
+			paths[i] = filepath.Join(root, filepath.FromSlash(rel))
+		}
+		ids, err := ix.Store.Put(paths)
+		for i, rel := range fresh {
+			if err != nil {
+				delete(keep, rel)
+				continue
+			}
+			e := keep[rel]
+			e.id = ids[i]
+			keep[rel] = e
+		}
+	}
+	prev, err := os.ReadFile(indexPath)
+	if err != nil && len(keep) == 0 {
+		return s, nil // nothing indexed, no index file: nothing to seal
+	}
+	data := formatIndex(keep)
+	if err != nil || !bytes.Equal(prev, data) {
+		if fsutil.WriteAtomic(indexPath, data, 0o644) != nil {
+			data = prev // the index as it stands is sealed
+		}
+	}
+	if data != nil {
+		s.files[ix.Rel] = entry{mode: 0o644, data: data, sum: sum(data), size: int64(len(data))}
+	}
+	s.store = ix.Store
+	return s, nil
+}
+
+// CheckIndex puts back, from their copies, the indexed files under root
+// whose metadata no longer matches their index line, without a seal taken
+// before: for a session that ended without its Restore (its process
+// killed). Only the files the index lists are checked; a file the index
+// does not list is left as it is. It returns one note per file, as
+// Restore words them.
+func CheckIndex(root string, ix Index) ([]string, error) {
+	s := &Seal{root: root, store: ix.Store}
+	var notes []string
+	old := readIndex(filepath.Join(root, filepath.FromSlash(ix.Rel)))
+	for _, rel := range sortedKeys(old) {
+		e := old[rel]
+		if !ix.Settled(rel) {
+			continue
+		}
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		note, err := s.restoreIndexed(rel, p, entry{mode: fs.FileMode(e.fp.mode).Perm(), id: e.id, fp: e.fp}, false)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return notes, nil
+}
