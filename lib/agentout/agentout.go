@@ -9,7 +9,6 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // every read is judged and worded by the schema
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -34,7 +33,10 @@ func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
 // the status is allowed in mode (execute: done or retry; decompose:
-// decomposed or retry). The error, one line, says every reason.
+// decomposed or retry). The error, one line, says every reason. The
+// program must link lib/schema/full (agent-exec and tree-update do; a
+// command that only needs MaxBytes, like runner-check through lib/agent,
+// does not pay for it, issue 16).
 func Parse(data []byte, mode string) (Output, error) {
 	if len(data) > MaxBytes {
 		return Output{}, fmt.Errorf("output is %d bytes, more than the %d allowed", len(data), MaxBytes)
