@@ -1,7 +1,6 @@
 // Package runrecord reads and writes run records, .runner/runs/<run-id>.json
 // (seed 004 "run records", DESIGN.md decision 15), validated against the
-// embedded run_record v1 schema on every read (the form runner-record
-// writes through a check that needs no schema compilation, parseCanonical).
+// embedded run_record v1 schema on every read (written out in check.go).
 //
 // The current run's record is rewritten atomically at start, after every
 // iteration and at the end; once a record is finished (any status but
@@ -24,8 +23,6 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // a record not in canonical form is judged and worded by the schema
-	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // The run statuses.
@@ -126,23 +123,28 @@ func (r *Record) AddLog(at time.Time, kind, message string) {
 	}
 }
 
-// Parse decodes and validates record bytes. A record in the form Encode
-// writes takes the fast path (parseCanonical); any other is judged, and
-// its first problem worded, by the schema.
+// Parse decodes and validates record bytes. check, the schema written
+// out, judges the record; where the program links the full validator
+// (lib/schema/full: runner-status, runner-ui) a record check refuses is
+// worded by the schema, elsewhere by check's first problem. runner-record,
+// which reads only the records it wrote, so pays no schema at start
+// (issue 16).
 func Parse(data []byte) (Record, error) {
-	if r, ok := parseCanonical(data); ok {
-		return r, nil
-	}
 	v, err := jsonstrict.Decode(data)
 	if err != nil {
 		return Record{}, err
 	}
-	if vs := schema.Validate(schema.RunRecord, v); len(vs) > 0 {
-		p := vs[0].Pointer
-		if p == "" {
-			p = "/"
+	if why := check(v); why != "" {
+		if schema.Linked() {
+			if vs := schema.Validate(schema.RunRecord, v); len(vs) > 0 {
+				p := vs[0].Pointer
+				if p == "" {
+					p = "/"
+				}
+				return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
+			}
 		}
-		return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
+		return Record{}, errors.New(why)
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -152,73 +154,6 @@ func Parse(data []byte) (Record, error) {
 		r.Log = []Entry{}
 	}
 	return r, nil
-}
-
-// parseCanonical accepts data only when it is exactly Encode of the record
-// it decodes to and that record keeps every value constraint of
-// schemas/run_record.v1.schema.json: the round trip stands for the
-// schema's structure (every property present, no other, no duplicate,
-// each of its type, valid UTF-8), validRecord for the rest. Every record
-// runner-record writes reads this way, without compiling the schema
-// (issue 16); anything else goes to the full validator, which words its
-// problem. TestParseCanonicalAgreesWithSchema holds it to the schema.
-func parseCanonical(data []byte) (Record, bool) {
-	var r Record
-	if json.Unmarshal(data, &r) != nil || !validRecord(&r) || !bytes.Equal(Encode(r), data) {
-		return Record{}, false
-	}
-	if r.Log == nil {
-		r.Log = []Entry{}
-	}
-	return r, true
-}
-
-// validRecord checks the schema's value constraints on a decoded record:
-// the version, the id patterns, the status enum, the minimums, the head's
-// pattern, the log's length and kinds.
-func validRecord(r *Record) bool {
-	ok := r.Version == 1 && tree.ValidID(r.ID) && tree.ValidID(r.RunID) && r.Branch != "" &&
-		r.Runner.PID >= 0 && r.Iterations >= 0 &&
-		r.Nodes.Total >= 0 && r.Nodes.Passed >= 0 && r.Nodes.Open >= 0 && r.Nodes.Stuck >= 0 &&
-		r.Usage.InputTokens >= 0 && r.Usage.OutputTokens >= 0 && r.Usage.CachedTokens >= 0 && r.Usage.CostUSD >= 0 &&
-		r.Budgets.MaxIterations >= 0 && r.Budgets.MaxTokens >= 0 && r.Budgets.MaxCostUSD >= 0 &&
-		(r.LastIteration == nil || r.LastIteration.Iter >= 1) &&
-		(r.Head == nil || isHexSHA(*r.Head)) && len(r.Log) <= MaxLog
-	switch r.Status {
-	case Running, Complete, Stuck, Limit, Timeout, Interrupted, Canceled, Error:
-	default:
-		ok = false
-	}
-	for _, e := range r.Log {
-		ok = ok && isKind(e.Kind)
-	}
-	return ok
-}
-
-// isHexSHA matches ^[0-9a-f]{40,64}$.
-func isHexSHA(s string) bool {
-	if len(s) < 40 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// isKind matches ^[a-z][a-z0-9_]*$.
-func isKind(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
 }
 
 // Load reads and validates the record at path.
