@@ -81,20 +81,7 @@ func appendNode(buf []byte, n *Node, indent int) []byte {
 	buf = appendKey(buf, in, "goal")
 	buf = appendString(buf, n.Goal)
 	buf = appendKey(buf, in, "acceptance")
-	if len(n.Acceptance) == 0 {
-		buf = append(buf, "[]"...)
-	} else {
-		buf = append(buf, '[')
-		for i, a := range n.Acceptance {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendIndent(buf, in+2)
-			buf = appendString(buf, a)
-		}
-		buf = appendIndent(buf, in)
-		buf = append(buf, ']')
-	}
+	buf = appendArray(buf, n.Acceptance, in, func(buf []byte, a string, _ int) []byte { return appendString(buf, a) })
 	buf = appendKey(buf, in, "next")
 	buf = appendString(buf, n.Next)
 	buf = appendKey(buf, in, "passes")
@@ -104,22 +91,27 @@ func appendNode(buf []byte, n *Node, indent int) []byte {
 	buf = appendKey(buf, in, "max_attempts")
 	buf = strconv.AppendInt(buf, int64(n.MaxAttempts), 10)
 	buf = appendKey(buf, in, "children")
-	if len(n.Children) == 0 {
-		buf = append(buf, "[]"...)
-	} else {
-		buf = append(buf, '[')
-		for i, c := range n.Children {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendIndent(buf, in+2)
-			buf = appendNode(buf, c, in+2)
-		}
-		buf = appendIndent(buf, in)
-		buf = append(buf, ']')
-	}
+	buf = appendArray(buf, n.Children, in, appendNode)
 	buf = appendIndent(buf, indent)
 	return append(buf, '}')
+}
+
+// appendArray appends items as an array whose elements are indented by
+// indent+2 spaces ([] when empty), each written by each.
+func appendArray[T any](buf []byte, items []T, indent int, each func([]byte, T, int) []byte) []byte {
+	if len(items) == 0 {
+		return append(buf, "[]"...)
+	}
+	buf = append(buf, '[')
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendIndent(buf, indent+2)
+		buf = each(buf, it, indent+2)
+	}
+	buf = appendIndent(buf, indent)
+	return append(buf, ']')
 }
 
 // appendKey appends a field's name on its own line: the comma that ends
