@@ -46,7 +46,9 @@ fuzz seconds="30":
     go test -run='^$' -fuzz='^FuzzLoad$' -fuzztime={{seconds}}s ./lib/tree/
     go test -run='^$' -fuzz='^FuzzFastParse$' -fuzztime={{seconds}}s ./lib/tree/
     go test -run='^$' -fuzz='^FuzzTransition$' -fuzztime={{seconds}}s ./lib/tree/
+    go test -run='^$' -fuzz='^FuzzEncodeMatchesEncodingJSON$' -fuzztime={{seconds}}s ./lib/tree/
     go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/agentout/
+    go test -run='^$' -fuzz='^FuzzPlainlyValid$' -fuzztime={{seconds}}s ./lib/agentout/
     go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/config/
 
 # Benchmarks: Go micro-benchmarks and the whole-process scripts under bench/.

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -172,13 +173,13 @@ func claudeRetryAt(b []byte, now time.Time) (time.Time, bool) {
 
 // claudeUsageReset finds the reset time in Claude Code's subscription
 // usage-limit result ("Claude AI usage limit reached|<unix seconds>").
-var claudeUsageReset = regexp.MustCompile(`usage limit reached\|(\d{9,11})\b`)
+var claudeUsageReset = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`usage limit reached\|(\d{9,11})\b`) })
 
 // claudeResetAt is a rate limit's reset time, RFC 3339: the usage-limit
 // reset the result names, else when the CLI meant to retry after its last
 // 429, else "".
 func claudeResetAt(result string, retryAt time.Time) string {
-	if m := claudeUsageReset.FindStringSubmatch(result); m != nil {
+	if m := claudeUsageReset().FindStringSubmatch(result); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			return time.Unix(sec, 0).UTC().Format(time.RFC3339)
 		}

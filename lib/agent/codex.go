@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
@@ -136,9 +137,15 @@ func (c *codexEvents) line(b []byte) {
 	}
 }
 
+// Compiled on first use, not at every start of a program that links
+// lib/agent (issue 16).
 var (
-	codexAuth      = regexp.MustCompile(`\b(401|403)\b|Unauthorized|Forbidden|invalid api key|authentication`)
-	codexRateLimit = regexp.MustCompile(`(?i)\b429\b|Too Many Requests|rate[ _]limit|usage[ _]limit|quota`)
+	codexAuth = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(401|403)\b|Unauthorized|Forbidden|invalid api key|authentication`)
+	})
+	codexRateLimit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b429\b|Too Many Requests|rate[ _]limit|usage[ _]limit|quota`)
+	})
 )
 
 // codexErrorClass maps a failure message to a class and one line. Codex
@@ -160,9 +167,9 @@ func codexErrorClass(msg string) (string, string) {
 	line := "codex: " + oneLine(msg, 300)
 	lower := strings.ToLower(msg)
 	switch {
-	case codexAuth.MatchString(msg) || strings.Contains(lower, "api key"):
+	case codexAuth().MatchString(msg) || strings.Contains(lower, "api key"):
 		return ClassAuth, line
-	case codexRateLimit.MatchString(msg):
+	case codexRateLimit().MatchString(msg):
 		return ClassRateLimit, line
 	case strings.Contains(lower, "context window") || strings.Contains(lower, "max turns"):
 		return ClassTurnLimit, line

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
@@ -149,11 +150,11 @@ func (g *geminiEvents) line(b []byte) {
 	}
 }
 
-var geminiCode = regexp.MustCompile(`"code":\s*(\d{3})`)
+var geminiCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"code":\s*(\d{3})`) })
 
 // geminiStatus finds the HTTP status in a Gemini API error message.
 func geminiStatus(msg string) int {
-	if m := geminiCode.FindStringSubmatch(msg); m != nil {
+	if m := geminiCode().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}

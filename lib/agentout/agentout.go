@@ -6,10 +6,10 @@ package agentout
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // every read is judged and worded by the schema
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -34,7 +34,10 @@ func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
 // the status is allowed in mode (execute: done or retry; decompose:
-// decomposed or retry). The error, one line, says every reason.
+// decomposed or retry). The error, one line, says every reason. The
+// program must link lib/schema/full (agent-exec and tree-update do; a
+// command that only needs MaxBytes, like runner-check through lib/agent,
+// does not pay for it, issue 16).
 func Parse(data []byte, mode string) (Output, error) {
 	if len(data) > MaxBytes {
 		return Output{}, fmt.Errorf("output is %d bytes, more than the %d allowed", len(data), MaxBytes)
@@ -43,17 +46,21 @@ func Parse(data []byte, mode string) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("output is not valid JSON: %w", err)
 	}
-	if vs := schema.Validate(schema.AgentOutput, v); len(vs) > 0 {
-		msgs := make([]string, len(vs))
-		for i, x := range vs {
-			loc := strings.TrimPrefix(x.Pointer, "/")
-			if loc == "" {
-				msgs[i] = x.Message
-			} else {
-				msgs[i] = loc + ": " + x.Message
+	// Output the schema plainly accepts skips compiling it (issue 16);
+	// anything else is judged, and every problem worded, by the schema.
+	if !plainlyValid(v) {
+		if vs := schema.Validate(schema.AgentOutput, v); len(vs) > 0 {
+			msgs := make([]string, len(vs))
+			for i, x := range vs {
+				loc := strings.TrimPrefix(x.Pointer, "/")
+				if loc == "" {
+					msgs[i] = x.Message
+				} else {
+					msgs[i] = loc + ": " + x.Message
+				}
 			}
+			return Output{}, fmt.Errorf("output does not match the agent output schema: %s", strings.Join(msgs, "; "))
 		}
-		return Output{}, fmt.Errorf("output does not match the agent output schema: %s", strings.Join(msgs, "; "))
 	}
 	m := v.(map[string]any)
 	o := Output{Status: m["status"].(string), Summary: m["summary"].(string)}
@@ -73,4 +80,61 @@ func Parse(data []byte, mode string) (Output, error) {
 		return Output{}, fmt.Errorf("status %q is not allowed in %s mode (allowed: %s)", o.Status, mode, strings.Join(Allowed(mode), ", "))
 	}
 	return o, nil
+}
+
+// plainlyValid is schemas/agent_output.v1.schema.json written out for a
+// decoded document: true only when the schema accepts v. It may refuse
+// more than the schema (the full validator then decides), never less;
+// TestPlainlyValidAgreesWithSchema and FuzzPlainlyValid hold it to the
+// full validator.
+func plainlyValid(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 3 {
+		return false
+	}
+	status, ok := m["status"].(string)
+	if !ok || (status != "done" && status != "retry" && status != "decomposed") {
+		return false
+	}
+	if s, ok := m["summary"].(string); !ok || !runes(s, 1, 16384) {
+		return false
+	}
+	kids, ok := m["children"].([]any)
+	if !ok || len(kids) > 50 || (status == "decomposed") != (len(kids) > 0) {
+		return false
+	}
+	for _, k := range kids {
+		c, ok := k.(map[string]any)
+		if !ok || len(c) != 4 {
+			return false
+		}
+		if s, ok := c["title"].(string); !ok || !runes(s, 1, 256) {
+			return false
+		}
+		if s, ok := c["goal"].(string); !ok || !runes(s, 0, 16384) {
+			return false
+		}
+		if next, ok := c["next"].(string); !ok || (next != "execute" && next != "decompose") {
+			return false
+		}
+		acc, ok := c["acceptance"].([]any)
+		if !ok || len(acc) > 64 {
+			return false
+		}
+		for _, a := range acc {
+			if s, ok := a.(string); !ok || !runes(s, 0, 4096) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// runes reports whether s has min to max code points.
+func runes(s string, min, max int) bool {
+	if len(s) < min {
+		return false
+	}
+	n := utf8.RuneCountInString(s)
+	return n >= min && n <= max
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/agentout"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // agentout.Parse needs the full validator
 	"github.com/treeloop/treeloop/lib/tree"
 )
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -102,7 +103,7 @@ func decodeError(name string, data []byte, err error) error {
 	if errors.As(err, &de) {
 		line, _ := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if m := mismatch.FindStringSubmatch(msg); m != nil {
+		if m := mismatch().FindStringSubmatch(msg); m != nil {
 			msg = fmt.Sprintf("cannot decode %s into %s", m[1], goType(m[2]))
 		}
 		e := &Error{File: name, Line: line, Msg: oneLine(msg)}
@@ -120,7 +121,11 @@ func decodeError(name string, data []byte, err error) error {
 	return &Error{File: name, Msg: oneLine(strings.TrimPrefix(err.Error(), "toml: "))}
 }
 
-var mismatch = regexp.MustCompile(`^cannot decode TOML (.+?) into (?:struct field \S+ of type )?(\S+)$`)
+// mismatch is compiled on first use (an error), not at every start of a
+// program that reads the configuration (issue 16).
+var mismatch = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^cannot decode TOML (.+?) into (?:struct field \S+ of type )?(\S+)$`)
+})
 
 // goType names a target type for a reader of the TOML file.
 func goType(t string) string {
@@ -250,8 +255,9 @@ func (idx keyIndex) line(key string, near int) (int, bool) {
 	return found, found > 0
 }
 
-// knownKeys are the dotted keys of Config, from its toml tags.
-var knownKeys = func() []string {
+// knownKeys are the dotted keys of Config, from its toml tags, walked on
+// first use (an unknown key), not at every start.
+var knownKeys = sync.OnceValue(func() []string {
 	var keys []string
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {
@@ -265,7 +271,7 @@ var knownKeys = func() []string {
 	}
 	walk("", reflect.TypeFor[Config]())
 	return keys
-}()
+})
 
 // suggest is the known key an unknown one was probably meant to be: the
 // closest by its last part (a misspelling, or a key under the wrong
@@ -279,7 +285,7 @@ func suggest(key []string) string {
 	last := key[len(key)-1]
 	table := strings.Join(key[:len(key)-1], ".")
 	best, bestD := "", len(last)/3+1
-	for _, k := range knownKeys {
+	for _, k := range knownKeys() {
 		parts := strings.Split(k, ".")
 		d := editDistance(last, parts[len(parts)-1])
 		if strings.Join(parts[:len(parts)-1], ".") != table {

@@ -11,11 +11,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/layout"
 )
 
 // File names inside an iteration directory.
@@ -203,10 +205,45 @@ func LoadBegin(dir string) (Begin, error) {
 	return b, nil
 }
 
+// UsageBefore is the run's usage before iteration n (runDir is
+// .runner/iterations/<run-id>): the run_usage iter-log end recorded in
+// iteration n-1's meta.json, the sum through n-1, so that a step reads
+// one file however long the run (issue 16). Without that record (the
+// first iteration, a meta.json missing, unreadable, of another run or
+// iteration, or written before run_usage existed) it sums the agent.json
+// of every iteration below n. meta.json is the runner's and as safe as
+// the agent.json files: both are committed with their iteration and
+// sealed while a session runs.
+func UsageBefore(runDir string, n int) (Usage, error) {
+	if n > 1 {
+		var m struct {
+			RunID     string `json:"run_id"`
+			Iteration int    `json:"iteration"`
+			RunUsage  *Usage `json:"run_usage"`
+		}
+		err := Read(filepath.Join(runDir, layout.IterName(n-1)), MetaFile, &m)
+		if err == nil && m.RunUsage != nil && m.Iteration == n-1 && m.RunID == filepath.Base(runDir) {
+			return *m.RunUsage, nil
+		}
+	}
+	return sumUsage(runDir, n)
+}
+
+// Add returns u plus v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CachedTokens: u.CachedTokens + v.CachedTokens, CostUSD: u.CostUSD + v.CostUSD,
+	}
+}
+
 // RunUsage sums the usage recorded in agent.json by every iteration of a
 // run (runDir is .runner/iterations/<run-id>); directories set aside by a
 // recovery and iterations without an agent.json count nothing.
-func RunUsage(runDir string) (Usage, error) {
+func RunUsage(runDir string) (Usage, error) { return sumUsage(runDir, 0) }
+
+// sumUsage is RunUsage over the iterations below before (all when 0).
+func sumUsage(runDir string, before int) (Usage, error) {
 	var sum Usage
 	entries, err := os.ReadDir(runDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -219,6 +256,9 @@ func RunUsage(runDir string) (Usage, error) {
 		if !e.IsDir() || strings.Trim(e.Name(), "0123456789") != "" {
 			continue
 		}
+		if n, err := strconv.Atoi(e.Name()); before > 0 && (err != nil || n >= before) {
+			continue
+		}
 		var a Agent
 		if err := Read(filepath.Join(runDir, e.Name()), AgentFile, &a); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -226,10 +266,7 @@ func RunUsage(runDir string) (Usage, error) {
 			}
 			return sum, err
 		}
-		sum.InputTokens += a.Usage.InputTokens
-		sum.OutputTokens += a.Usage.OutputTokens
-		sum.CachedTokens += a.Usage.CachedTokens
-		sum.CostUSD += a.Usage.CostUSD
+		sum = sum.Add(a.Usage)
 	}
 	return sum, nil
 }

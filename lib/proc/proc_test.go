@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // slow bounds the wall time of a run that should stop early; generous so
@@ -596,4 +598,34 @@ exit 0`
 		t.Fatalf("exit %d", res.ExitCode)
 	}
 	fmt.Printf("escaped=%d\n", res.Escaped)
+}
+
+// TestCloseInheritedMarksCloseOnExec: a descriptor this process got
+// without close-on-exec (as runner-step's lock reaches every command) is
+// close-on-exec after CloseInherited, so nothing it starts inherits it.
+func TestCloseInheritedMarksCloseOnExec(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd, err := syscall.Dup(int(f.Fd())) // dup(2): no close-on-exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	cloexec := func() bool {
+		flags, err := unix.FcntlInt(uintptr(fd), syscall.F_GETFD, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return flags&syscall.FD_CLOEXEC != 0
+	}
+	if cloexec() {
+		t.Fatal("dup(2) set close-on-exec")
+	}
+	closeInherited()
+	if !cloexec() {
+		t.Fatal("descriptor still inherited after CloseInherited")
+	}
 }

@@ -85,14 +85,14 @@ func ReadRepo(root string) (*Repo, error) {
 }
 
 // Usage is the run's usage so far: the last iteration's run_usage (the sum
-// iter-log end took), else the sum over the run's agent.json files.
+// iter-log end took), else the run's usage before its next iteration.
 func (rp *Repo) Usage() (Usage, error) {
 	u := iterdir.Usage{}
 	if rp.LastMeta != nil {
 		u = rp.LastMeta.RunUsage
 	} else if id := runstate.Val(rp.State.RunID); id != "" {
 		var err error
-		if u, err = iterdir.RunUsage(filepath.Join(rp.Root, layout.Iterations, id)); err != nil {
+		if u, err = iterdir.UsageBefore(filepath.Join(rp.Root, layout.Iterations, id), rp.State.NextIter); err != nil {
 			return Usage{}, err
 		}
 	}

@@ -1,6 +1,6 @@
 // Package runrecord reads and writes run records, .runner/runs/<run-id>.json
 // (seed 004 "run records", DESIGN.md decision 15), validated against the
-// embedded run_record v1 schema on every read.
+// embedded run_record v1 schema on every read (written out in check.go).
 //
 // The current run's record is rewritten atomically at start, after every
 // iteration and at the end; once a record is finished (any status but
@@ -23,7 +23,6 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // every read is judged and worded by the schema
 )
 
 // The run statuses.
@@ -124,18 +123,28 @@ func (r *Record) AddLog(at time.Time, kind, message string) {
 	}
 }
 
-// Parse decodes and validates record bytes.
+// Parse decodes and validates record bytes. check, the schema written
+// out, judges the record; where the program links the full validator
+// (lib/schema/full: runner-status, runner-ui) a record check refuses is
+// worded by the schema, elsewhere by check's first problem. runner-record,
+// which reads only the records it wrote, so pays no schema at start
+// (issue 16).
 func Parse(data []byte) (Record, error) {
 	v, err := jsonstrict.Decode(data)
 	if err != nil {
 		return Record{}, err
 	}
-	if vs := schema.Validate(schema.RunRecord, v); len(vs) > 0 {
-		p := vs[0].Pointer
-		if p == "" {
-			p = "/"
+	if why := check(v); why != "" {
+		if schema.Linked() {
+			if vs := schema.Validate(schema.RunRecord, v); len(vs) > 0 {
+				p := vs[0].Pointer
+				if p == "" {
+					p = "/"
+				}
+				return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
+			}
 		}
-		return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
+		return Record{}, errors.New(why)
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {

@@ -61,3 +61,15 @@ func BenchmarkPrevChecks(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncode measures the canonical encoding per tree size.
+func BenchmarkEncode(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		root, _ := Load(benchTree(n))
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				Encode(root)
+			}
+		})
+	}
+}

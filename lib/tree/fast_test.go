@@ -3,6 +3,7 @@ package tree
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -109,7 +110,30 @@ func TestFastParseTaken(t *testing.T) {
 		{"bad next", strings.Replace(compact, `"next":"decompose"`, `"next":"skip"`, 1), false},
 		{"trailing data", compact + `{}`, false},
 		{"bom", "\xEF\xBB\xBF" + compact, false},
+		// JSON itself, read by hand on the fast path (issue 16).
+		{"escaped key", strings.Replace(compact, `"order":-5`, `"\u006frder":-5`, 1), true},
+		{"escapes", strings.Replace(compact, `"title":"T"`, `"title":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"`, 1), true},
+		{"spaces around", " \r\n\t" + strings.ReplaceAll(compact, ",", " ,\n\t ") + "\n\n", true},
+		{"lone surrogate", strings.Replace(compact, `"title":"T"`, `"title":"\ud83d x"`, 1), false},
+		{"low surrogate first", strings.Replace(compact, `"title":"T"`, `"title":"\ude00\ud83d"`, 1), false},
+		{"bad escape", strings.Replace(compact, `"title":"T"`, `"title":"\x41"`, 1), false},
+		{"short escape", strings.Replace(compact, `"title":"T"`, `"title":"\u41"`, 1), false},
+		{"control byte", strings.Replace(compact, `"title":"T"`, "\"title\":\"T\x01\"", 1), false},
+		{"invalid UTF-8", strings.Replace(compact, `"title":"T"`, "\"title\":\"T\xff\"", 1), false},
+		{"leading zero", strings.Replace(compact, `"attempts":0`, `"attempts":01`, 1), false},
+		{"bare minus", strings.Replace(compact, `"order":-5`, `"order":-`, 1), false},
+		{"empty fraction", strings.Replace(compact, `"order":-5`, `"order":5.`, 1), false},
+		{"short literal", strings.Replace(compact, `"passes":false`, `"passes":fals`, 1), false},
+		{"long literal", strings.Replace(compact, `"passes":false`, `"passes":falsey`, 1), false},
+		{"trailing comma", strings.Replace(compact, `"children":[`, `"x":[],"children":[`, 1) + ",", false},
+		{"comma before brace", strings.Replace(compact, `"acceptance":[]`, `"acceptance":[],}`, 1), false},
+		{"comma in array", strings.Replace(compact, `"acceptance":["a","b"]`, `"acceptance":["a","b",]`, 1), false},
+		{"unterminated", compact[:len(compact)-1], false},
+		{"unterminated string", `{"id":"r`, false},
 	} {
+		if tt.doc == compact {
+			t.Fatalf("%s: the case changes nothing", tt.name)
+		}
 		if _, ok := fastParse([]byte(tt.doc)); ok != tt.valid {
 			t.Errorf("%s: fast path taken %v, want %v", tt.name, ok, tt.valid)
 		}
@@ -126,4 +150,73 @@ func depth(n *Node) int {
 		d = max(d, depth(c)+1)
 	}
 	return d
+}
+
+// encodeReflect is Encode through encoding/json, the definition the hand
+// encoder keeps.
+func encodeReflect(n *Node) []byte {
+	Sort(n)
+	normalize(n)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(n); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzEncodeMatchesEncodingJSON: Encode writes the bytes encoding/json
+// writes, for any text in any field (control bytes, quotes, HTML
+// characters, U+2028, invalid UTF-8), any numbers and any nesting.
+func FuzzEncodeMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "\"q\" \\ / <a>&", "\x00\x01\b\f\n\r\t\x1f\x7f", "é ü 日本 \u2028\u2029 😀", "\xff\xfe bad \xe2\x82", strings.Repeat("x", 300)} {
+		f.Add(s, int64(-3), 7, true, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, text string, order int64, attempts int, passes bool, shape uint8) {
+		var build func(depth int) *Node
+		build = func(depth int) *Node {
+			n := &Node{ID: "n" + strconv.Itoa(depth), Order: order - int64(depth), Title: text, Goal: text + text,
+				Next: text, Passes: passes, Attempts: attempts, MaxAttempts: -attempts}
+			for i := 0; i < int(shape%4); i++ {
+				n.Acceptance = append(n.Acceptance, text[:len(text)*i/4])
+			}
+			if depth < int(shape/16%8) {
+				for i := 0; i < 1+int(shape%3); i++ {
+					n.Children = append(n.Children, build(depth+1))
+				}
+			}
+			return n
+		}
+		root := build(0)
+		want := encodeReflect(root.Clone())
+		if got := Encode(root); !bytes.Equal(got, want) {
+			t.Fatalf("Encode differs from encoding/json:\n%q\nwant\n%q", got, want)
+		}
+	})
+}
+
+// TestEncodeMatchesEncodingJSONDeep: indents past the encoder's run of
+// spaces, and every fixture tree.
+func TestEncodeMatchesEncodingJSONDeep(t *testing.T) {
+	root := &Node{ID: "r", Title: "t", Next: NextExecute}
+	n := root
+	for i := 0; i < 300; i++ {
+		c := &Node{ID: "c" + strconv.Itoa(i), Title: "t", Next: NextExecute, Acceptance: []string{"a", "b"}}
+		n.Children = []*Node{c, {ID: "z", Title: "u", Next: NextDecompose}}
+		n = c
+	}
+	if got, want := Encode(root.Clone()), encodeReflect(root); !bytes.Equal(got, want) {
+		t.Fatalf("deep tree: Encode differs from encoding/json")
+	}
+	for _, data := range fastSeeds(t) {
+		full, ps := parseFull(data)
+		if len(ps) > 0 {
+			continue
+		}
+		if got, want := Encode(full.Clone()), encodeReflect(full); !bytes.Equal(got, want) {
+			t.Fatalf("Encode differs from encoding/json:\n%s\nwant\n%s", got, want)
+		}
+	}
 }

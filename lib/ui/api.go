@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // the UI words the schema problems of a run record it cannot read
 )
 
 // The API's limits.

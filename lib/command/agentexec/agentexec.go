@@ -39,6 +39,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
 )
 
 // Options is the command line of agent-exec.

@@ -244,8 +244,14 @@ func fence(s string) string {
 // oneLine puts s on one line: line breaks become spaces, nothing else
 // changes (spaces inside acceptance criteria can matter).
 func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s // most titles: no replacer to build (it is built on first use)
+	}
+	return lineBreaks.Replace(s)
 }
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 // sections assembles the prompt pack's sections (seed 000 §8).
 func (in *inputs) sections(files map[string]string) []prompt.Section {

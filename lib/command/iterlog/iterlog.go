@@ -66,7 +66,7 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 	// Run budgets (issue "Agent backends" §3): checked before an iteration
 	// starts, against what the run's sessions reported so far.
 	if cfg.Agent.MaxTokens > 0 || cfg.Agent.MaxCostUSD > 0 {
-		used, err := iterdir.RunUsage(env.Abs(filepath.Join(layout.Iterations, runID)))
+		used, err := iterdir.UsageBefore(env.Abs(filepath.Join(layout.Iterations, runID)), n)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
 		}
@@ -191,9 +191,14 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
 	}
-	runUsage, err := iterdir.RunUsage(filepath.Dir(dir))
+	// The run's usage: the sum through the previous iteration plus this
+	// session's, one file read whatever the run's length (issue 16).
+	runUsage, err := iterdir.UsageBefore(filepath.Dir(dir), begin.Iteration)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
+	}
+	if m.Agent != nil {
+		runUsage = runUsage.Add(m.Agent.Usage)
 	}
 	m.RunUsage = runUsage
 	var gd iterdir.Guard

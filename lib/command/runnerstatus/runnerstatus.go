@@ -20,6 +20,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/runstate"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // runner-status words the schema problems of a run record it cannot read
 	"github.com/treeloop/treeloop/lib/tree"
 )
 

@@ -5,6 +5,7 @@
 package treeupdate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -120,7 +121,7 @@ func (o *Options) Run(env *cli.Env) error {
 			}
 			maxAttempts = cfg.MaxAttemptsDefault
 		}
-		next, reasons, err = o.judge(env, snap, sel, treePath, maxAttempts, &res)
+		next, reasons, err = o.judge(env, snap, sel, snapData, treePath, maxAttempts, &res)
 		if err != nil {
 			return err
 		}
@@ -226,7 +227,7 @@ func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() 
 // judge validates the agent's output and tree edits and applies the
 // transition. It returns the next tree, or nil and the agent-error reasons;
 // an error is a runner error.
-func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, maxAttempts int, res *Result) (*tree.Node, []string, error) {
+func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, maxAttempts int, res *Result) (*tree.Node, []string, error) {
 	reasons := append([]string{}, o.AgentError...)
 	// judged: agent-exec already found the output missing or invalid (its
 	// reasons are in agent.json); judging it again would repeat them.
@@ -260,7 +261,11 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, treePath string, max
 		reasons = append(reasons, fmt.Sprintf("tree %s unreadable after the agent ran: %v", env.Rel(treePath), fsutil.Cause(err)))
 	} else {
 		var ps tree.Problems
-		edited, ps = tree.Load(editedData)
+		if bytes.Equal(editedData, snapData) {
+			edited = snap.Clone() // the agent left the tree as committed: loaded already
+		} else {
+			edited, ps = tree.Load(editedData)
+		}
 		if len(ps) == 0 {
 			ps = tree.CheckAgentEdits(snap, edited, o.Selected)
 		}

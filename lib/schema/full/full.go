@@ -1,8 +1,9 @@
 // Package full is the full JSON Schema validator of lib/schema, through
 // santhosh-tekuri/jsonschema/v5. Importing it (for its side effect) makes
 // schema.Validate available: the commands that word schema errors
-// (tree-validate, tree-update, agent-exec) and the packages whose every
-// read goes through the schema (agentout, runrecord) import it. Its cost
+// (tree-validate, tree-update, agent-exec, and runner-status and
+// runner-ui for run records) import it; a program compiles a schema only
+// when it validates against it. Its cost
 // is v5's package init, about 5.5 ms at every start of a program that
 // links it, whether it validates or not (issue 16).
 package full
