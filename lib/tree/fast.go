@@ -1,16 +1,19 @@
 package tree
 
 import (
-	"encoding/binary"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// fastParse decodes a task tree in one pass over its bytes, checking every
+// fastParse decodes a task tree in one streaming pass, checking every
 // constraint of schemas/task_tree.v1.schema.json inline. It returns the
 // tree and true only for a document that jsonstrict and the schema accept
 // (FuzzFastParse checks this against the full path, with the committed
@@ -18,9 +21,7 @@ import (
 // Parse takes the full path, jsonstrict and santhosh-tekuri/jsonschema,
 // which also words the errors. It exists because the full path costs
 // about 15 µs per node, most of it in generic validation, and every
-// command of a step loads the tree. It reads JSON itself rather than
-// through a token decoder: the tree is one string and its fields are
-// substrings of it (issue 16).
+// command of a step loads the tree.
 func fastParse(data []byte) (*Node, bool) {
 	root, why := fastParseWhy(data)
 	return root, why == ""
@@ -36,11 +37,9 @@ func fastParseWhy(data []byte) (*Node, string) {
 	if data[0] == 0xEF {
 		return nil, "the file starts with a byte order mark"
 	}
-	if !utf8.Valid(data) {
-		return nil, "not valid UTF-8"
-	}
-	p := fastParser{b: data, s: string(data)}
-	p.ws()
+	// jsontext's own duplicate-name tracking is redundant here: node()
+	// refuses a repeated field itself, and any other name at all.
+	p := fastParser{dec: jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))}
 	root, ok := p.node(0)
 	if !ok {
 		if p.why == "" {
@@ -48,7 +47,7 @@ func fastParseWhy(data []byte) (*Node, string) {
 		}
 		return nil, p.why
 	}
-	if p.ws(); p.i != len(p.s) {
+	if _, err := p.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, "data after the tree"
 	}
 	return root, ""
@@ -58,12 +57,8 @@ func fastParseWhy(data []byte) (*Node, string) {
 // jsonstrict.MaxDepth (each node level nests two JSON levels).
 const fastMaxDepth = 400
 
-// fastParser reads b, valid UTF-8, from offset i; s is b's copy the
-// tree's strings are cut from.
 type fastParser struct {
-	b   []byte
-	s   string
-	i   int
+	dec *jsontext.Decoder
 	why string // the first problem met, for fastParseWhy
 }
 
@@ -97,61 +92,26 @@ const (
 // fieldNames are the fields in the order of the bits above.
 var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "children"}
 
-// ws skips JSON whitespace: mostly the canonical indentation, a newline
-// and a run of spaces, taken eight at a time.
-func (p *fastParser) ws() {
-	b, i := p.b, p.i
-	for i < len(b) {
-		switch b[i] {
-		case ' ':
-			i++
-			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
-				i += 8
-			}
-		case '\n', '\t', '\r':
-			i++
-		default:
-			p.i = i
-			return
-		}
-	}
-	p.i = i
-}
-
-// next skips whitespace and consumes c when it comes next.
-func (p *fastParser) next(c byte) bool {
-	if p.i < len(p.s) && p.s[p.i] == c {
-		p.i++
-		return true
-	}
-	p.ws()
-	if p.i < len(p.s) && p.s[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
 func (p *fastParser) node(depth int) (*Node, bool) {
 	if depth > fastMaxDepth {
 		return nil, p.fail(nil, "nodes nest deeper than %d levels", fastMaxDepth)
 	}
-	if !p.next('{') {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, p.fail(nil, "not a JSON object")
 	}
 	n := &Node{}
 	seen := 0
-	if p.next('}') {
-		return nil, p.fail(n, "missing %s", strings.Join(fieldNames[:], ", "))
-	}
 	for {
-		p.ws()
-		key, ok := p.string()
-		if !ok || !p.next(':') {
+		tok, err := p.dec.ReadToken()
+		if err != nil {
 			return nil, p.fail(n, "not valid JSON")
 		}
-		p.ws()
+		if tok.Kind() == '}' {
+			break
+		}
 		var bit int
+		ok := true
+		key := tok.String() // the token is voided by the next read
 		switch key {
 		case "id":
 			bit = fID
@@ -199,13 +159,6 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 			return nil, p.fail(n, "%s: repeated", key)
 		}
 		seen |= bit
-		if p.next(',') {
-			continue
-		}
-		if p.next('}') {
-			break
-		}
-		return nil, p.fail(n, "not valid JSON")
 	}
 	if seen != fAll {
 		var missing []string
@@ -219,113 +172,15 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 	return n, true
 }
 
-// string reads a JSON string where the input is: a substring of the input
-// when it has no escape, else its unescaped copy.
-func (p *fastParser) string() (string, bool) {
-	if p.i >= len(p.s) || p.s[p.i] != '"' {
-		return "", false
-	}
-	s, start := p.s, p.i+1
-	for j := start; j < len(s); j++ {
-		switch c := s[j]; {
-		case c == '"':
-			p.i = j + 1
-			return s[start:j], true
-		case c == '\\':
-			return p.unescape(start, j)
-		case c < 0x20:
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// unescape reads the rest of a string whose first escape is at j, as
-// jsontext does: the escapes of RFC 8259, \u surrogates only as a valid
-// pair.
-func (p *fastParser) unescape(start, j int) (string, bool) {
-	buf := []byte(p.s[start:j])
-	for j < len(p.s) {
-		c := p.s[j]
-		switch {
-		case c == '"':
-			p.i = j + 1
-			return string(buf), true
-		case c < 0x20:
-			return "", false
-		case c != '\\':
-			buf = append(buf, c)
-			j++
-			continue
-		}
-		if j+1 >= len(p.s) {
-			return "", false
-		}
-		switch e := p.s[j+1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(p.s, j+2)
-			if !ok {
-				return "", false
-			}
-			if utf16.IsSurrogate(r) {
-				r2, ok := hex4(p.s, j+8)
-				if !ok || p.s[j+6] != '\\' || p.s[j+7] != 'u' {
-					return "", false
-				}
-				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-					return "", false
-				}
-				j += 6
-			}
-			buf = utf8.AppendRune(buf, r)
-			j += 4
-		default:
-			return "", false
-		}
-		j += 2
-	}
-	return "", false
-}
-
-// hex4 reads the four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
 // str reads a string of minRunes to maxRunes code points (JSON Schema
 // counts code points, not bytes).
 func (p *fastParser) str(minRunes, maxRunes int) (string, bool) {
-	s, ok := p.string()
-	if !ok || len(s) < minRunes {
+	tok, err := p.dec.ReadToken()
+	if err != nil || tok.Kind() != '"' {
+		return "", false
+	}
+	s := tok.String()
+	if len(s) < minRunes {
 		return "", false
 	}
 	if len(s) > maxRunes {
@@ -339,64 +194,25 @@ func (p *fastParser) str(minRunes, maxRunes int) (string, bool) {
 	return s, true
 }
 
-// number reads a JSON number literal.
-func (p *fastParser) number() (string, bool) {
-	s, j := p.s, p.i
-	digits := func() bool {
-		k := j
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		return j > k
-	}
-	if j < len(s) && s[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(s) && s[j] == '0':
-		j++
-	case !digits():
-		return "", false
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		if !digits() {
-			return "", false
-		}
-	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if !digits() {
-			return "", false
-		}
-	}
-	v := s[p.i:j]
-	p.i = j
-	return v, true
-}
-
 // integer reads an integer within [lo, hi]. A plain literal is parsed as
 // one; another spelling (1.0, 1e2) is read as the full path reads it, a
 // float64 with no fraction (jsonstrict decodes numbers to float64), so
 // that a command without the full validator accepts every valid tree.
 func (p *fastParser) integer(lo, hi int64) (int64, bool) {
-	v, ok := p.number()
-	if !ok {
+	v, err := p.dec.ReadValue()
+	if err != nil || v.Kind() != '0' {
 		return 0, false
 	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
-			f, err := strconv.ParseFloat(v, 64)
+	for i, c := range v {
+		if (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			f, err := strconv.ParseFloat(string(v), 64)
 			if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
 				return 0, false
 			}
 			return int64(f), true
 		}
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil || n < lo || n > hi {
 		return 0, false
 	}
@@ -404,51 +220,46 @@ func (p *fastParser) integer(lo, hi int64) (int64, bool) {
 }
 
 func (p *fastParser) boolean() (bool, bool) {
-	switch {
-	case strings.HasPrefix(p.s[p.i:], "true"):
-		p.i += 4
+	tok, err := p.dec.ReadToken()
+	if err != nil {
+		return false, false
+	}
+	switch tok.Kind() {
+	case 't':
 		return true, true
-	case strings.HasPrefix(p.s[p.i:], "false"):
-		p.i += 5
+	case 'f':
 		return false, true
 	}
 	return false, false
 }
 
 func (p *fastParser) strings(maxItems, maxRunes int) ([]string, bool) {
-	if !p.next('[') {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
 	out := []string{}
-	if p.next(']') {
-		return out, true
-	}
-	for {
+	for p.dec.PeekKind() != ']' {
 		if len(out) == maxItems {
 			return nil, false
 		}
-		p.ws()
 		s, ok := p.str(0, maxRunes)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, s)
-		if p.next(',') {
-			continue
-		}
-		return out, p.next(']')
 	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 func (p *fastParser) children(depth int) ([]*Node, bool) {
-	if !p.next('[') {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
 	out := []*Node{}
-	if p.next(']') {
-		return out, true
-	}
-	for {
+	for p.dec.PeekKind() != ']' {
 		if len(out) == 10000 {
 			return nil, false
 		}
@@ -457,11 +268,11 @@ func (p *fastParser) children(depth int) ([]*Node, bool) {
 			return nil, false
 		}
 		out = append(out, c)
-		if p.next(',') {
-			continue
-		}
-		return out, p.next(']')
 	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // ValidID reports whether s matches IDPattern.

