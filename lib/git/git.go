@@ -336,9 +336,13 @@ type Status struct {
 	Paths  []string // changed paths, staged or not, untracked included (ignored not); a rename's both names
 }
 
-// Status reads the repository's state in one git process.
-func (r *Repo) Status() (Status, error) {
-	out, err := r.Run("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames")
+// Status reads the repository's state in one git process. scope, when
+// given, limits the changed paths to those at or under its paths (literal,
+// repository-relative; issue 16: git then reads only those parts of the
+// work tree); none means the whole work tree.
+func (r *Repo) Status(scope ...string) (Status, error) {
+	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames"}
+	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)
 	if err != nil {
 		return Status{}, err
 	}
@@ -381,46 +385,52 @@ func nthField(s string, n int) string {
 	return s
 }
 
-// StageAllSince stages every change (git add -A) and lists, sorted, the
-// paths where the index now differs from rev: ChangedPathsSince's answer
-// (without a path staged and changed back, which staging makes equal),
-// from the index the step will commit.
-func (r *Repo) StageAllSince(rev string) ([]string, error) {
-	if err := r.AddAll(); err != nil {
-		return nil, err
-	}
-	out, err := r.Run("diff", "--cached", "--name-only", "-z", "--no-renames", rev)
-	if err != nil {
-		return nil, err
-	}
-	paths := splitZ(out)
-	slices.Sort(paths)
-	return slices.Compact(paths), nil
-}
-
 // ChangedPathsSince lists, sorted and deduplicated, every path that differs
 // between rev and the work tree: modified, deleted, renamed (both names),
-// staged or not, and untracked (not ignored) files. When rev is HEAD's
-// commit (as after policy puts HEAD back), one git status answers; a path
-// staged and then changed back in the work tree is listed then too.
-func (r *Repo) ChangedPathsSince(rev string) ([]string, error) {
-	if st, err := r.Status(); err == nil && st.Head != "" && st.Head == rev {
+// staged or not, and untracked (not ignored) files. scope, when given,
+// limits the list to the paths at or under its paths (literal,
+// repository-relative), and git reads only those parts of the work tree
+// (issue 16); none means the whole work tree. When rev is HEAD's commit
+// (as after policy puts HEAD back), one git status answers; a path staged
+// and then changed back in the work tree is listed then too.
+func (r *Repo) ChangedPathsSince(rev string, scope ...string) ([]string, error) {
+	if st, err := r.Status(scope...); err == nil && st.Head != "" && st.Head == rev {
 		paths := st.Paths
 		slices.Sort(paths)
 		return slices.Compact(paths), nil
 	}
-	out, err := r.Run("diff", "--name-only", "-z", "--no-renames", rev)
+	env, ps := literal(scope), pathspec(scope)
+	out, err := runEnv(r.root, env, nil, append([]string{"diff", "--name-only", "-z", "--no-renames", rev}, ps...)...)
 	if err != nil {
 		return nil, err
 	}
 	paths := splitZ(out)
-	out, err = r.Run("ls-files", "-z", "--others", "--exclude-standard")
+	out, err = runEnv(r.root, env, nil, append([]string{"ls-files", "-z", "--others", "--exclude-standard"}, ps...)...)
 	if err != nil {
 		return nil, err
 	}
 	paths = append(paths, splitZ(out)...)
 	slices.Sort(paths)
 	return slices.Compact(paths), nil
+}
+
+// pathspec is the tail of a git command line limiting it to scope: "--"
+// and its paths, nothing for none.
+func pathspec(scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	return append([]string{"--"}, scope...)
+}
+
+// literal is the environment that makes git read scope's paths as
+// literal paths, not patterns, whatever the caller's environment asked
+// for (git refuses literal beside the other global pathspec settings).
+func literal(scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	return []string{"GIT_LITERAL_PATHSPECS=1", "GIT_GLOB_PATHSPECS=0", "GIT_NOGLOB_PATHSPECS=0", "GIT_ICASE_PATHSPECS=0"}
 }
 
 func splitZ(b []byte) []string {

@@ -114,17 +114,28 @@ func TestStatus(t *testing.T) {
 	if got, err := r.ChangedPathsSince(head); err != nil || !slices.Equal(got, want) {
 		t.Errorf("ChangedPathsSince(HEAD) = %q, %v", got, err)
 	}
-	if got, err := r.StageAllSince(head); err != nil || !slices.Equal(got, want) {
-		t.Errorf("StageAllSince = %q, %v", got, err)
+	// A scope limits the paths to those at or under it, literally.
+	if got, err := r.ChangedPathsSince(head, "new dir", "a*", "gone/x"); err != nil || !slices.Equal(got, []string{"new dir/x"}) {
+		t.Errorf("ChangedPathsSince(HEAD, scope) = %q, %v", got, err)
 	}
-	st2, err := r.StatusPorcelain()
-	if err != nil || len(st2) == 0 {
-		t.Fatalf("status after StageAllSince = %q, %v", st2, err)
+	if got, err := r.ChangedPathsSince(head, "b c", "gone"); err != nil || !slices.Equal(got, []string{"b c", "gone"}) {
+		t.Errorf("ChangedPathsSince(HEAD, scope) = %q, %v", got, err)
 	}
-	for _, e := range st2 {
-		if e[1] != ' ' {
-			t.Errorf("after StageAllSince, %q is not staged", e)
-		}
+	// Against another commit than HEAD (diff and ls-files), scoped too.
+	write(t, r, "other", "1\n")
+	second := commitAll(t, r, "second")
+	if got, err := r.ChangedPathsSince(head, "other", "new dir", "a/b"); err != nil || !slices.Equal(got, []string{"new dir/x", "other"}) {
+		t.Errorf("ChangedPathsSince(first commit, scope) = %q, %v", got, err)
+	}
+	if _, err := r.Run("reset", "-q", "--soft", head); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "later", "1\n")
+	if got, err := r.ChangedPathsSince(second, "later", "a"); err != nil || !slices.Equal(got, []string{"later"}) {
+		t.Errorf("ChangedPathsSince(not HEAD, scope) = %q, %v", got, err)
+	}
+	if got, err := r.ChangedPathsSince(second); err != nil || !slices.Equal(got, []string{"later"}) {
+		t.Errorf("ChangedPathsSince(not HEAD) = %q, %v", got, err)
 	}
 	if _, err := r.Run("mv", "a", "moved"); err != nil {
 		t.Fatal(err)
