@@ -341,7 +341,9 @@ type Status struct {
 // repository-relative; issue 16: git then reads only those parts of the
 // work tree); none means the whole work tree.
 func (r *Repo) Status(scope ...string) (Status, error) {
-	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames"}
+	// --no-ahead-behind: a run branch pushed with an upstream would make
+	// --branch walk the history to count commits nobody reads here.
+	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--no-ahead-behind", "--untracked-files=all", "--no-renames"}
 	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)
 	if err != nil {
 		return Status{}, err
