@@ -223,6 +223,16 @@ func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, e
 	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
+	return r.committed()
+}
+
+// committed is HEAD's commit right after a commit: read from git's files
+// where they are kept the plain way (looseHead: issue 16, no rev-parse
+// after every iteration's commit), else from git.
+func (r *Repo) committed() (string, error) {
+	if _, head, ok := r.looseHead(); ok {
+		return head, nil
+	}
 	return r.HeadCommit()
 }
 
@@ -235,7 +245,7 @@ func (r *Repo) CommitPaths(message string, env []string, paths ...string) (strin
 	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
-	return r.HeadCommit()
+	return r.committed()
 }
 
 // ShowFile returns the bytes of path at rev ("" or ":" for the index). ok is
@@ -243,32 +253,69 @@ func (r *Repo) CommitPaths(message string, env []string, paths ...string) (strin
 // (rev not a commit, path not a file). One git process (cat-file --batch)
 // answers both questions (issue 16: it was three).
 func (r *Repo) ShowFile(rev, path string) (data []byte, ok bool, err error) {
-	if strings.ContainsAny(rev+path, "\n\r") { // not sayable on cat-file's input lines
-		return r.showFileArgs(rev, path)
-	}
-	in := ":" + path + "\n"
-	if rev != "" && rev != ":" {
-		in = rev + "^{commit}\n" + rev + ":" + path + "\n"
-	}
-	out, err := run(r.root, []byte(in), "cat-file", "--batch")
+	files, err := r.ShowFiles(File{Rev: rev, Path: path})
 	if err != nil {
 		return nil, false, err
 	}
-	if rev != "" && rev != ":" {
-		typ, _, rest, ok := batchObject(out)
-		if !ok || typ != "commit" {
-			return nil, false, fmt.Errorf("git rev-parse: unknown revision %s", rev)
+	return files[0].Data, files[0].OK, files[0].Err
+}
+
+// File is one file for ShowFiles: Path at Rev ("" or ":" for the index),
+// and once read, ShowFile's answer for it: its bytes (Data), whether it
+// exists there (OK), or why it cannot be read (Err).
+type File struct {
+	Rev, Path string
+	Data      []byte
+	OK        bool
+	Err       error
+}
+
+// ShowFiles is ShowFile for several files in one git process (issue 16),
+// returned in order, each with its own answer; the error is git's failure.
+func (r *Repo) ShowFiles(files ...File) ([]File, error) {
+	res := slices.Clone(files)
+	var in strings.Builder
+	for _, f := range files {
+		if strings.ContainsAny(f.Rev+f.Path, "\n\r") { // not sayable on cat-file's input lines
+			for i := range res {
+				res[i].Data, res[i].OK, res[i].Err = r.showFileArgs(res[i].Rev, res[i].Path)
+			}
+			return res, nil
 		}
-		out = rest
+		if f.Rev == "" || f.Rev == ":" {
+			in.WriteString(":" + f.Path + "\n")
+		} else {
+			in.WriteString(f.Rev + "^{commit}\n" + f.Rev + ":" + f.Path + "\n")
+		}
 	}
-	typ, body, _, ok := batchObject(out)
-	switch {
-	case !ok:
-		return nil, false, nil // missing
-	case typ != "blob":
-		return nil, false, fmt.Errorf("git cat-file: %s:%s is a %s, not a file", rev, path, typ)
+	out, err := run(r.root, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
 	}
-	return body, true, nil
+	for i := range res {
+		f := &res[i]
+		var typ string
+		var body []byte
+		var ok bool
+		if f.Rev != "" && f.Rev != ":" {
+			typ, _, out, ok = batchObject(out)
+			if !ok || typ != "commit" {
+				_, _, out, _ = batchObject(out) // the path's answer
+				f.Err = fmt.Errorf("git rev-parse: unknown revision %s", f.Rev)
+				continue
+			}
+		}
+		typ, body, out, ok = batchObject(out)
+		switch {
+		case !ok:
+			// missing
+		case typ != "blob":
+			f.Err = fmt.Errorf("git cat-file: %s:%s is a %s, not a file", f.Rev, f.Path, typ)
+		default:
+			f.Data, f.OK = body, true
+		}
+	}
+	return res, nil
 }
 
 // showFileArgs is ShowFile through cat-file's arguments, for names with a

@@ -83,6 +83,51 @@ func TestStepFacts(t *testing.T) {
 	}
 }
 
+// TestCommitted: the commit id a commit returns is HEAD's, whether read
+// from git's files (a loose ref) or, where they are kept another way (a
+// detached HEAD, a worktree's .git file), from git.
+func TestCommitted(t *testing.T) {
+	r := newRepo(t)
+	check := func(what, sha string, err error, wantLoose bool) {
+		t.Helper()
+		head, herr := r.Run("rev-parse", "HEAD")
+		if err != nil || herr != nil || sha+"\n" != string(head) {
+			t.Errorf("%s: Commit = %s, %v; HEAD is %s", what, sha, err, head)
+		}
+		if _, _, ok := r.looseHead(); ok != wantLoose {
+			t.Errorf("%s: looseHead answered %v, want %v", what, ok, wantLoose)
+		}
+	}
+	sha, err := r.CommitAs("loop", "first")
+	check("on a branch", sha, err, true)
+	if _, err := r.Run("pack-refs", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := r.looseHead(); ok {
+		t.Error("looseHead answered for a packed ref")
+	}
+	sha, err = r.CommitAs("loop", "after pack-refs")
+	check("after pack-refs", sha, err, true)
+	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	sha, err = r.CommitAs("loop", "detached")
+	check("detached", sha, err, false)
+	if _, err := r.Run("checkout", "-q", "main"); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := r.Run("worktree", "add", "-q", "-b", "side", wt); err != nil {
+		t.Fatal(err)
+	}
+	w := &Repo{root: wt}
+	sha, err = w.CommitAs("loop", "in a worktree")
+	head, _ := w.Run("rev-parse", "HEAD")
+	if _, _, ok := w.looseHead(); ok || err != nil || sha+"\n" != string(head) {
+		t.Errorf("in a worktree: Commit = %s, %v (looseHead %v); HEAD is %s", sha, err, ok, head)
+	}
+}
+
 // TestStatus: one git status gives HEAD, the branch and every changed
 // path (staged, unstaged, deleted, untracked, names with spaces), and
 // ChangedPathsSince agrees with the two-command way.

@@ -32,8 +32,8 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // changed protected paths or runner-owned files (restored from base, or
 // removed when new). branch is the run branch's short name; base the
 // commit the step started from. Git reads only the parts of the work tree
-// that can hold a protected path (Scope; issue 16), never the index's
-// staging: the step stages once, in iter-log end.
+// that can hold a protected path (Scope; issue 16), and nothing is staged:
+// the step stages every change once, in iter-log end.
 func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
@@ -98,12 +98,13 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 
 // Scope is the repository-relative paths under which every path that
 // ProtectedBy(p, entries) protects lies: the runner-owned files, and for
-// each protected_paths glob its literal leading directories (the glob
-// itself when it has no pattern character: a glob matches p or one of its
-// parents, and path.Match's "*" never crosses a "/"). It is nil, meaning
-// the whole work tree, when a glob's first element is a pattern (or the
-// glob is not a clean relative path), so a check limited to Scope misses
-// nothing ProtectedBy would report.
+// each protected_paths glob its elements before the first one with a
+// pattern character ("ci" for "ci/*.sh", the whole glob when it has none):
+// a glob matches p or one of p's parents element by element, since
+// path.Match's "*" never crosses a "/". It is nil, meaning the whole work
+// tree, when a glob's first element is a pattern or the glob is not a
+// clean relative path. So a check limited to Scope misses nothing
+// ProtectedBy would report.
 func Scope(entries []string) []string {
 	scope := slices.Clone(RunnerOwned)
 	for _, e := range entries {
