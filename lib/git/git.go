@@ -223,6 +223,16 @@ func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, e
 	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
+	return r.committed()
+}
+
+// committed is HEAD's commit right after a commit: read from git's files
+// where they are kept the plain way (looseHead: issue 16, no rev-parse
+// after every iteration's commit), else from git.
+func (r *Repo) committed() (string, error) {
+	if _, head, ok := r.looseHead(); ok {
+		return head, nil
+	}
 	return r.HeadCommit()
 }
 
@@ -235,7 +245,7 @@ func (r *Repo) CommitPaths(message string, env []string, paths ...string) (strin
 	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
-	return r.HeadCommit()
+	return r.committed()
 }
 
 // ShowFile returns the bytes of path at rev ("" or ":" for the index). ok is
@@ -243,32 +253,69 @@ func (r *Repo) CommitPaths(message string, env []string, paths ...string) (strin
 // (rev not a commit, path not a file). One git process (cat-file --batch)
 // answers both questions (issue 16: it was three).
 func (r *Repo) ShowFile(rev, path string) (data []byte, ok bool, err error) {
-	if strings.ContainsAny(rev+path, "\n\r") { // not sayable on cat-file's input lines
-		return r.showFileArgs(rev, path)
-	}
-	in := ":" + path + "\n"
-	if rev != "" && rev != ":" {
-		in = rev + "^{commit}\n" + rev + ":" + path + "\n"
-	}
-	out, err := run(r.root, []byte(in), "cat-file", "--batch")
+	files, err := r.ShowFiles(File{Rev: rev, Path: path})
 	if err != nil {
 		return nil, false, err
 	}
-	if rev != "" && rev != ":" {
-		typ, _, rest, ok := batchObject(out)
-		if !ok || typ != "commit" {
-			return nil, false, fmt.Errorf("git rev-parse: unknown revision %s", rev)
+	return files[0].Data, files[0].OK, files[0].Err
+}
+
+// File is one file for ShowFiles: Path at Rev ("" or ":" for the index),
+// and once read, ShowFile's answer for it: its bytes (Data), whether it
+// exists there (OK), or why it cannot be read (Err).
+type File struct {
+	Rev, Path string
+	Data      []byte
+	OK        bool
+	Err       error
+}
+
+// ShowFiles is ShowFile for several files in one git process (issue 16),
+// returned in order, each with its own answer; the error is git's failure.
+func (r *Repo) ShowFiles(files ...File) ([]File, error) {
+	res := slices.Clone(files)
+	var in strings.Builder
+	for _, f := range files {
+		if strings.ContainsAny(f.Rev+f.Path, "\n\r") { // not sayable on cat-file's input lines
+			for i := range res {
+				res[i].Data, res[i].OK, res[i].Err = r.showFileArgs(res[i].Rev, res[i].Path)
+			}
+			return res, nil
 		}
-		out = rest
+		if f.Rev == "" || f.Rev == ":" {
+			in.WriteString(":" + f.Path + "\n")
+		} else {
+			in.WriteString(f.Rev + "^{commit}\n" + f.Rev + ":" + f.Path + "\n")
+		}
 	}
-	typ, body, _, ok := batchObject(out)
-	switch {
-	case !ok:
-		return nil, false, nil // missing
-	case typ != "blob":
-		return nil, false, fmt.Errorf("git cat-file: %s:%s is a %s, not a file", rev, path, typ)
+	out, err := run(r.root, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
 	}
-	return body, true, nil
+	for i := range res {
+		f := &res[i]
+		var typ string
+		var body []byte
+		var ok bool
+		if f.Rev != "" && f.Rev != ":" {
+			typ, _, out, ok = batchObject(out)
+			if !ok || typ != "commit" {
+				_, _, out, _ = batchObject(out) // the path's answer
+				f.Err = fmt.Errorf("git rev-parse: unknown revision %s", f.Rev)
+				continue
+			}
+		}
+		typ, body, out, ok = batchObject(out)
+		switch {
+		case !ok:
+			// missing
+		case typ != "blob":
+			f.Err = fmt.Errorf("git cat-file: %s:%s is a %s, not a file", f.Rev, f.Path, typ)
+		default:
+			f.Data, f.OK = body, true
+		}
+	}
+	return res, nil
 }
 
 // showFileArgs is ShowFile through cat-file's arguments, for names with a
@@ -336,9 +383,15 @@ type Status struct {
 	Paths  []string // changed paths, staged or not, untracked included (ignored not); a rename's both names
 }
 
-// Status reads the repository's state in one git process.
-func (r *Repo) Status() (Status, error) {
-	out, err := r.Run("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames")
+// Status reads the repository's state in one git process. scope, when
+// given, limits the changed paths to those at or under its paths (literal,
+// repository-relative; issue 16: git then reads only those parts of the
+// work tree); none means the whole work tree.
+func (r *Repo) Status(scope ...string) (Status, error) {
+	// --no-ahead-behind: a run branch pushed with an upstream would make
+	// --branch walk the history to count commits nobody reads here.
+	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--no-ahead-behind", "--untracked-files=all", "--no-renames"}
+	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)
 	if err != nil {
 		return Status{}, err
 	}
@@ -381,46 +434,52 @@ func nthField(s string, n int) string {
 	return s
 }
 
-// StageAllSince stages every change (git add -A) and lists, sorted, the
-// paths where the index now differs from rev: ChangedPathsSince's answer
-// (without a path staged and changed back, which staging makes equal),
-// from the index the step will commit.
-func (r *Repo) StageAllSince(rev string) ([]string, error) {
-	if err := r.AddAll(); err != nil {
-		return nil, err
-	}
-	out, err := r.Run("diff", "--cached", "--name-only", "-z", "--no-renames", rev)
-	if err != nil {
-		return nil, err
-	}
-	paths := splitZ(out)
-	slices.Sort(paths)
-	return slices.Compact(paths), nil
-}
-
 // ChangedPathsSince lists, sorted and deduplicated, every path that differs
 // between rev and the work tree: modified, deleted, renamed (both names),
-// staged or not, and untracked (not ignored) files. When rev is HEAD's
-// commit (as after policy puts HEAD back), one git status answers; a path
-// staged and then changed back in the work tree is listed then too.
-func (r *Repo) ChangedPathsSince(rev string) ([]string, error) {
-	if st, err := r.Status(); err == nil && st.Head != "" && st.Head == rev {
+// staged or not, and untracked (not ignored) files. scope, when given,
+// limits the list to the paths at or under its paths (literal,
+// repository-relative), and git reads only those parts of the work tree
+// (issue 16); none means the whole work tree. When rev is HEAD's commit
+// (as after policy puts HEAD back), one git status answers; a path staged
+// and then changed back in the work tree is listed then too.
+func (r *Repo) ChangedPathsSince(rev string, scope ...string) ([]string, error) {
+	if st, err := r.Status(scope...); err == nil && st.Head != "" && st.Head == rev {
 		paths := st.Paths
 		slices.Sort(paths)
 		return slices.Compact(paths), nil
 	}
-	out, err := r.Run("diff", "--name-only", "-z", "--no-renames", rev)
+	env, ps := literal(scope), pathspec(scope)
+	out, err := runEnv(r.root, env, nil, append([]string{"diff", "--name-only", "-z", "--no-renames", rev}, ps...)...)
 	if err != nil {
 		return nil, err
 	}
 	paths := splitZ(out)
-	out, err = r.Run("ls-files", "-z", "--others", "--exclude-standard")
+	out, err = runEnv(r.root, env, nil, append([]string{"ls-files", "-z", "--others", "--exclude-standard"}, ps...)...)
 	if err != nil {
 		return nil, err
 	}
 	paths = append(paths, splitZ(out)...)
 	slices.Sort(paths)
 	return slices.Compact(paths), nil
+}
+
+// pathspec is the tail of a git command line limiting it to scope: "--"
+// and its paths, nothing for none.
+func pathspec(scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	return append([]string{"--"}, scope...)
+}
+
+// literal is the environment that makes git read scope's paths as
+// literal paths, not patterns, whatever the caller's environment asked
+// for (git refuses literal beside the other global pathspec settings).
+func literal(scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	return []string{"GIT_LITERAL_PATHSPECS=1", "GIT_GLOB_PATHSPECS=0", "GIT_NOGLOB_PATHSPECS=0", "GIT_ICASE_PATHSPECS=0"}
 }
 
 func splitZ(b []byte) []string {

@@ -189,6 +189,23 @@ func TestShowFile(t *testing.T) {
 	if _, _, err := r.ShowFile("no-such-rev", "dir/f.json"); err == nil {
 		t.Error("ShowFile(bad rev): no error")
 	}
+	// Several files in one process, each with its own answer, in order;
+	// a name with a line break goes one file at a time, same answers.
+	for _, odd := range []string{"missing.json", "odd\nname"} {
+		files, err := r.ShowFiles(File{Rev: "HEAD", Path: "dir/f.json"}, File{Rev: "no-such-rev", Path: "dir/f.json"},
+			File{Rev: ":", Path: "dir/f.json"}, File{Rev: "HEAD", Path: "dir"}, File{Rev: "HEAD", Path: odd}, File{Path: "dir/f.json"})
+		if err != nil || len(files) != 6 {
+			t.Fatalf("ShowFiles = %v, %v", files, err)
+		}
+		for i, want := range []struct {
+			data    string
+			ok, bad bool
+		}{{"{}\n", true, false}, {"", false, true}, {"{\"staged\": true}\n", true, false}, {"", false, true}, {"", false, false}, {"{\"staged\": true}\n", true, false}} {
+			if f := files[i]; string(f.Data) != want.data || f.OK != want.ok || (f.Err != nil) != want.bad {
+				t.Errorf("ShowFiles[%d] (%s:%s) = %q, %v, %v; want %q, %v, error %v", i, f.Rev, f.Path, f.Data, f.OK, f.Err, want.data, want.ok, want.bad)
+			}
+		}
+	}
 }
 
 // git status, which loop-commit check runs before any iteration exists,

@@ -53,27 +53,63 @@ func stepRoot(abs string) (string, bool) {
 }
 
 // stepHead is the step's branch and HEAD when the repository says the same
-// right now: .git is a directory (not a worktree's pointer), git is not
-// pointed elsewhere (GIT_DIR), .git/HEAD is the symbolic ref to the branch
-// and the branch's loose ref holds the commit. Anything else (a packed or
-// reftable ref, a detached or moved HEAD) is left to git.
+// right now (looseHead).
 func (r *Repo) stepHead() (branch, head string, ok bool) {
 	branch, head = os.Getenv(StepBranch), os.Getenv(StepHead)
-	if branch == "" || head == "" || os.Getenv("GIT_DIR") != "" || !validRefName(branch) {
+	if branch == "" || head == "" {
+		return "", "", false
+	}
+	if b, h, ok := r.looseHead(); !ok || b != branch || h != head {
+		return "", "", false
+	}
+	return branch, head, true
+}
+
+// looseHead is the checked-out branch and its commit read from git's files
+// as git reads them, without a git process, when they are kept the plain
+// way: .git is a directory (not a worktree's pointer), git is not pointed
+// elsewhere (GIT_DIR), .git/HEAD is the symbolic ref to a branch and the
+// branch's loose ref (which wins over a packed one) holds a commit id.
+// Anything else (a packed or reftable ref, a detached HEAD) is left to git.
+func (r *Repo) looseHead() (branch, head string, ok bool) {
+	if os.Getenv("GIT_DIR") != "" {
 		return "", "", false
 	}
 	gitDir := filepath.Join(r.root, ".git")
 	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
 		return "", "", false
 	}
-	if data, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err != nil || string(data) != "ref: refs/heads/"+branch+"\n" {
+	data, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
 		return "", "", false
 	}
-	data, err := os.ReadFile(filepath.Join(gitDir, "refs", "heads", filepath.FromSlash(branch)))
-	if err != nil || string(data) != head+"\n" {
+	branch, found := strings.CutPrefix(string(data), "ref: refs/heads/")
+	if branch, found = strings.CutSuffix(branch, "\n"); !found || !validRefName(branch) {
+		return "", "", false
+	}
+	data, err = os.ReadFile(filepath.Join(gitDir, "refs", "heads", filepath.FromSlash(branch)))
+	if err != nil {
+		return "", "", false
+	}
+	head, found = strings.CutSuffix(string(data), "\n")
+	if !found || !isObjectID(head) {
 		return "", "", false
 	}
 	return branch, head, true
+}
+
+// isObjectID reports whether s is a full object id as git writes it (40
+// or, in a SHA-256 repository, 64 lowercase hex digits).
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // validRefName is a conservative check that name is a plain branch name

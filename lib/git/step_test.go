@@ -83,6 +83,51 @@ func TestStepFacts(t *testing.T) {
 	}
 }
 
+// TestCommitted: the commit id a commit returns is HEAD's, whether read
+// from git's files (a loose ref) or, where they are kept another way (a
+// detached HEAD, a worktree's .git file), from git.
+func TestCommitted(t *testing.T) {
+	r := newRepo(t)
+	check := func(what, sha string, err error, wantLoose bool) {
+		t.Helper()
+		head, herr := r.Run("rev-parse", "HEAD")
+		if err != nil || herr != nil || sha+"\n" != string(head) {
+			t.Errorf("%s: Commit = %s, %v; HEAD is %s", what, sha, err, head)
+		}
+		if _, _, ok := r.looseHead(); ok != wantLoose {
+			t.Errorf("%s: looseHead answered %v, want %v", what, ok, wantLoose)
+		}
+	}
+	sha, err := r.CommitAs("loop", "first")
+	check("on a branch", sha, err, true)
+	if _, err := r.Run("pack-refs", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := r.looseHead(); ok {
+		t.Error("looseHead answered for a packed ref")
+	}
+	sha, err = r.CommitAs("loop", "after pack-refs")
+	check("after pack-refs", sha, err, true)
+	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	sha, err = r.CommitAs("loop", "detached")
+	check("detached", sha, err, false)
+	if _, err := r.Run("checkout", "-q", "main"); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := r.Run("worktree", "add", "-q", "-b", "side", wt); err != nil {
+		t.Fatal(err)
+	}
+	w := &Repo{root: wt}
+	sha, err = w.CommitAs("loop", "in a worktree")
+	head, _ := w.Run("rev-parse", "HEAD")
+	if _, _, ok := w.looseHead(); ok || err != nil || sha+"\n" != string(head) {
+		t.Errorf("in a worktree: Commit = %s, %v (looseHead %v); HEAD is %s", sha, err, ok, head)
+	}
+}
+
 // TestStatus: one git status gives HEAD, the branch and every changed
 // path (staged, unstaged, deleted, untracked, names with spaces), and
 // ChangedPathsSince agrees with the two-command way.
@@ -114,17 +159,28 @@ func TestStatus(t *testing.T) {
 	if got, err := r.ChangedPathsSince(head); err != nil || !slices.Equal(got, want) {
 		t.Errorf("ChangedPathsSince(HEAD) = %q, %v", got, err)
 	}
-	if got, err := r.StageAllSince(head); err != nil || !slices.Equal(got, want) {
-		t.Errorf("StageAllSince = %q, %v", got, err)
+	// A scope limits the paths to those at or under it, literally.
+	if got, err := r.ChangedPathsSince(head, "new dir", "a*", "gone/x"); err != nil || !slices.Equal(got, []string{"new dir/x"}) {
+		t.Errorf("ChangedPathsSince(HEAD, scope) = %q, %v", got, err)
 	}
-	st2, err := r.StatusPorcelain()
-	if err != nil || len(st2) == 0 {
-		t.Fatalf("status after StageAllSince = %q, %v", st2, err)
+	if got, err := r.ChangedPathsSince(head, "b c", "gone"); err != nil || !slices.Equal(got, []string{"b c", "gone"}) {
+		t.Errorf("ChangedPathsSince(HEAD, scope) = %q, %v", got, err)
 	}
-	for _, e := range st2 {
-		if e[1] != ' ' {
-			t.Errorf("after StageAllSince, %q is not staged", e)
-		}
+	// Against another commit than HEAD (diff and ls-files), scoped too.
+	write(t, r, "other", "1\n")
+	second := commitAll(t, r, "second")
+	if got, err := r.ChangedPathsSince(head, "other", "new dir", "a/b"); err != nil || !slices.Equal(got, []string{"new dir/x", "other"}) {
+		t.Errorf("ChangedPathsSince(first commit, scope) = %q, %v", got, err)
+	}
+	if _, err := r.Run("reset", "-q", "--soft", head); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "later", "1\n")
+	if got, err := r.ChangedPathsSince(second, "later", "a"); err != nil || !slices.Equal(got, []string{"later"}) {
+		t.Errorf("ChangedPathsSince(not HEAD, scope) = %q, %v", got, err)
+	}
+	if got, err := r.ChangedPathsSince(second); err != nil || !slices.Equal(got, []string{"later"}) {
+		t.Errorf("ChangedPathsSince(not HEAD) = %q, %v", got, err)
 	}
 	if _, err := r.Run("mv", "a", "moved"); err != nil {
 		t.Fatal(err)

@@ -35,23 +35,10 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // branch ref goes back to base, the work tree keeps the files), and
 // changed protected paths or runner-owned files (restored from base, or
 // removed when new). branch is the run branch's short name; base the
-// commit the step started from.
+// commit the step started from. Git reads only the parts of the work tree
+// that can hold a protected path (Scope; issue 16), and nothing is staged:
+// the step stages every change once, in iter-log end.
 func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
-	return enforce(repo, who, branch, base, protected, false)
-}
-
-// EnforceStaged is Enforce for the step's last session (the guard): the
-// changed paths come from staging every change (git add -A, then the
-// index against base), and the paths it puts back are put back in the
-// index too, so the index holds the work tree as the step will commit it
-// and iter-log end need not scan the work tree again (issue 16: one scan
-// where there were two). Staging waits for the guard to end: the agent's
-// changes are never staged before the guard runs.
-func EnforceStaged(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
-	return enforce(repo, who, branch, base, protected, true)
-}
-
-func enforce(repo *git.Repo, who, branch, base string, protected []string, stage bool) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
 	if err != nil {
@@ -75,12 +62,7 @@ func enforce(repo *git.Repo, who, branch, base string, protected []string, stage
 			return nil, err
 		}
 	}
-	var changed []string
-	if stage {
-		changed, err = repo.StageAllSince(base)
-	} else {
-		changed, err = repo.ChangedPathsSince(base)
-	}
+	changed, err := repo.ChangedPathsSince(base, Scope(protected)...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +98,35 @@ func enforce(repo *git.Repo, who, branch, base string, protected []string, stage
 		}
 	}
 	return reasons, nil
+}
+
+// Scope is the repository-relative paths under which every path that
+// ProtectedBy(p, entries) protects lies: the runner-owned files, and for
+// each protected_paths glob its elements before the first one with a
+// pattern character ("ci" for "ci/*.sh", the whole glob when it has none):
+// a glob matches p or one of p's parents element by element, since
+// path.Match's "*" never crosses a "/". It is nil, meaning the whole work
+// tree, when a glob's first element is a pattern or the glob is not a
+// clean relative path. So a check limited to Scope misses nothing
+// ProtectedBy would report.
+func Scope(entries []string) []string {
+	scope := slices.Clone(RunnerOwned)
+	for _, e := range entries {
+		g, _ := config.ProtectedGlob(e)
+		var lit []string
+		for _, elem := range strings.Split(g, "/") {
+			if strings.ContainsAny(elem, `*?[\`) {
+				break
+			}
+			lit = append(lit, elem)
+		}
+		prefix := strings.Join(lit, "/")
+		if prefix == "" || prefix != path.Clean(prefix) || path.IsAbs(prefix) || prefix == ".." || strings.HasPrefix(prefix, "../") {
+			return nil
+		}
+		scope = append(scope, prefix)
+	}
+	return scope
 }
 
 // ProtectedBy reports the rule protecting p: a runner-owned file, or a
@@ -405,18 +416,12 @@ func parseDigest(d string) (gitSum, index string, ok bool) {
 // Check puts back what who changed and may not have, returning one reason
 // per thing put back: git's settings first (the other checks run git),
 // then HEAD, the branch and the protected paths, then the iteration logs.
-func (s *Session) Check(who string) ([]string, error) { return s.check(who, false) }
-
-// CheckStaged is Check for the step's last session (the guard), through
-// EnforceStaged: the index then holds what the step commits (issue 16).
-func (s *Session) CheckStaged(who string) ([]string, error) { return s.check(who, true) }
-
-func (s *Session) check(who string, stage bool) ([]string, error) {
+func (s *Session) Check(who string) ([]string, error) {
 	reasons, err := s.git.Restore(who)
 	if err != nil {
 		return nil, fmt.Errorf("check git's settings: %w", err)
 	}
-	more, err := enforce(s.repo, who, s.branch, s.base, s.protected, stage)
+	more, err := Enforce(s.repo, who, s.branch, s.base, s.protected)
 	if err != nil {
 		return nil, fmt.Errorf("check the changes: %w", err)
 	}

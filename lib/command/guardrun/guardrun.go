@@ -102,9 +102,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var violations []string
 	if sealed != nil {
-		// The last session of the step: its check stages every change,
-		// so iter-log end --staged stages only the runner's files (issue 16).
-		if violations, err = sealed.CheckStaged("the guard"); err != nil {
+		if violations, err = sealed.Check("the guard"); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}

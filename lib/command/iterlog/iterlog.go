@@ -139,9 +139,8 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 
 // EndCmd is `iter-log end`.
 type EndCmd struct {
-	Iter   string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin)."`
-	Staged bool   `name:"staged" help:"Every change outside .runner/ is staged already (runner-step, when guard-run's check after the guard staged them): stage only .runner/ instead of scanning the whole work tree."`
-	Now    string `hidden:"" help:"End time (RFC 3339), for tests."`
+	Iter string `required:"" placeholder:"DIR" help:"The iteration directory (from iter-log begin)."`
+	Now  string `hidden:"" help:"End time (RFC 3339), for tests."`
 }
 
 // statusOf maps tree-update's result to the iteration status of meta.json
@@ -263,14 +262,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	// Stage once (issue 16): the diff below and loop-commit --as-staged
-	// use this index. With --staged only the runner's own files (the tree
-	// tree-update wrote, run_state.json) changed since guard-run staged.
-	stage := []string{"add", "-A"}
-	if e.Staged {
-		stage = append(stage, "--", layout.Runner)
-	}
-	if _, err := repo.Run(stage...); err != nil {
+	// The step's one staging of the work tree (issue 16): the diff below
+	// and loop-commit --as-staged use this index. The checks after the
+	// agent and the guard read only the protected parts of the work tree
+	// and stage nothing.
+	if err := repo.AddAll(); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	patch, err := repo.Run("diff", "--cached", "--binary", begin.HeadBefore)

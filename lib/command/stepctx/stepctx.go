@@ -105,6 +105,12 @@ func ConfigAt(env *cli.Env, repo *git.Repo, base string) (config.Config, error) 
 	if err != nil {
 		return config.Config{}, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Config, base, err)
 	}
+	return ConfigFrom(base, data, found)
+}
+
+// ConfigFrom is ConfigAt from config.toml's bytes as read from base
+// (found false when base has none).
+func ConfigFrom(base string, data []byte, found bool) (config.Config, error) {
 	if !found {
 		data = nil
 	}

@@ -212,15 +212,23 @@ func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	data, found, err := repo.ShowFile(base, layout.Tree)
+	// The tree and config.toml in one git process (issue 16).
+	files, err := repo.ShowFiles(git.File{Rev: base, Path: layout.Tree}, git.File{Rev: base, Path: layout.Config})
+	if err == nil {
+		err = files[0].Err
+	}
 	switch {
 	case err != nil:
 		return nil, "", nil, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Tree, base, err)
-	case !found:
+	case !files[0].OK:
 		return nil, "", nil, exit.Errorf(exit.RunnerError, "%s is not committed in %s", layout.Tree, base)
 	}
-	return data, fmt.Sprintf("%s at %.12s", layout.Tree, base), func() (config.Config, error) {
-		return stepctx.ConfigAt(env, repo, base)
+	conf := files[1]
+	return files[0].Data, fmt.Sprintf("%s at %.12s", layout.Tree, base), func() (config.Config, error) {
+		if conf.Err != nil {
+			return config.Config{}, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Config, base, conf.Err)
+		}
+		return stepctx.ConfigFrom(base, conf.Data, conf.OK)
 	}, nil
 }
 

@@ -236,26 +236,30 @@ func staged(env *cli.Env, name string) (data, prev []byte, havePrev, newRun bool
 	if err != nil {
 		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
-	data, ok, err := r.ShowFile(":", rel)
+	// The staged tree, HEAD's and both run_state.json in one git process
+	// (issue 16: the hook runs in every loop commit).
+	want := []git.File{{Rev: ":", Path: rel}, {Rev: ":", Path: layout.RunState}}
+	commits := r.HasCommits()
+	if commits {
+		want = append(want, git.File{Rev: "HEAD", Path: rel}, git.File{Rev: "HEAD", Path: layout.RunState})
+	}
+	files, err := r.ShowFiles(want...)
+	if err == nil {
+		err = files[0].Err
+	}
 	if err != nil {
 		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
-	if !ok {
-		return nil, nil, false, false, nil
+	if !files[0].OK || !commits {
+		return files[0].Data, nil, false, false, nil
 	}
-	if !r.HasCommits() {
-		return data, nil, false, false, nil
-	}
-	prev, havePrev, err = r.ShowFile("HEAD", rel)
-	if err != nil {
+	if err := files[2].Err; err != nil {
 		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
-	staged, okStaged, err1 := r.ShowFile(":", layout.RunState)
-	head, okHead, err2 := r.ShowFile("HEAD", layout.RunState)
-	if err1 == nil && err2 == nil && okStaged && okHead {
-		newRun = runID(staged) != runID(head)
+	if stagedRS, headRS := files[1], files[3]; stagedRS.Err == nil && headRS.Err == nil && stagedRS.OK && headRS.OK {
+		newRun = runID(stagedRS.Data) != runID(headRS.Data)
 	}
-	return data, prev, havePrev, newRun, nil
+	return files[0].Data, files[2].Data, files[2].OK, newRun, nil
 }
 
 // runID is the run_id of run_state.json bytes ("" when it has none or
