@@ -546,3 +546,45 @@ func sameDir(a, b string) bool {
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
+
+// HiddenPaths lists the index entries under scope (literal paths; none:
+// all) that git's own commands do not compare with the work tree: marked
+// assume-unchanged or skip-worktree (`git ls-files -v`: a lowercase tag, or
+// S). A change to such a file shows in no status or diff.
+func (r *Repo) HiddenPaths(scope ...string) (assumed, skipped []string, err error) {
+	out, err := runEnv(r.root, literal(scope), nil, append([]string{"ls-files", "-v", "-z"}, pathspec(scope)...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range splitZ(out) {
+		tag, p, ok := strings.Cut(e, " ")
+		if !ok || len(tag) != 1 {
+			continue
+		}
+		switch {
+		case tag == "S" || tag == "s":
+			skipped = append(skipped, p)
+		case tag[0] >= 'a' && tag[0] <= 'z':
+			assumed = append(assumed, p)
+		}
+	}
+	return assumed, skipped, nil
+}
+
+// Unhide clears the assume-unchanged marks of assumed and the
+// skip-worktree marks of skipped, so git compares them with the work tree
+// again (one update-index each: it applies only one kind of mark per path).
+func (r *Repo) Unhide(assumed, skipped []string) error {
+	for _, c := range []struct {
+		flag  string
+		paths []string
+	}{{"--no-assume-unchanged", assumed}, {"--no-skip-worktree", skipped}} {
+		if len(c.paths) == 0 {
+			continue
+		}
+		if _, err := runEnv(r.root, literal(c.paths), nil, append([]string{"update-index", c.flag, "--"}, c.paths...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -62,7 +62,11 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 			return nil, err
 		}
 	}
-	changed, err := repo.ChangedPathsSince(base, Scope(protected)...)
+	scope := Scope(protected)
+	if err := unhideProtected(repo, scope, protected); err != nil {
+		return nil, err
+	}
+	changed, err := repo.ChangedPathsSince(base, scope...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +131,40 @@ func Scope(entries []string) []string {
 		scope = append(scope, prefix)
 	}
 	return scope
+}
+
+// unhideProtected clears the assume-unchanged and skip-worktree marks of
+// the protected paths under scope: a session could mark a protected file
+// so, change it, and no git status would show the change (the guard would
+// run the changed file, the step would never commit or restore it). A
+// skip-worktree mark on a file absent from the work tree is a sparse
+// checkout's, kept when core.sparseCheckout is on.
+func unhideProtected(repo *git.Repo, scope, protected []string) error {
+	assumed, skipped, err := repo.HiddenPaths(scope...)
+	if err != nil || len(assumed)+len(skipped) == 0 {
+		return err
+	}
+	var unassume, unskip []string
+	for _, p := range assumed {
+		if _, _, ok := ProtectedBy(p, protected); ok {
+			unassume = append(unassume, p)
+		}
+	}
+	sparse := false
+	if len(skipped) > 0 {
+		out, _ := repo.Run("config", "--bool", "core.sparseCheckout")
+		sparse = strings.TrimSpace(string(out)) == "true"
+	}
+	for _, p := range skipped {
+		if _, _, ok := ProtectedBy(p, protected); !ok {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(repo.Root(), filepath.FromSlash(p))); sparse && err != nil {
+			continue
+		}
+		unskip = append(unskip, p)
+	}
+	return repo.Unhide(unassume, unskip)
 }
 
 // ProtectedBy reports the rule protecting p: a runner-owned file, or a
