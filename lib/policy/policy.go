@@ -218,27 +218,35 @@ type iterLogs struct {
 // thousandth iteration as at the first (issue 16).
 const SealIndex = "seal-index"
 
+// runLogs is the run's iteration directory (relative to the root, and
+// absolute) and the seal index of its logs: every file outside iterDir is
+// settled, since the runner wrote it in an earlier iteration and reads it
+// as it is.
+func runLogs(repo *git.Repo, runID, iterDir string) (rel, runDir, iterRel string, ix seal.Index, err error) {
+	rel = path.Join(layout.Iterations, runID)
+	runDir = filepath.Join(repo.Root(), filepath.FromSlash(rel))
+	iterRel, err = filepath.Rel(runDir, iterDir)
+	if err != nil {
+		return "", "", "", seal.Index{}, err
+	}
+	iterRel = filepath.ToSlash(iterRel)
+	ix = seal.Index{Rel: SealIndex, Store: blobStore{repo},
+		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") }}
+	return rel, runDir, iterRel, ix, nil
+}
+
 // sealLogs seals the run's iteration directories under repo's root; own are the
 // names of the files of the iteration directory iterDir that the caller
 // itself writes during the session (the agent's output.json among them).
-// Every file outside iterDir is settled: the runner wrote it in an
-// earlier iteration and reads it as it is.
 func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, error) {
-	rel := path.Join(layout.Iterations, runID)
-	runDir := filepath.Join(repo.Root(), filepath.FromSlash(rel))
-	iterRel, err := filepath.Rel(runDir, iterDir)
+	rel, runDir, iterRel, ix, err := runLogs(repo, runID, iterDir)
 	if err != nil {
 		return nil, err
 	}
-	iterRel = filepath.ToSlash(iterRel)
 	s, err := seal.TakeIndexed(runDir, func(p string) bool {
 		dir, name := path.Split(p)
 		return dir == iterRel+"/" && slices.Contains(own, name)
-	}, seal.Index{
-		Rel:     SealIndex,
-		Store:   blobStore{repo},
-		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") },
-	})
+	}, ix)
 	if err != nil {
 		return nil, err
 	}
@@ -250,15 +258,11 @@ func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, 
 // without its check (agent-exec or guard-run killed while the session ran,
 // iterDir its iteration). It returns one reason per path, naming who.
 func RestoreLogs(repo *git.Repo, runID, iterDir, who string) ([]string, error) {
-	rel := path.Join(layout.Iterations, runID)
-	runDir := filepath.Join(repo.Root(), filepath.FromSlash(rel))
-	iterRel, err := filepath.Rel(runDir, iterDir)
+	rel, runDir, _, ix, err := runLogs(repo, runID, iterDir)
 	if err != nil {
 		return nil, err
 	}
-	iterRel = filepath.ToSlash(iterRel)
-	notes, err := seal.CheckIndex(runDir, seal.Index{Rel: SealIndex, Store: blobStore{repo},
-		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") }})
+	notes, err := seal.CheckIndex(runDir, ix)
 	if err != nil {
 		return nil, err
 	}
