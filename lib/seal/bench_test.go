@@ -12,11 +12,12 @@ import (
 )
 
 // runDir makes n iteration directories shaped like a run's on a
-// 1,000-node tree: two tree snapshots of 450 KB and ten small logs each.
+// 100-node tree: two tree snapshots of 45 KB and ten small logs each
+// (1,000 of them are 100 MB on disk).
 func runDir(b *testing.B, n int) string {
 	b.Helper()
 	root := b.TempDir()
-	tree := strings.Repeat("x", 450<<10)
+	tree := strings.Repeat("x", 45<<10)
 	for i := 1; i <= n; i++ {
 		dir := filepath.Join(root, fmt.Sprintf("%04d", i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
