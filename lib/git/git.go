@@ -381,16 +381,24 @@ type Status struct {
 	Head   string   // HEAD's commit, "" on an unborn branch
 	Branch string   // the checked-out branch, "" when HEAD is detached
 	Paths  []string // changed paths, staged or not, untracked included (ignored not); a rename's both names
+	// Ignored lists the ignored files, and the ignored directories as a
+	// whole ("dir/"), when asked for (ChangesSince).
+	Ignored []string
 }
 
 // Status reads the repository's state in one git process. scope, when
 // given, limits the changed paths to those at or under its paths (literal,
 // repository-relative; issue 16: git then reads only those parts of the
 // work tree); none means the whole work tree.
-func (r *Repo) Status(scope ...string) (Status, error) {
+func (r *Repo) Status(scope ...string) (Status, error) { return r.status(false, scope) }
+
+func (r *Repo) status(ignored bool, scope []string) (Status, error) {
 	// --no-ahead-behind: a run branch pushed with an upstream would make
 	// --branch walk the history to count commits nobody reads here.
 	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--no-ahead-behind", "--untracked-files=all", "--no-renames"}
+	if ignored {
+		args = append(args, "--ignored=matching")
+	}
 	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)
 	if err != nil {
 		return Status{}, err
@@ -420,6 +428,8 @@ func (r *Repo) Status(scope ...string) (Status, error) {
 			st.Paths = append(st.Paths, nthField(f, 10))
 		case strings.HasPrefix(f, "? "):
 			st.Paths = append(st.Paths, f[2:])
+		case strings.HasPrefix(f, "! "):
+			st.Ignored = append(st.Ignored, f[2:])
 		}
 	}
 	return st, nil
@@ -443,24 +453,35 @@ func nthField(s string, n int) string {
 // (as after policy puts HEAD back), one git status answers; a path staged
 // and then changed back in the work tree is listed then too.
 func (r *Repo) ChangedPathsSince(rev string, scope ...string) ([]string, error) {
-	if st, err := r.Status(scope...); err == nil && st.Head != "" && st.Head == rev {
+	changed, _, err := r.ChangesSince(rev, scope...)
+	return changed, err
+}
+
+// ChangesSince is ChangedPathsSince, and the ignored paths under scope as
+// well: files, and directories as a whole ("dir/").
+func (r *Repo) ChangesSince(rev string, scope ...string) (changed, ignored []string, err error) {
+	if st, err := r.status(true, scope); err == nil && st.Head != "" && st.Head == rev {
 		paths := st.Paths
 		slices.Sort(paths)
-		return slices.Compact(paths), nil
+		return slices.Compact(paths), st.Ignored, nil
 	}
 	env, ps := literal(scope), pathspec(scope)
 	out, err := runEnv(r.root, env, nil, append([]string{"diff", "--name-only", "-z", "--no-renames", rev}, ps...)...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	paths := splitZ(out)
 	out, err = runEnv(r.root, env, nil, append([]string{"ls-files", "-z", "--others", "--exclude-standard"}, ps...)...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	paths = append(paths, splitZ(out)...)
 	slices.Sort(paths)
-	return slices.Compact(paths), nil
+	out, err = runEnv(r.root, env, nil, append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, ps...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slices.Compact(paths), splitZ(out), nil
 }
 
 // pathspec is the tail of a git command line limiting it to scope: "--"

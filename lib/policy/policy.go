@@ -17,8 +17,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/seal"
@@ -37,8 +39,10 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // removed when new). branch is the run branch's short name; base the
 // commit the step started from. Git reads only the parts of the work tree
 // that can hold a protected path (Scope; issue 16), and nothing is staged:
-// the step stages every change once, in iter-log end.
-func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]string, error) {
+// the step stages every change once, in iter-log end. since is when the
+// session started: what it created at a protected path where git ignores
+// it is removed too (removeIgnoredProtected; zero: not looked for).
+func Enforce(repo *git.Repo, who, branch, base string, protected []string, since time.Time) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
 	if err != nil {
@@ -66,10 +70,15 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string) ([]st
 	if err := unhideProtected(repo, scope, protected); err != nil {
 		return nil, err
 	}
-	changed, err := repo.ChangedPathsSince(base, scope...)
+	changed, ignored, err := repo.ChangesSince(base, scope...)
 	if err != nil {
 		return nil, err
 	}
+	more, err := removeIgnoredProtected(repo, who, ignored, protected, since)
+	if err != nil {
+		return nil, err
+	}
+	reasons = append(reasons, more...)
 	for _, p := range changed {
 		glob, appendOnly, ok := ProtectedBy(p, protected)
 		if !ok {
@@ -131,6 +140,62 @@ func Scope(entries []string) []string {
 		scope = append(scope, prefix)
 	}
 	return scope
+}
+
+// removeIgnoredProtected removes what the session created, among the
+// ignored paths under the scope, where a protected_paths glob (not an
+// append-only one) or a runner-owned file names it exactly: a file git
+// ignores is in no status, so it would stay in the work tree, uncommitted,
+// for every later guard that globs there (a new ci/extra.sh beside a
+// protected ci/*.sh, ignored through a .gitignore the session wrote). A
+// path there from before the session (its change time, which no program
+// sets back, before since) is the user's and stays; so does one under a
+// protected directory (a cache the guard writes there).
+func removeIgnoredProtected(repo *git.Repo, who string, ignored, protected []string, since time.Time) ([]string, error) {
+	if since.IsZero() {
+		return nil, nil
+	}
+	var reasons []string
+	for _, p := range ignored {
+		p = strings.TrimSuffix(p, "/")
+		glob, ok := protectedExactly(p, protected)
+		if !ok {
+			continue
+		}
+		full := filepath.Join(repo.Root(), filepath.FromSlash(p))
+		st, err := os.Lstat(full)
+		if err != nil {
+			continue
+		}
+		if ct, ok := fsutil.ChangeTime(st); !ok || ct.Before(since.Add(-ctimeSlack)) {
+			continue
+		}
+		if err := os.RemoveAll(full); err != nil {
+			return nil, err
+		}
+		reasons = append(reasons, fmt.Sprintf("%s created %s at a protected path (%s), where git ignores it; the runner removed it", who, p, glob))
+	}
+	return reasons, nil
+}
+
+// ctimeSlack: file times come from the kernel's coarse clock, which
+// lags the clock since is read from by up to a tick (at most 10 ms).
+const ctimeSlack = 20 * time.Millisecond
+
+// protectedExactly is the rule naming p itself (not a parent directory of
+// it): a runner-owned file or a protected_paths glob, append-only ones
+// left out (a new file there is allowed).
+func protectedExactly(p string, entries []string) (rule string, ok bool) {
+	if slices.Contains(RunnerOwned, p) {
+		return "runner-owned", true
+	}
+	for _, e := range entries {
+		g, appendOnly := config.ProtectedGlob(e)
+		if m, _ := path.Match(g, p); m && !appendOnly {
+			return "protected_paths " + e, true
+		}
+	}
+	return "", false
 }
 
 // unhideProtected clears the assume-unchanged and skip-worktree marks of
@@ -381,6 +446,7 @@ type Session struct {
 	protected    []string
 	git          *gitSettings
 	logs         *iterLogs
+	taken        time.Time // when the seal was taken, before the session
 }
 
 // Seal takes hold before a session: repo's git settings and the run's
@@ -388,6 +454,7 @@ type Session struct {
 // writes during the session), with the run branch, the base commit and the
 // protected_paths globs to check against afterwards.
 func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []string, own ...string) (*Session, error) {
+	taken := time.Now()
 	g, err := sealGit(repo)
 	if err != nil {
 		return nil, err
@@ -396,7 +463,7 @@ func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []strin
 	if err != nil {
 		return nil, err
 	}
-	return &Session{repo: repo, branch: branch, base: base, protected: protected, git: g, logs: l}, nil
+	return &Session{repo: repo, branch: branch, base: base, protected: protected, git: g, logs: l, taken: taken}, nil
 }
 
 // Digest is what the step keeps of the session's seal, out of the
@@ -463,7 +530,7 @@ func (s *Session) Check(who string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check git's settings: %w", err)
 	}
-	more, err := Enforce(s.repo, who, s.branch, s.base, s.protected)
+	more, err := Enforce(s.repo, who, s.branch, s.base, s.protected, s.taken)
 	if err != nil {
 		return nil, fmt.Errorf("check the changes: %w", err)
 	}

@@ -392,7 +392,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	} else if data, err := os.ReadFile(marker); err == nil {
 		digest = strings.TrimSpace(string(data))
 	}
-	reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, it.Config.ProtectedPaths)
+	reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, it.Config.ProtectedPaths, begin.StartedAt)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
