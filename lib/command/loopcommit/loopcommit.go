@@ -220,6 +220,9 @@ func (c *CommitCmd) commit(repo *git.Repo, subject, msg string) (string, error) 
 		}
 	}
 	// The loop's own commit: the pre-commit hook lets through the
-	// runner-owned transitions tree-update has judged.
-	return repo.CommitAs("loop", msg)
+	// runner-owned transitions tree-update has judged. Without hooks or
+	// settings only git commit honours, git's plumbing commits the index
+	// as staged, without git commit's second refresh of the whole index
+	// (issue 16).
+	return repo.CommitIndexAs("loop", msg)
 }

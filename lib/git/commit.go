@@ -1,0 +1,204 @@
+package git
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CommitIndexAs commits the index as it stands, on top of HEAD, made by
+// by ("loop", "operator"; told to hooks through CommitEnv), even when
+// nothing is staged, and returns the new commit id.
+//
+// `git commit` refreshes the whole index first (an lstat of every tracked
+// file, then the index written back): on a 50,000-file work tree that
+// is about 45 ms of its 70, and the loop's commit comes right after
+// `git add -A` refreshed it (issue 16). So where nothing but the commit
+// object itself can differ, the commit is made with git's plumbing:
+// `write-tree`, `commit-tree -p HEAD` with the message cleaned as `git
+// commit -F` cleans it (Cleanup), and `update-ref -m "commit: <subject>"
+// HEAD <new> <old>`, which moves the branch and writes both reflogs as
+// `git commit` does, and fails when HEAD moved meanwhile. Then `git
+// maintenance run --auto`, as `git commit` runs it, when the loose
+// objects pass gc.auto (needsMaintenance).
+//
+// Everything else goes through `git commit` (DESIGN.md decision 11: the
+// user's hooks, config and signing apply): a pre-commit,
+// prepare-commit-msg, commit-msg or post-commit hook in the hooks
+// directory, any core.hooksPath, hook.* or commit.cleanup setting,
+// commit.gpgSign on (commit-tree does not read it), or no HEAD yet. One
+// `git config` answers for the settings.
+func (r *Repo) CommitIndexAs(by, message string) (string, error) {
+	cfg, err := r.commitConfig()
+	if err != nil {
+		return "", err
+	}
+	dirs, plain := r.plainGitDir()
+	if !plain || !cfg.plain() || hasCommitHook(filepath.Join(dirs, "hooks")) {
+		return r.CommitAs(by, message)
+	}
+	parent, err := r.HeadCommit()
+	if err != nil {
+		return r.CommitAs(by, message)
+	}
+	msg := Cleanup(message)
+	if msg == "" {
+		return "", errors.New("git commit: an empty commit message")
+	}
+	env := []string{CommitEnv + "=" + by}
+	out, err := runEnv(r.root, env, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	tree := strings.TrimSpace(string(out))
+	out, err = runEnv(r.root, env, []byte(msg), "commit-tree", tree, "-p", parent)
+	if err != nil {
+		return "", err
+	}
+	commit := strings.TrimSpace(string(out))
+	subject, _, _ := strings.Cut(msg, "\n")
+	if _, err := runEnv(r.root, env, nil, "update-ref", "-m", "commit: "+subject, "HEAD", commit, parent); err != nil {
+		return "", err
+	}
+	if cfg.maintenance && needsMaintenance(filepath.Join(dirs, "objects"), cfg.gcAuto) {
+		// As git commit: its failure does not undo the commit.
+		_, _ = r.Run("maintenance", "run", "--auto", "--quiet")
+	}
+	return commit, nil
+}
+
+// commitSettings are the settings CommitIndexAs reads.
+type commitSettings struct {
+	other       bool // a setting only `git commit` honours
+	sign        bool // commit.gpgSign
+	maintenance bool // maintenance.auto (default on)
+	gcAuto      int  // gc.auto (default 6700; 0: off)
+}
+
+// plain reports whether the plumbing commit makes the commit `git commit`
+// would.
+func (c commitSettings) plain() bool { return !c.other && !c.sign }
+
+// commitConfig reads the settings that decide between the plumbing commit
+// and `git commit`, from every config file git reads, in one git process.
+// Names come lowercased (section and key), the last value wins.
+func (r *Repo) commitConfig() (commitSettings, error) {
+	c := commitSettings{maintenance: true, gcAuto: 6700}
+	out, err := r.Run("config", "-z", "--get-regexp", `^(core\.hookspath|commit\.gpgsign|commit\.cleanup|hook\..*|maintenance\.auto|gc\.auto)$`)
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return c, nil // none set
+		}
+		return c, err
+	}
+	for _, kv := range splitZ(out) {
+		key, value, hasValue := strings.Cut(kv, "\n")
+		switch key {
+		case "commit.gpgsign":
+			c.sign = !hasValue || !isFalse(value)
+		case "maintenance.auto":
+			c.maintenance = !hasValue || !isFalse(value)
+		case "gc.auto":
+			if n, err := strconv.Atoi(strings.TrimSpace(value)); err == nil {
+				c.gcAuto = n
+			} else {
+				c.other = true // with a unit ("1k"): left to git commit
+			}
+		default: // core.hookspath, commit.cleanup, hook.*
+			c.other = true
+		}
+	}
+	return c, nil
+}
+
+// isFalse is git's false for a boolean setting.
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0", "":
+		return true
+	}
+	return false
+}
+
+// plainGitDir is the repository's git directory when it is the work
+// tree's own .git directory and no variable points git elsewhere (the
+// hooks and objects are then its hooks/ and objects/); ok is false
+// otherwise (a linked worktree, GIT_DIR), where the plumbing commit is
+// not used.
+func (r *Repo) plainGitDir() (dir string, ok bool) {
+	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE"} {
+		if os.Getenv(v) != "" {
+			return "", false
+		}
+	}
+	dir = filepath.Join(r.root, ".git")
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return "", false
+	}
+	return dir, true
+}
+
+// commitHooks are the hooks `git commit` runs and the plumbing does not
+// (post-index-change and reference-transaction run in both).
+var commitHooks = []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"}
+
+// hasCommitHook reports whether dir holds one of commitHooks (executable
+// or not: git warns about the latter, and `git commit` is left to).
+func hasCommitHook(dir string) bool {
+	for _, h := range commitHooks {
+		if _, err := os.Stat(filepath.Join(dir, h)); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsMaintenance is git's own test for gc.auto (too_many_loose_objects):
+// more loose objects in objects/17 than gc.auto/256, rounded up. The
+// pack count (gc.autoPackLimit) is checked by `git maintenance run
+// --auto` itself when it runs.
+func needsMaintenance(objects string, gcAuto int) bool {
+	if gcAuto <= 0 {
+		return false
+	}
+	entries, err := os.ReadDir(filepath.Join(objects, "17"))
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, e := range entries {
+		if name := e.Name(); len(name) == 38 || len(name) == 62 {
+			n++
+		}
+	}
+	return n > (gcAuto+255)/256
+}
+
+// Cleanup is the message `git commit -F` commits under the default
+// cleanup (commit.cleanup unset, no editor: "whitespace"): each line's
+// trailing whitespace removed, runs of empty lines made one, leading and
+// trailing empty lines dropped, one final newline; "" when nothing is
+// left.
+func Cleanup(message string) string {
+	var b bytes.Buffer
+	empties := 0
+	for _, line := range strings.Split(message, "\n") {
+		line = strings.TrimRight(line, " \t\r") // git's isspace: not \v, \f
+		if line == "" {
+			empties++
+			continue
+		}
+		if empties > 0 && b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		empties = 0
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

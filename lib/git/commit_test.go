@@ -1,0 +1,205 @@
+package git
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// commitTwice makes the same commit of what is staged twice: with
+// CommitIndexAs, then, HEAD and the index put back, with `git commit -F`
+// (CommitAs), at fixed dates; it returns both ids, and whether the first
+// left .git/COMMIT_EDITMSG (only `git commit` writes it).
+func commitTwice(t *testing.T, r *Repo, msg string) (plumbing, porcelain string, editmsg bool) {
+	t.Helper()
+	t.Setenv("GIT_AUTHOR_DATE", "2026-11-23T12:00:00Z")
+	t.Setenv("GIT_COMMITTER_DATE", "2026-11-23T12:00:00Z")
+	editmsgPath := filepath.Join(r.Root(), ".git", "COMMIT_EDITMSG")
+	os.Remove(editmsgPath)
+	plumbing, err := r.CommitIndexAs("loop", msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = os.Stat(editmsgPath)
+	editmsg = err == nil
+	if head, _ := r.HeadCommit(); head != plumbing {
+		t.Fatalf("HEAD is %s after CommitIndexAs returned %s", head, plumbing)
+	}
+	if _, err := r.Run("reset", "-q", "--soft", "HEAD~"); err != nil {
+		t.Fatal(err)
+	}
+	porcelain, err = r.CommitAs("loop", msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plumbing, porcelain, editmsg
+}
+
+// TestCommitIndexAsIsGitCommit: without hooks or settings only git commit
+// honours, the plumbing commit is byte for byte the commit git commit
+// makes (same id at the same dates: tree, parent, identity, message
+// cleanup), it does not go through git commit, and HEAD's and the
+// branch's reflogs read as git commit's.
+func TestCommitIndexAsIsGitCommit(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	write(t, r, "a.txt", "changed\n")
+	write(t, r, "dir/b.txt", "new\n")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	msg := "\n\nrunner: run-1 iter 2 node n1 status=done guard=pass  \n\n\n\nThe summary\t \nsecond line\n\n\nTreeloop-Tests: 3\n\n"
+	plumbing, porcelain, editmsg := commitTwice(t, r, msg)
+	if plumbing != porcelain {
+		a, _ := r.Run("cat-file", "-p", plumbing)
+		b, _ := r.Run("cat-file", "-p", porcelain)
+		t.Fatalf("the plumbing commit differs from git commit's:\n%s\n---\n%s", a, b)
+	}
+	if editmsg {
+		t.Errorf("CommitIndexAs went through git commit (COMMIT_EDITMSG written) with no hook or setting asking for it")
+	}
+	if parent, _ := r.Run("rev-parse", "HEAD~"); strings.TrimSpace(string(parent)) != base {
+		t.Errorf("parent = %s, want %s", parent, base)
+	}
+	if st, _ := r.StatusPorcelain(); len(st) != 0 {
+		t.Errorf("status after the commit: %q", st)
+	}
+	for _, ref := range []string{"HEAD", "main"} {
+		out, err := r.Run("reflog", "-1", "--format=%gs", ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.TrimSpace(string(out)), "commit: runner: run-1 iter 2 node n1 status=done guard=pass"; got != want {
+			t.Errorf("%s reflog = %q, want %q", ref, got, want)
+		}
+	}
+	// Nothing staged: still one commit (--allow-empty).
+	plumbing, porcelain, _ = commitTwice(t, r, "empty")
+	if plumbing != porcelain {
+		t.Errorf("empty commit: plumbing %s, git commit %s", plumbing, porcelain)
+	}
+}
+
+// TestCommitIndexAsHonoursGitCommit: a commit-msg hook, core.hooksPath and
+// commit.gpgSign each send the commit through git commit, so the hook
+// runs and the commit is signed (gpg.program a script that speaks gpg's
+// status protocol).
+func TestCommitIndexAsHonoursGitCommit(t *testing.T) {
+	t.Run("commit-msg hook", func(t *testing.T) {
+		r := newRepo(t)
+		write(t, r, "a.txt", "a\n")
+		commitAll(t, r, "base")
+		hook := filepath.Join(r.Root(), ".git", "hooks", "commit-msg")
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'Hooked: yes' >> \"$1\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.CommitIndexAs("loop", "subject"); err != nil {
+			t.Fatal(err)
+		}
+		if msg, _ := r.CommitMessage("HEAD"); !strings.Contains(msg, "Hooked: yes") {
+			t.Errorf("the commit-msg hook did not run: message %q", msg)
+		}
+	})
+	t.Run("core.hooksPath", func(t *testing.T) {
+		r := newRepo(t)
+		write(t, r, "a.txt", "a\n")
+		commitAll(t, r, "base")
+		hooks := t.TempDir()
+		if err := os.WriteFile(filepath.Join(hooks, "post-commit"), []byte("#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/post-commit-ran\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Run("config", "core.hooksPath", hooks); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.CommitIndexAs("loop", "subject"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(r.Root(), ".git", "post-commit-ran")); err != nil {
+			t.Errorf("the post-commit hook under core.hooksPath did not run: %v", err)
+		}
+	})
+	t.Run("commit.gpgSign", func(t *testing.T) {
+		r := newRepo(t)
+		write(t, r, "a.txt", "a\n")
+		commitAll(t, r, "base")
+		gpg := filepath.Join(t.TempDir(), "gpg")
+		script := "#!/bin/sh\ncat >/dev/null\necho '[GNUPG:] SIG_CREATED D 1 8 00 1 ABCDEF' >&2\nprintf -- '-----BEGIN PGP SIGNATURE-----\\n\\nc2lnbmVk\\n-----END PGP SIGNATURE-----\\n'\n"
+		if err := os.WriteFile(gpg, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range [][2]string{{"commit.gpgSign", "true"}, {"gpg.program", gpg}, {"user.signingKey", "ABCDEF"}} {
+			if _, err := r.Run("config", kv[0], kv[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sha, err := r.CommitIndexAs("loop", "subject")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw, _ := r.Run("cat-file", "-p", sha); !strings.Contains(string(raw), "gpgsig -----BEGIN PGP SIGNATURE-----") {
+			t.Errorf("commit.gpgSign on, the commit is not signed:\n%s", raw)
+		}
+	})
+}
+
+// TestCleanupIsGitStripspace: Cleanup cleans a message as git's whitespace
+// cleanup does (git stripspace, which git commit -F applies).
+func TestCleanupIsGitStripspace(t *testing.T) {
+	r := newRepo(t)
+	for _, msg := range []string{
+		"subject",
+		"subject\n",
+		"\n\n  \nsubject  \t\n\n\n\nbody\n  line \n\n",
+		"a\r\nb\r\n",
+		"# not a comment here\n\n#body",
+		" leading space kept\n\n\n",
+		"\n \n\t\n",
+		"",
+		"tab\tinside\vend\v\n\fx",
+	} {
+		out, err := runEnv(r.Root(), nil, []byte(msg), "stripspace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Cleanup(msg); got != string(out) {
+			t.Errorf("Cleanup(%q) = %q, git stripspace: %q", msg, got, out)
+		}
+	}
+}
+
+// TestNeedsMaintenance: git's gc.auto test, on the entries of objects/17
+// named as loose objects.
+func TestNeedsMaintenance(t *testing.T) {
+	objects := t.TempDir()
+	if needsMaintenance(objects, 6700) {
+		t.Error("no objects/17: maintenance wanted")
+	}
+	dir := filepath.Join(objects, "17")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	add := func(name string) {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 27 {
+		add(strings.Repeat("a", 36) + string(rune('a'+i/16)) + string("0123456789abcdef"[i%16]))
+	}
+	add("tmp_obj_123") // not an object
+	if needsMaintenance(objects, 6700) {
+		t.Error("27 loose objects in 17/ (threshold 27): maintenance wanted")
+	}
+	add(strings.Repeat("b", 38))
+	if !needsMaintenance(objects, 6700) {
+		t.Error("28 loose objects in 17/: maintenance not wanted")
+	}
+	if needsMaintenance(objects, 0) {
+		t.Error("gc.auto=0 (off): maintenance wanted")
+	}
+	if !needsMaintenance(objects, 256) {
+		t.Error("gc.auto=256 (threshold 1): maintenance not wanted")
+	}
+}
