@@ -5,7 +5,10 @@
 # files (FILES), side by side with the bare git floor of the same repository
 # in the same run (git status --porcelain, git add -A, git commit of one
 # changed file), and the composition floor: the step's own commands
-# started with --version and doing nothing. Each step runs with
+# started with --version and doing nothing; beside it the Go start floor
+# (as many starts of a Go binary that does nothing) and the time the step
+# spends in fsync (strace, one more step), which DESIGN.md's atomic
+# writes (temp file, fsync, rename, fsync dir) ask for. Each step runs with
 # RUNNER_TRACE=1; the per-command table is the median over the steps of
 # each command's wall time (from its process start, lib/trace) and of the
 # git processes each one started.
@@ -20,7 +23,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 50000)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree ./bench/gostart
 export PATH="$work/bin:$PWD/tools:$PATH"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -86,13 +89,22 @@ measure() {
       case $name in "$(basename "$b")"|"$(basename "$b")"-*) bins+=("$b"); break ;; esac
     done
   done < <(sed -n "s/^step=$iters trace: cmd=\([^ ]*\) .*/\1/p" "$work/trace-$files")
-  local procs=()
+  local procs=() gostart=()
   for i in $(seq 1 "$iters"); do
     t0=$(ms); for b in "${bins[@]}"; do "$b" --version >/dev/null; done; t1=$(ms)
     procs+=($((t1 - t0)))
+    t0=$(ms); for b in "${bins[@]}"; do "$work/bin/gostart"; done; t1=$(ms)
+    gostart+=($((t1 - t0)))
   done
   echo "${#bins[@]}" > "$work/procs-$files"
-  printf '%s %s %s %s\n' "$(printf '%s\n' "${over[@]}" | median)" "$(printf '%s\n' "${total[@]}" | median)" "$(printf '%s\n' "${floor[@]}" | median)" "$(printf '%s\n' "${procs[@]}" | median)" > "$work/result-$files"
+  # fsync: one more step under strace, each fsync's time (-T) summed.
+  local fsync="- -"
+  if command -v strace >/dev/null; then
+    git reset -q --hard
+    strace -f -T -e trace=fsync,fdatasync -o "$work/fsync-$files" runner-step >/dev/null 2>&1 || true
+    fsync=$(grep -o '<[0-9.]*>$' "$work/fsync-$files" | tr -d '<>' | awk '{s += $1; n++} END {printf "%d %.1f", n, s * 1000}')
+  fi
+  printf '%s %s %s %s %s %s\n' "$(printf '%s\n' "${over[@]}" | median)" "$(printf '%s\n' "${total[@]}" | median)" "$(printf '%s\n' "${floor[@]}" | median)" "$(printf '%s\n' "${procs[@]}" | median)" "$(printf '%s\n' "${gostart[@]}" | median)" "$fsync" > "$work/result-$files"
 }
 
 for files in "${sizes[@]}"; do
@@ -104,15 +116,17 @@ echo "load average after the steps: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work" "$iters" "${sizes[@]}" <<'PY'
 import re, statistics, sys
 work, iters, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-res = {s: [float(x) for x in open(f"{work}/result-{s}").read().split()] for s in sizes}
+res = {s: open(f"{work}/result-{s}").read().split() for s in sizes}
 print(f"\nrunner overhead per iteration (median of {iters} steps; 1,000-node tree, no-op agent, guard true)")
-print("| files | overhead ms | whole step ms | git floor ms | overhead/floor | composition floor ms | (git + composition floor)/git floor |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+print("| files | overhead ms | whole step ms | git floor ms | overhead/floor | composition floor ms | (git + composition floor)/git floor | Go start floor ms | fsync ms (calls) | (git + Go start + fsync)/git floor |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for s in sizes:
-    o, t, f, p = res[s]
-    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x | {p:g} | {(f+p)/f:.2f}x |")
+    o, t, f, p, g = (float(x) for x in res[s][:5])
+    n_sync, t_sync = res[s][5:7]
+    least = f"{(f + g + float(t_sync)) / f:.2f}x" if t_sync != "-" else "-"
+    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x | {p:g} | {(f+p)/f:.2f}x | {g:g} | {t_sync} ({n_sync}) | {least} |")
 n = open(f"{work}/procs-{sizes[0]}").read().strip()
-print(f"(composition floor: the step's {n} commands started from bash with --version, no work; the last column is the least overhead/floor any step composed of them could reach)")
+print(f"(composition floor: the step's {n} commands started from bash with --version, no work; Go start floor: {n} starts of a Go binary that does nothing; fsync: the time one step spends in fsync (strace -T), which DESIGN.md's atomic writes ask for. The last column is the least overhead/floor a step of {n} Go commands that keeps those writes could reach)")
 # Per command: the median over steps of the sum of its lines in one step;
 # git lines are grouped by the command that ran them.
 rows, per = [], {}
