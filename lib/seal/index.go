@@ -184,7 +184,7 @@ func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, erro
 		}
 	}
 	if data != nil {
-		s.files[ix.Rel] = entry{mode: 0o644, data: data, sum: sum(data), size: int64(len(data))}
+		s.files[ix.Rel] = entry{mode: 0o644, data: data, size: int64(len(data))}
 	}
 	s.store = ix.Store
 	return s, nil

@@ -9,6 +9,7 @@
 package seal
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -31,8 +32,8 @@ type entry struct {
 	dir  bool
 	link string // a symbolic link's target (data nil)
 	mode fs.FileMode
-	data []byte // nil when the file is larger than MaxKept or indexed
-	sum  [sha256.Size]byte
+	data []byte            // nil when the file is larger than MaxKept or indexed
+	sum  [sha256.Size]byte // of a file not kept (data nil); see bytesSum
 	size int64
 	id   string      // an indexed file's copy in the store (data nil)
 	fp   fingerprint // an indexed file's metadata
@@ -126,11 +127,33 @@ func read(p string) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
-	e.sum, e.size = sum(data), int64(len(data))
+	e.size = int64(len(data))
 	if len(data) <= MaxKept {
-		e.data = data
+		e.data = data // compared byte for byte: no hash to compute (issue 16)
+	} else {
+		e.sum = sum(data)
 	}
 	return e, nil
+}
+
+// sameBytes reports whether now (read) holds e's bytes: compared byte for
+// byte when e kept them, else by SHA-256.
+func (e entry) sameBytes(now entry) bool {
+	if e.size != now.size {
+		return false
+	}
+	if e.data != nil {
+		return bytes.Equal(e.data, now.data)
+	}
+	return e.sum == now.sum
+}
+
+// bytesSum is the SHA-256 of a file's bytes, kept or not.
+func (e entry) bytesSum() [sha256.Size]byte {
+	if e.data != nil {
+		return sum(e.data)
+	}
+	return e.sum
 }
 
 // NotRestored is the end of a Restore note for a path that could not be
@@ -238,7 +261,7 @@ func (s *Seal) Restore() ([]string, error) {
 		}
 		now, err := read(p)
 		switch {
-		case err == nil && now.sum == e.sum:
+		case err == nil && e.sameBytes(now):
 			continue
 		case err == nil || slices.Contains(added, rel):
 			notes = append(notes, rel+" changed")
@@ -332,7 +355,7 @@ func (s *Seal) Digest() string {
 		case e.id != "":
 			fmt.Fprintf(h, "i %s\x00%o %s %+v\x00", rel, e.mode, e.id, e.fp)
 		default:
-			fmt.Fprintf(h, "f %s\x00%o %x\x00", rel, e.mode, e.sum)
+			fmt.Fprintf(h, "f %s\x00%o %x\x00", rel, e.mode, e.bytesSum())
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
