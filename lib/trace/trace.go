@@ -9,9 +9,12 @@
 //	trace: cmd=<name> ms=<wall since process start> exit=<code>
 //	trace: git=<subcommand> ms=<wall of the git process> by=<name>
 //
-// The process start is /proc/self/stat's starttime, in clock ticks (10 ms
-// on Linux); the command's ms is therefore rounded towards more by up to
-// one tick. A git line's ms is measured around the child, to the µs.
+// The process start is when its launcher started it, from LaunchEnv
+// (runner-step sets it for each command it runs while tracing), to the µs.
+// Without it, or when it does not fall within the start /proc gives, the
+// start is /proc/self/stat's starttime, in clock ticks (10 ms on Linux):
+// the command's ms is then rounded towards more by up to one tick. A git
+// line's ms is measured around the child, to the µs.
 package trace
 
 import (
@@ -31,16 +34,85 @@ const Env = "RUNNER_TRACE"
 // On reports whether tracing is on for this process.
 var On = os.Getenv(Env) == "1"
 
+// LaunchEnv is the variable a launcher sets, while tracing, to the wall
+// clock time it starts the command at: Unix seconds with a fractional
+// part, as bash's EPOCHREALTIME prints it ("1795455600.123456"). The
+// command takes it out of its environment, so nothing it runs inherits it.
+const LaunchEnv = "RUNNER_TRACE_T0"
+
 // name is the command name for git lines, set by Command.
 var name = "?"
 
 // SetName names the command the git lines are attributed to.
 func SetName(n string) { name = n }
 
-// SinceStart is the wall time since the process started, from
-// /proc/self/stat's starttime and CLOCK_BOOTTIME (the clock starttime is
-// counted on). ok is false where /proc is not available.
+// launched is LaunchEnv's time, zero when unset or not a time.
+var launched = func() time.Time {
+	v, ok := os.LookupEnv(LaunchEnv)
+	if !ok {
+		return time.Time{}
+	}
+	os.Unsetenv(LaunchEnv)
+	return parseLaunch(v)
+}()
+
+// parseLaunch reads LaunchEnv's value ("<seconds>[.<fraction>]"), zero
+// when it is not one.
+func parseLaunch(v string) time.Time {
+	sec, frac, _ := strings.Cut(v, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || s <= 0 || len(frac) > 9 {
+		return time.Time{}
+	}
+	ns := int64(0)
+	if frac != "" {
+		n, err := strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+		if err != nil {
+			return time.Time{}
+		}
+		ns = int64(n)
+	}
+	return time.Unix(s, ns)
+}
+
+// SinceStart is the wall time since the process started (see the package
+// comment). ok is false where /proc is not available.
 func SinceStart() (d time.Duration, ok bool) {
+	upper, ok := sinceProcStart()
+	if !ok {
+		return 0, false
+	}
+	if launched.IsZero() {
+		return upper, true
+	}
+	return pick(upper, time.Since(launched)), true
+}
+
+// pick is the time since the launch, l, when it lies within the clock
+// tick that upper (the time since /proc's start) rounds up to, give or
+// take launchSlack: the launcher reads its clock before it forks, up to a
+// few ms before the process starts and possibly in the tick before. A
+// launch time inherited from an earlier command, or made up, falls
+// outside and upper stands.
+func pick(upper, l time.Duration) time.Duration {
+	if l >= 0 && l <= upper+launchSlack && l > upper-tick-launchSlack {
+		return l
+	}
+	return upper
+}
+
+// tick is the clock tick /proc counts starttime in (sysconf(_SC_CLK_TCK)
+// = 100 on Linux).
+const tick = 10 * time.Millisecond
+
+// launchSlack is how long before the process's start its launcher may
+// have read the clock (the fork and exec between, on a busy machine).
+const launchSlack = 5 * time.Millisecond
+
+// sinceProcStart is the wall time since the process started, from
+// /proc/self/stat's starttime and CLOCK_BOOTTIME (the clock starttime is
+// counted on): rounded towards more by up to a tick.
+func sinceProcStart() (d time.Duration, ok bool) {
 	data, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return 0, false
@@ -64,7 +136,6 @@ func SinceStart() (d time.Duration, ok bool) {
 	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
 		return 0, false
 	}
-	const tick = 10 * time.Millisecond // sysconf(_SC_CLK_TCK) = 100 on Linux
 	return time.Duration(ts.Nano()) - time.Duration(ticks)*tick, true
 }
 
