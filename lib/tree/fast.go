@@ -58,6 +58,18 @@ func fastParseWhy(data []byte) (*Node, string) {
 // jsonstrict.MaxDepth (each node level nests two JSON levels).
 const fastMaxDepth = 400
 
+// The schema's bounds (schemas/task_tree.v1.schema.json), as the fast
+// path and Verify check them; lengths in code points.
+const (
+	maxOrder          = 1<<53 - 1 // |order|
+	maxTitleRunes     = 256
+	maxGoalRunes      = 16384
+	maxAcceptance     = 64 // criteria
+	maxCriterionRunes = 4096
+	maxAttemptsValue  = 1000000 // attempts and max_attempts
+	maxChildren       = 10000
+)
+
 // fastParser allocates little per node, since in a command that loads a
 // tree once, fresh heap (and its page faults) is most of the load's cost
 // (issue 16): the nodes come from slabs, a node's strings share one
@@ -148,16 +160,16 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 			ok = ok && ValidID(idOf())
 		case "order":
 			bit = fOrder
-			n.Order, ok = p.integer(-(1<<53 - 1), 1<<53-1)
+			n.Order, ok = p.integer(-maxOrder, maxOrder)
 		case "title":
 			bit = fTitle
-			title, ok = p.str(1, 256)
+			title, ok = p.str(1, maxTitleRunes)
 		case "goal":
 			bit = fGoal
-			goal, ok = p.str(0, 16384)
+			goal, ok = p.str(0, maxGoalRunes)
 		case "acceptance":
 			bit = fAcceptance
-			n.Acceptance, ok = p.strings(64, 4096)
+			n.Acceptance, ok = p.strings(maxAcceptance, maxCriterionRunes)
 		case "next":
 			bit = fNext
 			var next span
@@ -176,12 +188,12 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 		case "attempts":
 			bit = fAttempts
 			var v int64
-			v, ok = p.integer(0, 1000000)
+			v, ok = p.integer(0, maxAttemptsValue)
 			n.Attempts = int(v)
 		case "max_attempts":
 			bit = fMaxAttempts
 			var v int64
-			v, ok = p.integer(0, 1000000)
+			v, ok = p.integer(0, maxAttemptsValue)
 			n.MaxAttempts = int(v)
 		case "children":
 			bit = fChildren
@@ -318,7 +330,7 @@ func (p *fastParser) children(depth int) ([]*Node, bool) {
 	}
 	base := len(p.kids)
 	for p.dec.PeekKind() != ']' {
-		if len(p.kids)-base == 10000 {
+		if len(p.kids)-base == maxChildren {
 			return nil, false
 		}
 		c, ok := p.node(depth + 1)
