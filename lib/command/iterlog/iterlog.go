@@ -225,7 +225,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if len(ps) > 0 {
 		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
+	// tree.after.json and diff.patch share one fsync of the directory,
+	// made before meta.json is written: meta.json marks the log complete
+	// (iter-log recover), so both are durable before it can be. A crash
+	// before meta.json redoes this whole command (action=end).
+	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeAfter, err)
 	}
 
@@ -271,8 +275,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
+	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.DiffPatch, err)
+	}
+	if err := fsutil.SyncDir(dir); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
 	}
 	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
