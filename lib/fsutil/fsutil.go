@@ -21,7 +21,23 @@ const MaxStateFile = 256 << 20
 // WriteAtomic replaces path with data so that a reader, or a crash at any
 // moment, sees either the old or the new content, never a mix. A symlink at
 // path is replaced by a regular file, never followed.
-func WriteAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+func WriteAtomic(path string, data []byte, perm fs.FileMode) error {
+	if err := WriteAtomicUnsynced(path, data, perm); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// WriteAtomicUnsynced is WriteAtomic but for the last step, the fsync of
+// the directory: the file's data is durable and the rename is made, but
+// the rename itself may not survive a crash until the caller calls
+// SyncDir on the directory. For a command that writes several files into
+// one directory, none of which another file depends on, and then one
+// SyncDir for all of them before it writes anything that depends on them
+// or reports them written (iter-log end: tree.after.json and diff.patch,
+// then meta.json, which marks the log complete). Each file is still
+// either its old or its new content after a crash, never a mix.
+func WriteAtomicUnsynced(path string, data []byte, perm fs.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -46,10 +62,7 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return SyncDir(dir)
+	return os.Rename(tmp, path)
 }
 
 // SyncDir fsyncs a directory so a rename in it is durable.

@@ -125,3 +125,14 @@ func validRefName(name string) bool {
 	}
 	return !strings.ContainsAny(name, "\\ ~^:?*[\x00\x7f")
 }
+
+// HeadIs reports whether HEAD is the commit sha right now, read from
+// git's files as looseHead reads them, without a git process: for a
+// caller that holds the commit HEAD should be (runner-record after the
+// iteration's commit, from meta.json). false when the files say otherwise
+// or cannot tell (a packed ref, a detached HEAD, a worktree): the caller
+// then asks git (HeadCommit).
+func (r *Repo) HeadIs(sha string) bool {
+	_, head, ok := r.looseHead()
+	return ok && sha != "" && head == sha
+}

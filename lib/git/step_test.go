@@ -197,3 +197,34 @@ func TestStatus(t *testing.T) {
 		t.Error("ShowFile of a directory: no error")
 	}
 }
+
+// TestHeadIs: HEAD is confirmed from the branch's ref file only when it
+// names that very commit; an older commit, an empty id, a packed ref or a
+// detached HEAD is not confirmed (the caller asks git).
+func TestHeadIs(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "f", "1\n")
+	first := commitAll(t, r, "first")
+	write(t, r, "f", "2\n")
+	second := commitAll(t, r, "second")
+	if !r.HeadIs(second) {
+		t.Error("HeadIs refused HEAD's own commit")
+	}
+	if r.HeadIs(first) || r.HeadIs("") {
+		t.Error("HeadIs confirmed a commit HEAD is not")
+	}
+	if _, err := r.Run("pack-refs", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if r.HeadIs(second) {
+		t.Error("HeadIs answered for a packed ref")
+	}
+	write(t, r, "f", "3\n")
+	third := commitAll(t, r, "third")
+	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if r.HeadIs(third) {
+		t.Error("HeadIs answered for a detached HEAD")
+	}
+}

@@ -124,7 +124,13 @@ func (rp *Repo) Refresh(r *Record, count bool) error {
 		r.LastIteration = &LastIter{Iter: m.Iteration, NodeID: m.NodeID, Status: m.Status, Guard: m.Guard, Result: m.Result}
 	}
 	if repo, err := git.Open(rp.Root); err == nil {
-		if head, err := repo.HeadCommit(); err == nil {
+		// After the iteration's commit HEAD is the commit its meta.json
+		// records, which the branch's ref file confirms without a git
+		// process (issue 16: the step's HEAD is stale by then).
+		if m := rp.LastMeta; m != nil && repo.HeadIs(m.Commit) {
+			head := m.Commit
+			r.Head = &head
+		} else if head, err := repo.HeadCommit(); err == nil {
 			r.Head = &head
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -57,18 +58,56 @@ func fastParseWhy(data []byte) (*Node, string) {
 // jsonstrict.MaxDepth (each node level nests two JSON levels).
 const fastMaxDepth = 400
 
+// The schema's bounds (schemas/task_tree.v1.schema.json), as the fast
+// path and Verify check them; lengths in code points.
+const (
+	maxOrder          = 1<<53 - 1 // |order|
+	maxTitleRunes     = 256
+	maxGoalRunes      = 16384
+	maxAcceptance     = 64 // criteria
+	maxCriterionRunes = 4096
+	maxAttemptsValue  = 1000000 // attempts and max_attempts
+	maxChildren       = 10000
+)
+
+// fastParser allocates little per node, since in a command that loads a
+// tree once, fresh heap (and its page faults) is most of the load's cost
+// (issue 16): the nodes come from slabs, a node's strings share one
+// allocation (their bytes gathered in buf, a stack the nodes being parsed
+// share, and cut into substrings when the node ends), field names are
+// matched without a copy, and next takes the package's constants.
 type fastParser struct {
-	dec *jsontext.Decoder
-	why string // the first problem met, for fastParseWhy
+	dec   *jsontext.Decoder
+	why   string  // the first problem met, for fastParseWhy
+	buf   []byte  // unquoted string bytes of the open nodes, innermost last
+	spans []span  // acceptance items of the open nodes, innermost last
+	kids  []*Node // children of the open nodes' arrays, innermost last
+	slab  []Node  // where the next nodes are allocated
+}
+
+// span is a string's bytes in fastParser.buf.
+type span struct{ start, end int }
+
+// newNode returns a zero node from the current slab, starting a new one
+// (twice as large, up to 1,024 nodes) when it is used up.
+func (p *fastParser) newNode() *Node {
+	if len(p.slab) == 0 {
+		size := 2 * cap(p.slab)
+		size = min(max(size, 16), 1024)
+		p.slab = make([]Node, size)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	return n
 }
 
 // fail records why the fast path gave up (the first reason only) and
-// returns false.
-func (p *fastParser) fail(n *Node, format string, args ...any) bool {
+// returns false. id is the id the node has read so far ("" for none).
+func (p *fastParser) fail(id string, format string, args ...any) bool {
 	if p.why == "" {
 		where := "a node"
-		if n != nil && n.ID != "" && ValidID(n.ID) {
-			where = "node '" + n.ID + "'"
+		if id != "" && ValidID(id) {
+			where = "node '" + id + "'"
 		}
 		p.why = where + ": " + fmt.Sprintf(format, args...)
 	}
@@ -94,69 +133,80 @@ var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next
 
 func (p *fastParser) node(depth int) (*Node, bool) {
 	if depth > fastMaxDepth {
-		return nil, p.fail(nil, "nodes nest deeper than %d levels", fastMaxDepth)
+		return nil, p.fail("", "nodes nest deeper than %d levels", fastMaxDepth)
 	}
 	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, p.fail(nil, "not a JSON object")
+		return nil, p.fail("", "not a JSON object")
 	}
-	n := &Node{}
+	n := p.newNode()
+	base, spanBase := len(p.buf), len(p.spans)
+	var id, title, goal span
+	idOf := func() string { return string(p.buf[id.start:id.end]) }
 	seen := 0
 	for {
 		tok, err := p.dec.ReadToken()
 		if err != nil {
-			return nil, p.fail(n, "not valid JSON")
+			return nil, p.fail(idOf(), "not valid JSON")
 		}
 		if tok.Kind() == '}' {
 			break
 		}
 		var bit int
 		ok := true
-		key := tok.String() // the token is voided by the next read
-		switch key {
+		switch tok.String() { // the token is voided by the next read
 		case "id":
 			bit = fID
-			n.ID, ok = p.str(0, MaxIDLen)
-			ok = ok && ValidID(n.ID)
+			id, ok = p.str(0, MaxIDLen)
+			ok = ok && ValidID(idOf())
 		case "order":
 			bit = fOrder
-			n.Order, ok = p.integer(-(1<<53 - 1), 1<<53-1)
+			n.Order, ok = p.integer(-maxOrder, maxOrder)
 		case "title":
 			bit = fTitle
-			n.Title, ok = p.str(1, 256)
+			title, ok = p.str(1, maxTitleRunes)
 		case "goal":
 			bit = fGoal
-			n.Goal, ok = p.str(0, 16384)
+			goal, ok = p.str(0, maxGoalRunes)
 		case "acceptance":
 			bit = fAcceptance
-			n.Acceptance, ok = p.strings(64, 4096)
+			n.Acceptance, ok = p.strings(maxAcceptance, maxCriterionRunes)
 		case "next":
 			bit = fNext
-			n.Next, ok = p.str(0, 16)
-			ok = ok && (n.Next == NextExecute || n.Next == NextDecompose)
+			var next span
+			next, ok = p.str(0, 16)
+			switch string(p.buf[next.start:next.end]) {
+			case NextExecute:
+				n.Next = NextExecute
+			case NextDecompose:
+				n.Next = NextDecompose
+			default:
+				ok = false
+			}
 		case "passes":
 			bit = fPasses
 			n.Passes, ok = p.boolean()
 		case "attempts":
 			bit = fAttempts
 			var v int64
-			v, ok = p.integer(0, 1000000)
+			v, ok = p.integer(0, maxAttemptsValue)
 			n.Attempts = int(v)
 		case "max_attempts":
 			bit = fMaxAttempts
 			var v int64
-			v, ok = p.integer(0, 1000000)
+			v, ok = p.integer(0, maxAttemptsValue)
 			n.MaxAttempts = int(v)
 		case "children":
 			bit = fChildren
 			n.Children, ok = p.children(depth)
 		default:
-			return nil, p.fail(n, "unknown field %q", key) // additionalProperties: false
+			return nil, p.fail(idOf(), "unknown field %q", tok.String()) // additionalProperties: false
 		}
+		key := fieldNames[bits.TrailingZeros(uint(bit))]
 		if !ok {
-			return nil, p.fail(n, "%s: not a valid value", key)
+			return nil, p.fail(idOf(), "%s: not a valid value", key)
 		}
 		if seen&bit != 0 {
-			return nil, p.fail(n, "%s: repeated", key)
+			return nil, p.fail(idOf(), "%s: repeated", key)
 		}
 		seen |= bit
 	}
@@ -167,31 +217,44 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 				missing = append(missing, name)
 			}
 		}
-		return nil, p.fail(n, "missing %s", strings.Join(missing, ", ")) // required
+		return nil, p.fail(idOf(), "missing %s", strings.Join(missing, ", ")) // required
 	}
+	// The node's strings: one allocation, cut.
+	s := string(p.buf[base:])
+	cut := func(sp span) string { return s[sp.start-base : sp.end-base] }
+	n.ID, n.Title, n.Goal = cut(id), cut(title), cut(goal)
+	for i, sp := range p.spans[spanBase:] {
+		n.Acceptance[i] = cut(sp)
+	}
+	p.buf, p.spans = p.buf[:base], p.spans[:spanBase]
 	return n, true
 }
 
 // str reads a string of minRunes to maxRunes code points (JSON Schema
-// counts code points, not bytes).
-func (p *fastParser) str(minRunes, maxRunes int) (string, bool) {
-	tok, err := p.dec.ReadToken()
-	if err != nil || tok.Kind() != '"' {
-		return "", false
+// counts code points, not bytes), unquoted onto buf.
+func (p *fastParser) str(minRunes, maxRunes int) (span, bool) {
+	v, err := p.dec.ReadValue()
+	if err != nil || v.Kind() != '"' {
+		return span{}, false
 	}
-	s := tok.String()
+	start := len(p.buf)
+	if p.buf, err = jsontext.AppendUnquote(p.buf, v); err != nil {
+		p.buf = p.buf[:start]
+		return span{}, false
+	}
+	s := p.buf[start:]
 	if len(s) < minRunes {
-		return "", false
+		return span{}, false
 	}
 	if len(s) > maxRunes {
-		if n := utf8.RuneCountInString(s); n > maxRunes {
-			return "", false
+		if n := utf8.RuneCount(s); n > maxRunes {
+			return span{}, false
 		}
 	}
-	if minRunes > 0 && utf8.RuneCountInString(s) < minRunes {
-		return "", false
+	if minRunes > 0 && utf8.RuneCount(s) < minRunes {
+		return span{}, false
 	}
-	return s, true
+	return span{start, len(p.buf)}, true
 }
 
 // integer reads an integer within [lo, hi]. A plain literal is parsed as
@@ -233,45 +296,58 @@ func (p *fastParser) boolean() (bool, bool) {
 	return false, false
 }
 
+// strings reads an array of at most maxItems strings of at most maxRunes
+// code points each: the items' bytes go onto buf and their spans onto
+// spans, and the slice returned is filled in when the node ends.
 func (p *fastParser) strings(maxItems, maxRunes int) ([]string, bool) {
 	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
-	out := []string{}
+	k := 0
 	for p.dec.PeekKind() != ']' {
-		if len(out) == maxItems {
+		if k == maxItems {
 			return nil, false
 		}
-		s, ok := p.str(0, maxRunes)
+		sp, ok := p.str(0, maxRunes)
 		if !ok {
 			return nil, false
 		}
-		out = append(out, s)
+		p.spans = append(p.spans, sp)
+		k++
 	}
 	if _, err := p.dec.ReadToken(); err != nil {
 		return nil, false
 	}
-	return out, true
+	if k == 0 {
+		return []string{}, true
+	}
+	return make([]string, k), true
 }
 
 func (p *fastParser) children(depth int) ([]*Node, bool) {
 	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
-	out := []*Node{}
+	base := len(p.kids)
 	for p.dec.PeekKind() != ']' {
-		if len(out) == 10000 {
+		if len(p.kids)-base == maxChildren {
 			return nil, false
 		}
 		c, ok := p.node(depth + 1)
 		if !ok {
 			return nil, false
 		}
-		out = append(out, c)
+		p.kids = append(p.kids, c)
 	}
 	if _, err := p.dec.ReadToken(); err != nil {
 		return nil, false
 	}
+	if len(p.kids) == base {
+		return []*Node{}, true
+	}
+	out := append([]*Node(nil), p.kids[base:]...)
+	clear(p.kids[base:])
+	p.kids = p.kids[:base]
 	return out, true
 }
 

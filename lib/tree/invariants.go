@@ -13,7 +13,7 @@ func Check(root *Node) Problems {
 	var ps Problems
 	// Paths are built only for problems: a valid tree of any size costs one
 	// map entry per node and no strings.
-	seen := make(map[string]bool, 64)
+	seen := make(map[string]bool, Count(root))
 	stack := make([]string, 0, 16)
 	at := func() string { return strings.Join(stack, "/") }
 	var walk func(n *Node)

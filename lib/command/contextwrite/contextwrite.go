@@ -75,11 +75,15 @@ func (o *Options) Run(env *cli.Env) error {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
-	data, err := fsutil.ReadFile(filepath.Join(dir, iterdir.TreeBefore), "", 0)
+	// Mapped, not copied (a large tree costs a fresh process fewer page
+	// faults), and released once loaded: tree.Load copies what it keeps.
+	data, release, err := fsutil.MapFile(filepath.Join(dir, iterdir.TreeBefore), "", 0)
 	if err != nil {
+		release()
 		return exit.Errorf(exit.RunnerError, "read %s: %v", iterdir.TreeBefore, fsutil.Cause(err))
 	}
 	root, ps := tree.Load(data)
+	release()
 	if len(ps) > 0 {
 		return exit.Errorf(exit.RunnerError, "%s is invalid: %v", iterdir.TreeBefore, ps)
 	}
@@ -104,17 +108,16 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := fsutil.InsideRoot(ctxDir, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return exit.Errorf(exit.RunnerError, "%s: %v", layout.Context, err)
 	}
-	if err := os.RemoveAll(ctxDir); err != nil {
-		return exit.Errorf(exit.RunnerError, "clear %s: %v", layout.Context, fsutil.Cause(err))
-	}
-	if err := os.MkdirAll(ctxDir, 0o755); err != nil {
-		return exit.Errorf(exit.RunnerError, "create %s: %v", layout.Context, fsutil.Cause(err))
+	if err := clearContext(ctxDir, files); err != nil {
+		return err
 	}
 	var written []string
 	for _, name := range []string{GoalFile, HistoryFile, FailureFile} {
 		if body, ok := files[name]; ok {
-			if err := fsutil.WriteAtomic(filepath.Join(ctxDir, name), []byte(body), 0o644); err != nil {
-				return exit.Errorf(exit.RunnerError, "write %s/%s: %v", layout.Context, name, fsutil.Cause(err))
+			if p := filepath.Join(ctxDir, name); !holds(p, body) {
+				if err := fsutil.WriteAtomic(p, []byte(body), 0o644); err != nil {
+					return exit.Errorf(exit.RunnerError, "write %s/%s: %v", layout.Context, name, fsutil.Cause(err))
+				}
 			}
 			written = append(written, layout.Context+"/"+name)
 		}
@@ -145,6 +148,50 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "prompt=%s bytes=%d budget=%d sections=%s cut=%s dropped=%s\n", rep.Prompt, rep.Bytes, rep.Budget, list(kept), list(cut), list(dropped))
 	return nil
+}
+
+// clearContext leaves ctxDir a directory holding nothing but regular
+// files named in files: whatever else is there (an earlier iteration's
+// history.md, what a session added) is removed. A ctxDir that is not a
+// directory (missing, a file, a symbolic link) is replaced by an empty one.
+// The directory itself is kept when it is one (issue 16: removing and
+// creating it again cost every step a directory inode).
+func clearContext(ctxDir string, files map[string]string) error {
+	st, err := os.Lstat(ctxDir)
+	if err == nil && st.IsDir() {
+		entries, err := os.ReadDir(ctxDir)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "clear %s: %v", layout.Context, fsutil.Cause(err))
+		}
+		for _, e := range entries {
+			if _, keep := files[e.Name()]; keep && e.Type().IsRegular() {
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(ctxDir, e.Name())); err != nil {
+				return exit.Errorf(exit.RunnerError, "clear %s: %v", layout.Context, fsutil.Cause(err))
+			}
+		}
+		return nil
+	}
+	if err := os.RemoveAll(ctxDir); err != nil {
+		return exit.Errorf(exit.RunnerError, "clear %s: %v", layout.Context, fsutil.Cause(err))
+	}
+	if err := os.MkdirAll(ctxDir, 0o755); err != nil {
+		return exit.Errorf(exit.RunnerError, "create %s: %v", layout.Context, fsutil.Cause(err))
+	}
+	return nil
+}
+
+// holds reports whether path is already a regular file of mode 0644 with
+// exactly body (an unchanged goal.md when a node is retried): it is then
+// left as it is rather than written again.
+func holds(path, body string) bool {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 || st.Size() != int64(len(body)) {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	return err == nil && string(data) == body
 }
 
 func list(s []string) string {

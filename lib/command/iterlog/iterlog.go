@@ -79,11 +79,10 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 			return exit.Errorf(exit.Limit, "cost budget reached: the run cost $%.4f, max_cost_usd=%g (raise [agent] max_cost_usd in %s)", used.CostUSD, cfg.Agent.MaxCostUSD, layout.Config)
 		}
 	}
-	data, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
+	root, ps, err := loadTree(env)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
 	}
-	root, ps := tree.Load(data)
 	if len(ps) > 0 {
 		return exit.Errorf(exit.Negative, "%s is invalid: %v", layout.Tree, ps)
 	}
@@ -219,15 +218,18 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	m.EndedAt = now
 	m.DurationMS = now.Sub(begin.StartedAt).Milliseconds()
 
-	data, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
+	root, ps, err := loadTree(env)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
 	}
-	root, ps := tree.Load(data)
 	if len(ps) > 0 {
 		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
+	// tree.after.json and diff.patch share one fsync of the directory,
+	// made before meta.json is written: meta.json marks the log complete
+	// (iter-log recover), so both are durable before it can be. A crash
+	// before meta.json redoes this whole command (action=end).
+	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeAfter, err)
 	}
 
@@ -273,14 +275,30 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
+	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.DiffPatch, err)
+	}
+	if err := fsutil.SyncDir(dir); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
 	}
 	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
 	}
 	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
 	return nil
+}
+
+// loadTree loads the repository's tree.json, mapped rather than copied
+// (fsutil.MapFile: a large tree costs a fresh process fewer page faults)
+// and released once loaded (tree.Load copies what it keeps).
+func loadTree(env *cli.Env) (*tree.Node, tree.Problems, error) {
+	data, release, err := fsutil.MapFile(env.Abs(layout.Tree), env.Dir, 0)
+	defer release()
+	if err != nil {
+		return nil, nil, err
+	}
+	root, ps := tree.Load(data)
+	return root, ps, nil
 }
 
 // guardState maps a guard outcome onto run_state's last_guard values: a

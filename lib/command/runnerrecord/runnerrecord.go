@@ -137,14 +137,18 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 			attach = &recs[i]
 		}
 	}
-	rp, err := runrecord.ReadRepo(env.Dir)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
-	}
 	var r runrecord.Record
 	if attach != nil {
+		// A re-attached record keeps what the last update refreshed: the
+		// repository (a 1,000-node tree, config.toml) is read only for a
+		// new record (issue 16: runner-step run alone re-attaches every
+		// step).
 		r = *attach
 	} else {
+		rp, err := runrecord.ReadRepo(env.Dir)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
 		id := runID
 		for n := 2; fileExists(env.Abs(layout.RunRecord(id))); n++ {
 			id = fmt.Sprintf("%s.%d", runID, n)

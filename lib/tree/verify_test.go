@@ -1,0 +1,73 @@
+package tree
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestVerify: Verify(n, Encode(n)) gives exactly Load(Encode(n))'s
+// problems, for every tree of the fixtures and the fuzz corpus that loads
+// and for each of them changed to break one bound of the schema, an
+// invariant or the nesting limit, or to stay valid at a bound.
+func TestVerify(t *testing.T) {
+	deep := func(n *Node, levels int) {
+		cur := n
+		for i := range levels {
+			c := &Node{ID: "deep" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + itoa(i), Title: "d", Acceptance: []string{}, Next: NextExecute, MaxAttempts: 1, Children: []*Node{}}
+			cur.Children = append(cur.Children, c)
+			cur = c
+		}
+	}
+	changes := map[string]func(n *Node){
+		"unchanged":            func(*Node) {},
+		"title at its bound":   func(n *Node) { n.Title = strings.Repeat("é", maxTitleRunes) },
+		"title too long":       func(n *Node) { n.Title = strings.Repeat("é", maxTitleRunes+1) },
+		"title empty":          func(n *Node) { n.Title = "" },
+		"title invalid UTF-8":  func(n *Node) { n.Title = strings.Repeat("\xff", maxTitleRunes) },
+		"title 257 bad bytes":  func(n *Node) { n.Title = strings.Repeat("\xff", maxTitleRunes+1) },
+		"goal too long":        func(n *Node) { n.Goal = strings.Repeat("g", maxGoalRunes+1) },
+		"too many criteria":    func(n *Node) { n.Acceptance = make([]string, maxAcceptance+1) },
+		"criterion too long":   func(n *Node) { n.Acceptance = []string{strings.Repeat("a", maxCriterionRunes+1)} },
+		"attempts too many":    func(n *Node) { n.Attempts, n.MaxAttempts = maxAttemptsValue+1, maxAttemptsValue+1 },
+		"attempts over max":    func(n *Node) { n.Attempts, n.MaxAttempts = 3, 2 },
+		"max_attempts zero":    func(n *Node) { n.Attempts, n.MaxAttempts = 0, 0 },
+		"negative attempts":    func(n *Node) { n.Attempts = -1 },
+		"order too large":      func(n *Node) { n.Order = maxOrder + 1 },
+		"order at its bound":   func(n *Node) { n.Order = -maxOrder },
+		"next unknown":         func(n *Node) { n.Next = "later" },
+		"id invalid":           func(n *Node) { n.ID = "no spaces" },
+		"duplicate id":         func(n *Node) { deep(n, 1); n.Children[len(n.Children)-1].ID = n.ID },
+		"nil slices":           func(n *Node) { n.Acceptance, n.Children = nil, nil },
+		"nested to the bound":  func(n *Node) { deep(n, fastMaxDepth) },
+		"nested past the fast": func(n *Node) { deep(n, fastMaxDepth+1) },
+	}
+	seeds := 0
+	for _, data := range fastSeeds(t) {
+		root, ps := Load(data)
+		if root == nil || len(ps) > 0 {
+			continue
+		}
+		seeds++
+		for name, change := range changes {
+			n := root.Clone()
+			change(n)
+			enc := Encode(n)
+			_, want := Load(enc)
+			if got := Verify(n, enc); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s of %.60q: Verify = %v, Load = %v", name, data, got, want)
+			}
+		}
+	}
+	if seeds < 3 {
+		t.Fatalf("only %d valid seeds", seeds)
+	}
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}
