@@ -29,14 +29,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func TestEnforceIgnoredProtected(t *testing.T) {
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q", "-b", "runner/r")
-	write := func(p, data string) {
-		t.Helper()
-		full := filepath.Join(dir, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(p, data string) { t.Helper(); writeFile(t, filepath.Join(dir, p), data) }
 	write("ci/check.sh", "exit 1\n")
 	write("tests/a.txt", "a\n")
 	write(".gitignore", "ci/old.sh\nci/new.sh\ntests/cache\nspec/new.sh\n")
