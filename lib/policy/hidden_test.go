@@ -91,7 +91,7 @@ func TestEnforceHiddenProtected(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, full, data string) {
+func writeFile(t testing.TB, full, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		t.Fatal(err)
