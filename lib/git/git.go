@@ -62,7 +62,7 @@ func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, err
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
 	err := cmd.Run()
-	trace.Git(args[0], time.Since(t0))
+	trace.Git(subcommand(args), time.Since(t0))
 	if err != nil {
 		msg := firstLine(stderr.String())
 		if msg == "" {
@@ -81,8 +81,17 @@ type Error struct {
 	Err    error
 }
 
-func (e *Error) Error() string { return "git " + e.Args[0] + ": " + e.Msg }
+func (e *Error) Error() string { return "git " + subcommand(e.Args) + ": " + e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
+
+// subcommand is the git command args run, past the "-c name=value" pairs
+// before it.
+func subcommand(args []string) string {
+	for len(args) > 2 && args[0] == "-c" {
+		args = args[2:]
+	}
+	return args[0]
+}
 
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
@@ -398,6 +407,17 @@ func (r *Repo) status(ignored bool, scope []string) (Status, error) {
 	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--no-ahead-behind", "--untracked-files=all", "--no-renames"}
 	if ignored {
 		args = append(args, "--ignored=matching")
+	}
+	if len(scope) > 0 {
+		// With a pathspec (policy's scope: the runner's files and the
+		// protected paths' leading directories), the threads that
+		// preload the index (each matches its share of every entry
+		// against the pathspec, to lstat the few that match) cost more
+		// than they save; without them git makes the same lstat calls
+		// itself, with the same answer. At 50,000 files: 11 ms → 8.5 ms
+		// for policy's scope, no slower for a pathspec over the whole
+		// tree (issue 16).
+		args = append([]string{"-c", "core.preloadIndex=false"}, args...)
 	}
 	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)
 	if err != nil {

@@ -228,3 +228,24 @@ func TestHeadIs(t *testing.T) {
 		t.Error("HeadIs answered for a detached HEAD")
 	}
 }
+
+// A git command run with -c settings before it is named by its
+// subcommand, in errors and trace lines alike.
+func TestSubcommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "-z"}, "status"},
+		{[]string{"-c", "core.preloadIndex=false", "status", "-z"}, "status"},
+		{[]string{"-c", "a.b=1", "-c", "c.d=2", "ls-files"}, "ls-files"},
+	} {
+		if got := subcommand(c.args); got != c.want {
+			t.Errorf("subcommand(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+	e := &Error{Args: []string{"-c", "core.preloadIndex=false", "status"}, Msg: "fatal"}
+	if e.Error() != "git status: fatal" {
+		t.Errorf("Error() = %q", e.Error())
+	}
+}

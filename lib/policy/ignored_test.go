@@ -12,7 +12,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 )
 
-func gitIn(t *testing.T, dir string, args ...string) string {
+func gitIn(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
@@ -29,14 +29,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func TestEnforceIgnoredProtected(t *testing.T) {
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q", "-b", "runner/r")
-	write := func(p, data string) {
-		t.Helper()
-		full := filepath.Join(dir, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(p, data string) { t.Helper(); writeFile(t, filepath.Join(dir, p), data) }
 	write("ci/check.sh", "exit 1\n")
 	write("tests/a.txt", "a\n")
 	write(".gitignore", "ci/old.sh\nci/new.sh\ntests/cache\nspec/new.sh\n")

@@ -66,11 +66,7 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 			return nil, err
 		}
 	}
-	scope := Scope(protected)
-	if err := unhideProtected(repo, scope, protected); err != nil {
-		return nil, err
-	}
-	changed, ignored, err := repo.ChangesSince(base, scope...)
+	changed, ignored, err := changesUnhidden(repo, base, Scope(protected), protected)
 	if err != nil {
 		return nil, err
 	}
@@ -198,16 +194,47 @@ func protectedExactly(p string, entries []string) (rule string, ok bool) {
 	return "", false
 }
 
+// changesUnhidden is repo.ChangesSince(base, scope...) once the marks
+// that hide a protected path from it are cleared (unhideProtected). The
+// marks check and the status are two git processes that only read, run
+// side by side (issue 16: at 50,000 files each mostly loads the index, and
+// one after the other they were the check's whole cost). The status is
+// the answer only when no mark was cleared: it was read with the marks
+// on, so after clearing one it is read again (a rare path: only a
+// session's cheat, or a user's own mark on a protected file, leads there).
+func changesUnhidden(repo *git.Repo, base string, scope, protected []string) (changed, ignored []string, err error) {
+	type status struct {
+		changed, ignored []string
+		err              error
+	}
+	first := make(chan status, 1)
+	go func() {
+		var st status
+		st.changed, st.ignored, st.err = repo.ChangesSince(base, scope...)
+		first <- st
+	}()
+	cleared, err := unhideProtected(repo, scope, protected)
+	st := <-first // waited for even on an error: no git process outlives the check
+	if err != nil {
+		return nil, nil, err
+	}
+	if cleared {
+		return repo.ChangesSince(base, scope...)
+	}
+	return st.changed, st.ignored, st.err
+}
+
 // unhideProtected clears the assume-unchanged and skip-worktree marks of
-// the protected paths under scope: a session could mark a protected file
-// so, change it, and no git status would show the change (the guard would
-// run the changed file, the step would never commit or restore it). A
-// skip-worktree mark on a file absent from the work tree is a sparse
-// checkout's, kept when core.sparseCheckout is on.
-func unhideProtected(repo *git.Repo, scope, protected []string) error {
+// the protected paths under scope, and reports whether it cleared any: a
+// session could mark a protected file so, change it, and no git status
+// would show the change (the guard would run the changed file, the step
+// would never commit or restore it). A skip-worktree mark on a file
+// absent from the work tree is a sparse checkout's, kept when
+// core.sparseCheckout is on.
+func unhideProtected(repo *git.Repo, scope, protected []string) (cleared bool, err error) {
 	assumed, skipped, err := repo.HiddenPaths(scope...)
 	if err != nil || len(assumed)+len(skipped) == 0 {
-		return err
+		return false, err
 	}
 	var unassume, unskip []string
 	for _, p := range assumed {
@@ -229,7 +256,10 @@ func unhideProtected(repo *git.Repo, scope, protected []string) error {
 		}
 		unskip = append(unskip, p)
 	}
-	return repo.Unhide(unassume, unskip)
+	if len(unassume)+len(unskip) == 0 {
+		return false, nil
+	}
+	return true, repo.Unhide(unassume, unskip)
 }
 
 // ProtectedBy reports the rule protecting p: a runner-owned file, or a
@@ -455,14 +485,27 @@ type Session struct {
 // protected_paths globs to check against afterwards.
 func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []string, own ...string) (*Session, error) {
 	taken := time.Now()
-	g, err := sealGit(repo)
-	if err != nil {
-		return nil, err
+	// The two seals share nothing (the logs' copies go to git's objects,
+	// which the git seal leaves out): git's settings are read, one
+	// rev-parse first, while the logs are (issue 16).
+	type sealed struct {
+		g   *gitSettings
+		err error
 	}
+	settings := make(chan sealed, 1)
+	go func() {
+		g, err := sealGit(repo)
+		settings <- sealed{g, err}
+	}()
 	l, err := sealLogs(repo, runID, iterDir, own...)
+	gs := <-settings
+	if gs.err != nil {
+		return nil, gs.err
+	}
 	if err != nil {
 		return nil, err
 	}
+	g := gs.g
 	return &Session{repo: repo, branch: branch, base: base, protected: protected, git: g, logs: l, taken: taken}, nil
 }
 
