@@ -38,7 +38,7 @@ export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=100000
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # setup FILES: a repository of FILES small Go files in directories of 50,
-# initialised for a run with a 1,000-node tree.
+# packed, initialised for a run with a 1,000-node tree.
 setup() {
   local files=$1 repo=$work/repo-$1
   mkdir -p "$repo"
@@ -54,7 +54,10 @@ for i in range(n):
         fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
 PY
   printf 'ci:\n    @true\n' > justfile
-  git add -A && git commit -qm initial
+  # Packed, as a real repository of that size is: the initial commit's
+  # loose objects would otherwise start git gc --auto in the background,
+  # and it would run during the measured steps.
+  git add -A && git -c gc.auto=0 commit -qm initial && git gc -q
   runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
   gentree -n 1000 > .runner/state/tree.json
   sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
