@@ -404,7 +404,8 @@ func (l *iterLogs) reasons(who string, notes []string) []string {
 }
 
 // gitSettings holds git's own settings across a session: the repository's config,
-// info/ (attributes, exclude) and hooks (or core.hooksPath). The runner
+// info/ (attributes, exclude) and hooks (or core.hooksPath), and the
+// work tree's SequencerState. The runner
 // commits with the user's git after the session (DESIGN.md decision 11),
 // so a hook or a filter the session installed would run in the runner's
 // commit, unchecked: a session may change none of them.
@@ -415,17 +416,30 @@ type gitSettings struct {
 
 // sealGit seals repo's config, info/ and hooks.
 func sealGit(repo *git.Repo) (*gitSettings, error) {
-	common, hooks, err := gitDirs(repo)
+	common, gitDir, hooks, err := gitDirs(repo)
 	if err != nil {
 		return nil, err
 	}
 	keep := map[string]bool{"config": true, "info": true, "hooks": true}
+	if filepath.Clean(gitDir) == filepath.Clean(common) {
+		for _, name := range SequencerState {
+			keep[name] = true
+		}
+	}
 	g := &gitSettings{}
 	s, err := seal.Take(common, func(rel string) bool { return !keep[strings.SplitN(rel, "/", 2)[0]] })
 	if err != nil {
 		return nil, err
 	}
 	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
+	if filepath.Clean(gitDir) != filepath.Clean(common) {
+		// A linked worktree keeps its merge state in its own git directory.
+		s, err := seal.Take(gitDir, func(rel string) bool { return !slices.Contains(SequencerState, strings.SplitN(rel, "/", 2)[0]) })
+		if err != nil {
+			return nil, err
+		}
+		g.seals, g.rels = append(g.seals, s), append(g.rels, gitDir)
+	}
 	if rel, err := filepath.Rel(common, hooks); err != nil || strings.HasPrefix(rel, "..") {
 		// core.hooksPath outside the git directory.
 		if s, err = seal.Take(hooks, nil); err != nil {
@@ -452,18 +466,28 @@ func (g *gitSettings) Restore(who string) ([]string, error) {
 	return reasons, nil
 }
 
+// SequencerState are the names, in a work tree's git directory, of the
+// state a merge, a cherry-pick, a revert or a rebase leaves for `git
+// commit` to finish: with MERGE_HEAD it makes a merge commit with a parent
+// of its own choosing, with CHERRY_PICK_HEAD it takes that commit's
+// author. The runner's commit goes through git commit when the user has
+// commit hooks (git.CommitIndexAs), so a session may leave none of them:
+// they are sealed with git's settings and removed when added.
+var SequencerState = []string{"MERGE_HEAD", "MERGE_MODE", "MERGE_MSG", "SQUASH_MSG", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer", "rebase-merge", "rebase-apply"}
+
 // gitDirs asks git, in one rev-parse, for its common directory (config,
-// info/) and its hooks directory, as absolute paths.
-func gitDirs(repo *git.Repo) (common, hooks string, err error) {
-	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-path", "hooks")
+// info/), the work tree's own git directory (a linked worktree's differs)
+// and its hooks directory, as absolute paths.
+func gitDirs(repo *git.Repo) (common, gitDir, hooks string, err error) {
+	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir", "--git-path", "hooks")
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 2 {
-		return "", "", fmt.Errorf("git rev-parse: %d lines for the common and the hooks directory", len(lines))
+	if len(lines) != 3 {
+		return "", "", "", fmt.Errorf("git rev-parse: %d lines for the common, the work tree's and the hooks directory", len(lines))
 	}
-	return lines[0], lines[1], nil
+	return lines[0], lines[1], lines[2], nil
 }
 
 // Session is everything a session (the agent's, the guard's) may not
