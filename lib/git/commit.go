@@ -71,6 +71,46 @@ func (r *Repo) CommitIndexAs(by, message string) (string, error) {
 	return commit, nil
 }
 
+// SequencerState are the names, in a work tree's git directory, of the
+// state a merge, a cherry-pick, a revert or a rebase leaves for `git
+// commit` to finish: with MERGE_HEAD it makes a merge commit with a second
+// parent, with CHERRY_PICK_HEAD it takes that commit's author. The
+// plumbing commit reads none of it; policy seals it with git's settings.
+var SequencerState = []string{"MERGE_HEAD", "MERGE_MODE", "MERGE_MSG", "SQUASH_MSG", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer", "rebase-merge", "rebase-apply"}
+
+// inProgress names the operations SequencerState entries stand for, with
+// the command that ends each.
+var inProgress = []struct{ name, op, abort string }{
+	{"rebase-merge", "rebase", "git rebase --continue or --abort"},
+	{"rebase-apply", "rebase", "git rebase --continue or --abort"},
+	{"MERGE_HEAD", "merge", "git commit or git merge --abort"},
+	{"CHERRY_PICK_HEAD", "cherry-pick", "git cherry-pick --continue or --abort"},
+	{"REVERT_HEAD", "revert", "git revert --continue or --abort"},
+	{"sequencer", "cherry-pick or revert sequence", "git cherry-pick --quit or git revert --quit"},
+}
+
+// InProgress reports a merge, cherry-pick, revert or rebase in progress in
+// the work tree (its state in the work tree's git directory): its name
+// and the command that ends it; ok is false when none is. Read from the
+// files for a plain .git directory, else git names the directory (one
+// rev-parse).
+func (r *Repo) InProgress() (op, end string, ok bool, err error) {
+	dir, plain := r.plainGitDir()
+	if !plain {
+		out, err := r.Run("rev-parse", "--path-format=absolute", "--git-dir")
+		if err != nil {
+			return "", "", false, err
+		}
+		dir = strings.TrimSpace(string(out))
+	}
+	for _, p := range inProgress {
+		if _, err := os.Lstat(filepath.Join(dir, p.name)); err == nil {
+			return p.op, p.abort, true, nil
+		}
+	}
+	return "", "", false, nil
+}
+
 // commitSettings are the settings CommitIndexAs reads.
 type commitSettings struct {
 	other       bool // a setting only `git commit` honours

@@ -405,7 +405,9 @@ func (l *iterLogs) reasons(who string, notes []string) []string {
 
 // gitSettings holds git's own settings across a session: the repository's config,
 // info/ (attributes, exclude) and hooks (or core.hooksPath), and the
-// work tree's SequencerState. The runner
+// work tree's git.SequencerState (a session may leave none of it: the
+// runner's commit goes through git commit when the user has commit hooks,
+// git.CommitIndexAs, and would finish a merge the session began). The runner
 // commits with the user's git after the session (DESIGN.md decision 11),
 // so a hook or a filter the session installed would run in the runner's
 // commit, unchecked: a session may change none of them.
@@ -422,7 +424,7 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 	}
 	keep := map[string]bool{"config": true, "info": true, "hooks": true}
 	if filepath.Clean(gitDir) == filepath.Clean(common) {
-		for _, name := range SequencerState {
+		for _, name := range git.SequencerState {
 			keep[name] = true
 		}
 	}
@@ -434,7 +436,7 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
 	if filepath.Clean(gitDir) != filepath.Clean(common) {
 		// A linked worktree keeps its merge state in its own git directory.
-		s, err := seal.Take(gitDir, func(rel string) bool { return !slices.Contains(SequencerState, strings.SplitN(rel, "/", 2)[0]) })
+		s, err := seal.Take(gitDir, func(rel string) bool { return !slices.Contains(git.SequencerState, strings.SplitN(rel, "/", 2)[0]) })
 		if err != nil {
 			return nil, err
 		}
@@ -465,15 +467,6 @@ func (g *gitSettings) Restore(who string) ([]string, error) {
 	}
 	return reasons, nil
 }
-
-// SequencerState are the names, in a work tree's git directory, of the
-// state a merge, a cherry-pick, a revert or a rebase leaves for `git
-// commit` to finish: with MERGE_HEAD it makes a merge commit with a parent
-// of its own choosing, with CHERRY_PICK_HEAD it takes that commit's
-// author. The runner's commit goes through git commit when the user has
-// commit hooks (git.CommitIndexAs), so a session may leave none of them:
-// they are sealed with git's settings and removed when added.
-var SequencerState = []string{"MERGE_HEAD", "MERGE_MODE", "MERGE_MSG", "SQUASH_MSG", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer", "rebase-merge", "rebase-apply"}
 
 // gitDirs asks git, in one rev-parse, for its common directory (config,
 // info/), the work tree's own git directory (a linked worktree's differs)

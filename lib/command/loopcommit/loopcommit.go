@@ -107,6 +107,14 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 	if head == "" {
 		return exit.Errorf(exit.Negative, "git rev-parse: HEAD has no commit yet (run runner-start)")
 	}
+	// A merge (or cherry-pick, revert, rebase) in progress with nothing
+	// left to resolve shows in no status, yet the next git commit would
+	// finish it: the iteration's commit would get its second parent.
+	if op, end, ok, err := repo.InProgress(); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	} else if ok {
+		return exit.Errorf(exit.Negative, "a %s is in progress: finish it (%s) first", op, end)
+	}
 	goalData, err := fsutil.ReadFile(env.Abs(layout.Goal), env.Dir, 1<<20)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init, then runner-start)", layout.Goal, fsutil.Cause(err))
