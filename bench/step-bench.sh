@@ -8,10 +8,11 @@
 # started with --version and doing nothing; beside it the Go start floor
 # (as many starts of a Go binary that does nothing) and the time the step
 # spends in fsync (strace, one more step), which DESIGN.md's atomic
-# writes (temp file, fsync, rename, fsync dir) ask for. Each step runs with
-# RUNNER_TRACE=1; the per-command table is the median over the steps of
-# each command's wall time (from its process start, lib/trace) and of the
-# git processes each one started.
+# writes (temp file, fsync, rename, fsync dir) ask for. The overhead is
+# timed on untraced steps; between them, as many steps run with
+# RUNNER_TRACE=1 for the per-command table: the median over those steps of
+# each command's wall time (from its launch, lib/trace) and of the git
+# processes each one started.
 # Then agent-exec's peak RSS when the agent prints 1 GiB, and the size of
 # its capped log.
 # Usage: bench/step-bench.sh [ITERATIONS] [FILES...]   (defaults: 21 1000 50000)
@@ -70,10 +71,14 @@ measure() {
   local files=$1 i t0 t1 meta inner
   local over=() total=() floor=()
   : > "$work/trace-$files"
+  # Steps alternate: one traced (RUNNER_TRACE=1, for the per-command
+  # table), one timed as a user runs it, untraced (the trace's own cost,
+  # a few ms of bash wrappers, stays out of the overhead).
   for i in $(seq 1 "$iters"); do
-    t0=$(ms); RUNNER_TRACE=1 runner-step >/dev/null 2>"$work/step.err"; t1=$(ms)
+    RUNNER_TRACE=1 runner-step >/dev/null 2>"$work/step.err"
     sed "s/^/step=$i /" "$work/step.err" >> "$work/trace-$files"
-    meta=.runner/iterations/run-bench/$(printf %04d "$i")/meta.json
+    t0=$(ms); runner-step >/dev/null; t1=$(ms)
+    meta=.runner/iterations/run-bench/$(printf %04d "$((2 * i))")/meta.json
     inner=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["agent"]["duration_ms"] + (m["guard_run"] or {"duration_ms":0})["duration_ms"])' "$meta")
     total+=($((t1 - t0))); over+=($((t1 - t0 - inner)))
   done
