@@ -206,9 +206,11 @@ func fileExists(p string) bool {
 // UpdateCmd is `runner-record update`.
 type UpdateCmd struct {
 	recordFlag
+	Detach bool `help:"Also leave the record running with no runner attached, as detach does (runner-step run alone, after its committed iteration: one write instead of two)."`
 }
 
-// Run refreshes the record and runs on_iteration.
+// Run refreshes the record and runs on_iteration; with --detach it also
+// clears the runner.
 func (u *UpdateCmd) Run(env *cli.Env) error {
 	path, r, err := u.load(env)
 	if err != nil {
@@ -223,6 +225,9 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 	}
 	r.UpdatedAt = now()
 	runHook(env, &r, "on_iteration", rp.Config.Hooks)
+	if u.Detach {
+		r.Runner = runrecord.Runner{}
+	}
 	return save(path, r)
 }
 
