@@ -16,6 +16,7 @@ import (
 	"github.com/posener/complete"
 	"github.com/willabides/kongplete"
 
+	_ "github.com/treeloop/treeloop/lib/cli/internal/stack" // the main goroutine's stack, grown once at start (issue 16)
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/trace"
