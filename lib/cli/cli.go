@@ -118,7 +118,7 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
 		kong.Bind(env),
 	}, opts...)
-	options = append(options, kong.Vars{"version": name + " " + Version()}, kong.Embed(&versionFlag{}))
+	options = append(options, kong.Embed(&versionFlag{}))
 	parser, err := kong.New(cmd, options...)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -180,7 +180,21 @@ func (c *Chdir) chdir() *Chdir { return c }
 
 // versionFlag is the --version flag every command has.
 type versionFlag struct {
-	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+	Version printVersion `name:"version" help:"Print the version and exit."`
+}
+
+// printVersion is kong.VersionFlag without the "version" variable: it
+// prints "<name> <version>" and exits 0, reading the build information
+// (Version) only when --version is given. A kong variable would be read at
+// every start and interpolated into every flag's variables while kong
+// builds the model (issue 16).
+type printVersion bool
+
+// BeforeReset prints the version and terminates with exit status 0.
+func (printVersion) BeforeReset(app *kong.Kong) error {
+	fmt.Fprintln(app.Stdout, app.Model.Name+" "+Version())
+	app.Exit(0)
+	return nil
 }
 
 // version is set at link time (-ldflags "-X github.com/treeloop/treeloop/lib/cli.version=v1.2.3");
