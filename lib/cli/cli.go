@@ -119,23 +119,29 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		kong.Bind(env),
 	}, opts...)
 	options = append(options, kong.Embed(&versionFlag{}))
-	parser, err := kong.New(cmd, options...)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exit.RunnerError
+	kctx := (*kong.Context)(nil)
+	if os.Getenv("COMP_LINE") == "" {
+		kctx = parseOne(cmd, args, options)
 	}
-	// Shell completion (issue 12): a shell that runs the command with
-	// COMP_LINE set (complete -C) gets the candidates on stdout.
-	if os.Getenv("COMP_LINE") != "" {
-		kongplete.Complete(parser,
-			kongplete.WithPredictor("dir", complete.PredictDirs("*")),
-			kongplete.WithPredictor("file", complete.PredictFiles("*")),
-			kongplete.WithExitFunc(func(c int) { panic(exitPanic(c)) }))
-	}
-	kctx, err := parser.Parse(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exit.Usage
+	if kctx == nil {
+		parser, err := kong.New(cmd, options...)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exit.RunnerError
+		}
+		// Shell completion (issue 12): a shell that runs the command with
+		// COMP_LINE set (complete -C) gets the candidates on stdout.
+		if os.Getenv("COMP_LINE") != "" {
+			kongplete.Complete(parser,
+				kongplete.WithPredictor("dir", complete.PredictDirs("*")),
+				kongplete.WithPredictor("file", complete.PredictFiles("*")),
+				kongplete.WithExitFunc(func(c int) { panic(exitPanic(c)) }))
+		}
+		kctx, err = parser.Parse(args)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exit.Usage
+		}
 	}
 	if sel := kctx.Selected(); sel != nil {
 		traced = name + "-" + sel.Name // iter-log-begin, loop-commit-check
