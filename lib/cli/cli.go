@@ -16,6 +16,7 @@ import (
 	"github.com/posener/complete"
 	"github.com/willabides/kongplete"
 
+	_ "github.com/treeloop/treeloop/lib/cli/internal/stack" // the main goroutine's stack, grown once at start (issue 16)
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/trace"
@@ -117,24 +118,30 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
 		kong.Bind(env),
 	}, opts...)
-	options = append(options, kong.Vars{"version": name + " " + Version()}, kong.Embed(&versionFlag{}))
-	parser, err := kong.New(cmd, options...)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exit.RunnerError
+	options = append(options, kong.Embed(&versionFlag{}))
+	kctx := (*kong.Context)(nil)
+	if os.Getenv("COMP_LINE") == "" {
+		kctx = parseOne(cmd, args, options)
 	}
-	// Shell completion (issue 12): a shell that runs the command with
-	// COMP_LINE set (complete -C) gets the candidates on stdout.
-	if os.Getenv("COMP_LINE") != "" {
-		kongplete.Complete(parser,
-			kongplete.WithPredictor("dir", complete.PredictDirs("*")),
-			kongplete.WithPredictor("file", complete.PredictFiles("*")),
-			kongplete.WithExitFunc(func(c int) { panic(exitPanic(c)) }))
-	}
-	kctx, err := parser.Parse(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exit.Usage
+	if kctx == nil {
+		parser, err := kong.New(cmd, options...)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exit.RunnerError
+		}
+		// Shell completion (issue 12): a shell that runs the command with
+		// COMP_LINE set (complete -C) gets the candidates on stdout.
+		if os.Getenv("COMP_LINE") != "" {
+			kongplete.Complete(parser,
+				kongplete.WithPredictor("dir", complete.PredictDirs("*")),
+				kongplete.WithPredictor("file", complete.PredictFiles("*")),
+				kongplete.WithExitFunc(func(c int) { panic(exitPanic(c)) }))
+		}
+		kctx, err = parser.Parse(args)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exit.Usage
+		}
 	}
 	if sel := kctx.Selected(); sel != nil {
 		traced = name + "-" + sel.Name // iter-log-begin, loop-commit-check
@@ -179,7 +186,21 @@ func (c *Chdir) chdir() *Chdir { return c }
 
 // versionFlag is the --version flag every command has.
 type versionFlag struct {
-	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+	Version printVersion `name:"version" help:"Print the version and exit."`
+}
+
+// printVersion is kong.VersionFlag without the "version" variable: it
+// prints "<name> <version>" and exits 0, reading the build information
+// (Version) only when --version is given. A kong variable would be read at
+// every start and interpolated into every flag's variables while kong
+// builds the model (issue 16).
+type printVersion bool
+
+// BeforeReset prints the version and terminates with exit status 0.
+func (printVersion) BeforeReset(app *kong.Kong) error {
+	fmt.Fprintln(app.Stdout, app.Model.Name+" "+Version())
+	app.Exit(0)
+	return nil
 }
 
 // version is set at link time (-ldflags "-X github.com/treeloop/treeloop/lib/cli.version=v1.2.3");

@@ -1,0 +1,4 @@
+package cli
+
+// ParseOne is parseOne, for the tests of package cli_test.
+var ParseOne = parseOne
