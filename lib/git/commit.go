@@ -32,7 +32,13 @@ import (
 // directory, any core.hooksPath, hook.* or commit.cleanup setting,
 // commit.gpgSign on (commit-tree does not read it), or no HEAD yet. One
 // `git config` answers for the settings.
-func (r *Repo) CommitIndexAs(by, message string) (string, error) {
+//
+// staged is the index's tree when the caller has it already (iter-log end
+// wrote it: Staged); it is committed in place of a write-tree while the
+// index is still the file it was written from. The zero Staged, or one
+// the index no longer matches, costs the write-tree. `git commit` ignores
+// it: it commits the index.
+func (r *Repo) CommitIndexAs(by, message string, staged Staged) (string, error) {
 	cfg, err := r.commitConfig()
 	if err != nil {
 		return "", err
@@ -50,12 +56,13 @@ func (r *Repo) CommitIndexAs(by, message string) (string, error) {
 		return "", errors.New("git commit: an empty commit message")
 	}
 	env := []string{CommitEnv + "=" + by}
-	out, err := runEnv(r.root, env, nil, "write-tree")
-	if err != nil {
-		return "", err
+	tree := r.stagedTree(staged)
+	if tree == "" {
+		if tree, err = r.WriteTree(by); err != nil {
+			return "", err
+		}
 	}
-	tree := strings.TrimSpace(string(out))
-	out, err = runEnv(r.root, env, []byte(msg), "commit-tree", tree, "-p", parent)
+	out, err := runEnv(r.root, env, []byte(msg), "commit-tree", tree, "-p", parent)
 	if err != nil {
 		return "", err
 	}

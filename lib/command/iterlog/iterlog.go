@@ -27,7 +27,7 @@ import (
 type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
-	End     EndCmd     `cmd:"" help:"Complete the iteration's log: meta.json, tree.after.json, diff.patch, and run_state.json for the next iteration."`
+	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), tree.after.json, diff.patch, and run_state.json for the next iteration."`
 	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
 	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
@@ -271,10 +271,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err := repo.AddAll(); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	patch, err := repo.Run("diff", "--cached", "--binary", begin.HeadBefore)
+	patch, staged, err := stagedDiff(repo, begin.HeadBefore)
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
+	m.StagedTree, m.StagedIndex = staged.Tree, staged.Index
 	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.DiffPatch, err)
 	}
@@ -286,6 +287,39 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
 	return nil
+}
+
+// stagedDiff is the iteration's diff from the index just staged (git diff
+// --cached --binary against head) and that index's tree, for loop-commit
+// --as-staged to commit (git.Staged). The two git processes run side by
+// side: write-tree takes index.lock to store the cache tree, the diff only
+// reads the index, and they read the same entries. The tree is left out
+// (the zero Staged: loop-commit writes it) where the index has no stamp
+// or write-tree fails; its error then is loop-commit's to report.
+func stagedDiff(repo *git.Repo, head string) ([]byte, git.Staged, error) {
+	if _, ok := repo.IndexStamp(); !ok {
+		patch, err := repo.Run("diff", "--cached", "--binary", head)
+		return patch, git.Staged{}, err
+	}
+	treeDone := make(chan string, 1)
+	go func() {
+		tree, err := repo.WriteTree("loop")
+		if err != nil {
+			tree = ""
+		}
+		treeDone <- tree
+	}()
+	patch, err := repo.Run("diff", "--cached", "--binary", head)
+	tree := <-treeDone
+	if err != nil || tree == "" {
+		return patch, git.Staged{}, err
+	}
+	// Stamped once both are done: the index as write-tree left it.
+	stamp, ok := repo.IndexStamp()
+	if !ok {
+		return patch, git.Staged{}, nil
+	}
+	return patch, git.Staged{Tree: tree, Index: stamp}, nil
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied
