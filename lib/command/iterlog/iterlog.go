@@ -225,14 +225,6 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if len(ps) > 0 {
 		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
 	}
-	// tree.after.json and diff.patch share one fsync of the directory,
-	// made before meta.json is written: meta.json marks the log complete
-	// (iter-log recover), so both are durable before it can be. A crash
-	// before meta.json redoes this whole command (action=end).
-	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeAfter, err)
-	}
-
 	// run_state.json first: it is part of the iteration's commit, so the
 	// diff below includes it.
 	rs, err := runstate.Load(env.Abs(layout.RunState))
@@ -256,7 +248,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(upd.Summary), runstate.Str(guardState(m.Guard))
 		rs.LastIter, rs.LastNode = &it, &node
 	}
-	if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
+	// Its content is in place (written, fsynced, renamed) before git
+	// stages it; the fsync of its directory waits on the disk while git
+	// works (below).
+	statePath := env.Abs(layout.RunState)
+	if err := fsutil.WriteAtomicUnsynced(statePath, runstate.Encode(rs), 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.RunState, err)
 	}
 
@@ -264,14 +260,38 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
+	// Durable before meta.json, which marks the log complete (iter-log
+	// recover: a crash before it redoes this whole command, action=end):
+	// run_state.json's directory, and tree.after.json and diff.patch,
+	// which share one fsync of the iteration directory. tree.after.json
+	// (in the ignored iterations directory, no part of the commit) and the
+	// fsync of run_state.json's directory are made while git stages and
+	// diffs: both wait on the disk, git on the work tree.
+	logged := make(chan error, 1)
+	go func() {
+		if err := fsutil.SyncDir(filepath.Dir(statePath)); err != nil {
+			logged <- fmt.Errorf("write %s: %w", layout.RunState, err)
+			return
+		}
+		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
+			logged <- fmt.Errorf("write %s: %w", iterdir.TreeAfter, err)
+			return
+		}
+		logged <- nil
+	}()
 	// The step's one staging of the work tree (issue 16): the diff below
 	// and loop-commit --as-staged use this index. The checks after the
 	// agent and the guard read only the protected parts of the work tree
 	// and stage nothing.
-	if err := repo.AddAll(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+	var patch []byte
+	var staged git.Staged
+	err = repo.AddAll()
+	if err == nil {
+		patch, staged, err = stagedDiff(repo, begin.HeadBefore)
 	}
-	patch, staged, err := stagedDiff(repo, begin.HeadBefore)
+	if lerr := <-logged; lerr != nil {
+		return exit.Errorf(exit.RunnerError, "%w", lerr)
+	}
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
