@@ -121,15 +121,21 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 			return exit.Errorf(exit.Usage, "--now: %w", err)
 		}
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, err)
-	}
 	rec := iterdir.Begin{
 		Version: 1, RunID: runID, Iteration: n, NodeID: node.ID, NodePath: path, Mode: node.Next,
 		Attempts: node.Attempts, MaxAttempts: node.MaxAttempts,
 		StartedAt: now, Deadline: now.Add(cfg.IterationTimeout()), HeadBefore: head, Branch: branch,
 	}
-	if err := iterdir.Write(dir, iterdir.BeginFile, rec); err != nil {
+	// begin.json marks the iteration started (iter-log recover), so it
+	// appears only once the snapshot it goes with is durable; its own
+	// write and fsync are made meanwhile.
+	snapErr, err := iterdir.WriteAfter(dir, iterdir.BeginFile, rec, func() error {
+		return fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644)
+	})
+	if snapErr != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, snapErr)
+	}
+	if err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.BeginFile, err)
 	}
 	fmt.Fprintf(env.Stdout, "iter=%d dir=%s\n", n, rel)
