@@ -302,13 +302,21 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	m.StagedTree, m.StagedIndex = staged.Tree, staged.Index
-	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.DiffPatch, err)
+	// meta.json is written and fsynced while diff.patch is, and renamed
+	// into place once both logs are durable.
+	logErr, err := iterdir.WriteAfter(dir, iterdir.MetaFile, m, func() error {
+		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", iterdir.DiffPatch, err)
+		}
+		if err := fsutil.SyncDir(dir); err != nil {
+			return fmt.Errorf("write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
+		}
+		return nil
+	})
+	if logErr != nil {
+		return exit.Errorf(exit.RunnerError, "%w", logErr)
 	}
-	if err := fsutil.SyncDir(dir); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
-	}
-	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
+	if err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
 	}
 	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
