@@ -11,9 +11,9 @@ import (
 )
 
 // Staged is the tree of the index as a step staged it (issue 16): iter-log
-// end writes it (`git write-tree`, beside its `git diff --cached`) and
-// records it in meta.json, and loop-commit --as-staged commits it without
-// a second write-tree. Index is the index file's stamp right after (see
+// end writes it (`git write-tree`, then its diff from HEAD to that tree)
+// and records it in meta.json, and loop-commit --as-staged commits it
+// without a second write-tree. Index is the index file's stamp right after (see
 // IndexStamp): the tree is taken only while the index is still that very
 // file, so an index changed since (or a stamp from another repository,
 // or none) costs one write-tree, never a commit of the wrong tree. The

@@ -323,37 +323,27 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	return nil
 }
 
-// stagedDiff is the iteration's diff from the index just staged (git diff
-// --cached --binary against head) and that index's tree, for loop-commit
-// --as-staged to commit (git.Staged). The two git processes run side by
-// side: write-tree takes index.lock to store the cache tree, the diff only
-// reads the index, and they read the same entries. The tree is left out
-// (the zero Staged: loop-commit writes it) where the index has no stamp
-// or write-tree fails; its error then is loop-commit's to report.
+// stagedDiff is the iteration's diff from the index just staged and that
+// index's tree, for loop-commit --as-staged to commit (git.Staged). The
+// tree is written first (git write-tree, which stores the index's cache
+// tree back under index.lock) and the diff taken between head and it
+// (git diff --binary HEAD TREE): two trees are compared without reading
+// the index again, so the pair costs less than a diff --cached beside the
+// write-tree, and diff.patch is the diff of the very tree committed. An
+// index with no stamp (not .git/index) or a failed write-tree gives the
+// diff of the index (git diff --cached --binary) and the zero Staged:
+// loop-commit then writes the tree itself, and reports its error.
 func stagedDiff(repo *git.Repo, head string) ([]byte, git.Staged, error) {
-	if _, ok := repo.IndexStamp(); !ok {
-		patch, err := repo.Run("diff", "--cached", "--binary", head)
-		return patch, git.Staged{}, err
-	}
-	treeDone := make(chan string, 1)
-	go func() {
-		tree, err := repo.WriteTree("loop")
-		if err != nil {
-			tree = ""
+	if _, ok := repo.IndexStamp(); ok {
+		if tree, err := repo.WriteTree("loop"); err == nil {
+			if stamp, ok := repo.IndexStamp(); ok {
+				patch, err := repo.Run("diff", "--binary", head, tree)
+				return patch, git.Staged{Tree: tree, Index: stamp}, err
+			}
 		}
-		treeDone <- tree
-	}()
+	}
 	patch, err := repo.Run("diff", "--cached", "--binary", head)
-	tree := <-treeDone
-	if err != nil || tree == "" {
-		return patch, git.Staged{}, err
-	}
-	// Stamped once both are done: the index as write-tree left it.
-	stamp, ok := repo.IndexStamp()
-	if !ok {
-		return patch, git.Staged{}, nil
-	}
-	return patch, git.Staged{Tree: tree, Index: stamp}, nil
+	return patch, git.Staged{}, err
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied
