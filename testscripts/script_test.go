@@ -199,7 +199,7 @@ func schemaok(ts *testscript.TestScript, neg bool, args []string) {
 // commit hashes; normjson masks them.
 var volatile = map[string]bool{
 	"started_at": true, "ended_at": true, "deadline": true, "duration_ms": true,
-	"commit": true, "head_before": true, "head": true,
+	"commit": true, "head_before": true, "head": true, "staged_tree": true, "staged_index": true,
 }
 
 // normjson FILE prints FILE's JSON indented, with the values of volatile

@@ -18,3 +18,13 @@ func ChangeTime(fi fs.FileInfo) (t time.Time, ok bool) {
 	}
 	return time.Unix(st.Ctim.Unix()), true
 }
+
+// Inode is fi's inode number; ok is false where the platform does not
+// give it.
+func Inode(fi fs.FileInfo) (ino uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Ino, true
+}

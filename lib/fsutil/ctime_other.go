@@ -9,3 +9,6 @@ import (
 
 // ChangeTime: not given on this platform.
 func ChangeTime(fs.FileInfo) (time.Time, bool) { return time.Time{}, false }
+
+// Inode: not given on this platform.
+func Inode(fs.FileInfo) (uint64, bool) { return 0, false }

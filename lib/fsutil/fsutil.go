@@ -37,13 +37,49 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) error {
 // or reports them written (iter-log end: tree.after.json and diff.patch,
 // then meta.json, which marks the log complete). Each file is still
 // either its old or its new content after a crash, never a mix.
-func WriteAtomicUnsynced(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+func WriteAtomicUnsynced(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(path, data, perm)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// WriteAtomicAfter is WriteAtomic of path once first has returned: path's
+// temporary file is written and fsynced while first runs, and renamed
+// into place (then its directory fsynced) only after first succeeded, so
+// a file that depends on what first writes never appears before it (a
+// record written after the state it records). The two disk waits overlap.
+// firstErr is first's error (path is then not written), err this write's.
+func WriteAtomicAfter(path string, data []byte, perm fs.FileMode, first func() error) (firstErr, err error) {
+	done := make(chan error, 1)
+	go func() { done <- first() }()
+	tmp, err := writeTemp(path, data, perm)
+	if firstErr = <-done; firstErr != nil || err != nil {
+		if err == nil {
+			os.Remove(tmp)
+		}
+		return firstErr, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return nil, SyncDir(filepath.Dir(path))
+}
+
+// writeTemp writes data to a new temporary file beside path, with perm,
+// fsynced and closed, and returns its name; on an error nothing is left.
+func writeTemp(path string, data []byte, perm fs.FileMode) (tmp string, err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	tmp = f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -51,18 +87,18 @@ func WriteAtomicUnsynced(path string, data []byte, perm fs.FileMode) (err error)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return err
+		return "", err
 	}
 	if err = f.Chmod(perm); err != nil {
-		return err
+		return "", err
 	}
 	if err = f.Sync(); err != nil {
-		return err
+		return "", err
 	}
 	if err = f.Close(); err != nil {
-		return err
+		return "", err
 	}
-	return os.Rename(tmp, path)
+	return tmp, nil
 }
 
 // SyncDir fsyncs a directory so a rename in it is durable.

@@ -31,14 +31,16 @@ import (
 // prepare-commit-msg, commit-msg or post-commit hook in the hooks
 // directory, any core.hooksPath, hook.* or commit.cleanup setting,
 // commit.gpgSign on (commit-tree does not read it), or no HEAD yet. One
-// `git config` answers for the settings.
-func (r *Repo) CommitIndexAs(by, message string) (string, error) {
-	cfg, err := r.commitConfig()
-	if err != nil {
-		return "", err
-	}
+// `git config` answers for the settings, read while commit-tree runs.
+//
+// staged is the index's tree when the caller has it already (iter-log end
+// wrote it: Staged); it is committed in place of a write-tree while the
+// index is still the file it was written from. The zero Staged, or one
+// the index no longer matches, costs the write-tree. `git commit` ignores
+// it: it commits the index.
+func (r *Repo) CommitIndexAs(by, message string, staged Staged) (string, error) {
 	dirs, plain := r.plainGitDir()
-	if !plain || !cfg.plain() || hasCommitHook(filepath.Join(dirs, "hooks")) {
+	if !plain || hasCommitHook(filepath.Join(dirs, "hooks")) {
 		return r.CommitAs(by, message)
 	}
 	parent, err := r.HeadCommit()
@@ -49,26 +51,58 @@ func (r *Repo) CommitIndexAs(by, message string) (string, error) {
 	if msg == "" {
 		return "", errors.New("git commit: an empty commit message")
 	}
-	env := []string{CommitEnv + "=" + by}
-	out, err := runEnv(r.root, env, nil, "write-tree")
+	// The settings are read while the commit object is made: making it
+	// moves nothing (commit-tree only writes the object), so when the
+	// settings send the commit through git commit, it is left unreferenced
+	// for git gc to prune.
+	type settings struct {
+		c   commitSettings
+		err error
+	}
+	read := make(chan settings, 1)
+	go func() {
+		c, err := r.commitConfig()
+		read <- settings{c, err}
+	}()
+	commit, err := r.commitTree(by, msg, parent, staged)
+	cfg := <-read
+	if cfg.err != nil {
+		return "", cfg.err
+	}
+	if !cfg.c.plain() {
+		return r.CommitAs(by, message)
+	}
 	if err != nil {
 		return "", err
 	}
-	tree := strings.TrimSpace(string(out))
-	out, err = runEnv(r.root, env, []byte(msg), "commit-tree", tree, "-p", parent)
-	if err != nil {
-		return "", err
-	}
-	commit := strings.TrimSpace(string(out))
 	subject, _, _ := strings.Cut(msg, "\n")
+	env := []string{CommitEnv + "=" + by}
 	if _, err := runEnv(r.root, env, nil, "update-ref", "-m", "commit: "+subject, "HEAD", commit, parent); err != nil {
 		return "", err
 	}
-	if cfg.maintenance && needsMaintenance(filepath.Join(dirs, "objects"), cfg.gcAuto) {
+	if cfg.c.maintenance && needsMaintenance(filepath.Join(dirs, "objects"), cfg.c.gcAuto) {
 		// As git commit: its failure does not undo the commit.
 		_, _ = r.Run("maintenance", "run", "--auto", "--quiet")
 	}
 	return commit, nil
+}
+
+// commitTree makes the commit object of the index (staged's tree while
+// the index is the file it was written from, else a write-tree) with the
+// cleaned message msg on parent, and returns its id; no reference moves.
+func (r *Repo) commitTree(by, msg, parent string, staged Staged) (string, error) {
+	tree := r.stagedTree(staged)
+	if tree == "" {
+		var err error
+		if tree, err = r.WriteTree(by); err != nil {
+			return "", err
+		}
+	}
+	out, err := runEnv(r.root, []string{CommitEnv + "=" + by}, []byte(msg), "commit-tree", tree, "-p", parent)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // SequencerState are the names, in a work tree's git directory, of the

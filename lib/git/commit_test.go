@@ -17,7 +17,7 @@ func commitTwice(t *testing.T, r *Repo, msg string) (plumbing, porcelain string,
 	t.Setenv("GIT_COMMITTER_DATE", "2026-11-23T12:00:00Z")
 	editmsgPath := filepath.Join(r.Root(), ".git", "COMMIT_EDITMSG")
 	os.Remove(editmsgPath)
-	plumbing, err := r.CommitIndexAs("loop", msg)
+	plumbing, err := r.CommitIndexAs("loop", msg, Staged{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestCommitIndexAsHonoursGitCommit(t *testing.T) {
 		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'Hooked: yes' >> \"$1\"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.CommitIndexAs("loop", "subject"); err != nil {
+		if _, err := r.CommitIndexAs("loop", "subject", Staged{}); err != nil {
 			t.Fatal(err)
 		}
 		if msg, _ := r.CommitMessage("HEAD"); !strings.Contains(msg, "Hooked: yes") {
@@ -113,7 +113,7 @@ func TestCommitIndexAsHonoursGitCommit(t *testing.T) {
 		if _, err := r.Run("config", "core.hooksPath", hooks); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.CommitIndexAs("loop", "subject"); err != nil {
+		if _, err := r.CommitIndexAs("loop", "subject", Staged{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(r.Root(), ".git", "post-commit-ran")); err != nil {
@@ -134,7 +134,7 @@ func TestCommitIndexAsHonoursGitCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		sha, err := r.CommitIndexAs("loop", "subject")
+		sha, err := r.CommitIndexAs("loop", "subject", Staged{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -173,6 +173,18 @@ func Write(dir, name string, v any) error {
 	return fsutil.WriteAtomic(filepath.Join(dir, name), append(data, '\n'), 0o644)
 }
 
+// WriteAfter is Write made once first has returned
+// (fsutil.WriteAtomicAfter): the record is written and fsynced while
+// first runs, and appears only after first succeeded. firstErr is first's
+// error (the record is then not written), err the record's.
+func WriteAfter(dir, name string, v any, first func() error) (firstErr, err error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return fsutil.WriteAtomicAfter(filepath.Join(dir, name), append(data, '\n'), 0o644, first)
+}
+
 // Read loads dir/name into v. A missing file gives an error wrapping
 // os.ErrNotExist.
 func Read(dir, name string, v any) error {

@@ -36,5 +36,14 @@ type Meta struct {
 	// included (what the run budgets are checked against).
 	RunUsage   Usage  `json:"run_usage"`
 	HeadBefore string `json:"head_before"`
-	Commit     string `json:"commit"`
+	// StagedTree is the tree of the index iter-log end staged (git
+	// write-tree; diff.patch is head_before's diff to it), and StagedIndex
+	// the index file's stamp right after (git.IndexStamp); loop-commit
+	// --as-staged commits that tree while the index is still that file,
+	// without writing it again (issue 16). Both "" when not recorded (an older meta.json, an
+	// index git keeps elsewhere than .git/index, a failed write-tree):
+	// loop-commit then writes the tree itself.
+	StagedTree  string `json:"staged_tree"`
+	StagedIndex string `json:"staged_index"`
+	Commit      string `json:"commit"`
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
@@ -111,22 +112,41 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := clearContext(ctxDir, files); err != nil {
 		return err
 	}
-	var written []string
+	sections := in.sections(files)
+	pack, fits, over := prompt.Build(sections, cfg.PromptBudgetBytes)
+	// The context files and the prompt pack depend on none of each other:
+	// they are written side by side, their disk waits overlapping.
+	type write struct {
+		path, name string
+		data       []byte
+		err        error
+	}
+	var (
+		written []string
+		writes  []*write
+	)
 	for _, name := range []string{GoalFile, HistoryFile, FailureFile} {
 		if body, ok := files[name]; ok {
 			if p := filepath.Join(ctxDir, name); !holds(p, body) {
-				if err := fsutil.WriteAtomic(p, []byte(body), 0o644); err != nil {
-					return exit.Errorf(exit.RunnerError, "write %s/%s: %v", layout.Context, name, fsutil.Cause(err))
-				}
+				writes = append(writes, &write{path: p, name: layout.Context + "/" + name, data: []byte(body)})
 			}
 			written = append(written, layout.Context+"/"+name)
 		}
 	}
-
-	sections := in.sections(files)
-	pack, fits, over := prompt.Build(sections, cfg.PromptBudgetBytes)
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.PromptFile), pack, 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.PromptFile, fsutil.Cause(err))
+	writes = append(writes, &write{path: filepath.Join(dir, iterdir.PromptFile), name: iterdir.PromptFile, data: pack})
+	var wg sync.WaitGroup
+	for _, w := range writes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.err = fsutil.WriteAtomic(w.path, w.data, 0o644)
+		}()
+	}
+	wg.Wait()
+	for _, w := range writes {
+		if w.err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", w.name, fsutil.Cause(w.err))
+		}
 	}
 	if over > 0 {
 		env.Warnf("the required sections exceed prompt_budget_bytes=%d by %d bytes; the prompt is complete but over budget", cfg.PromptBudgetBytes, over)

@@ -27,7 +27,7 @@ import (
 type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
-	End     EndCmd     `cmd:"" help:"Complete the iteration's log: meta.json, tree.after.json, diff.patch, and run_state.json for the next iteration."`
+	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), tree.after.json, diff.patch, and run_state.json for the next iteration."`
 	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
 	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
@@ -121,15 +121,21 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 			return exit.Errorf(exit.Usage, "--now: %w", err)
 		}
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, err)
-	}
 	rec := iterdir.Begin{
 		Version: 1, RunID: runID, Iteration: n, NodeID: node.ID, NodePath: path, Mode: node.Next,
 		Attempts: node.Attempts, MaxAttempts: node.MaxAttempts,
 		StartedAt: now, Deadline: now.Add(cfg.IterationTimeout()), HeadBefore: head, Branch: branch,
 	}
-	if err := iterdir.Write(dir, iterdir.BeginFile, rec); err != nil {
+	// begin.json marks the iteration started (iter-log recover), so it
+	// appears only once the snapshot it goes with is durable; its own
+	// write and fsync are made meanwhile.
+	snapErr, err := iterdir.WriteAfter(dir, iterdir.BeginFile, rec, func() error {
+		return fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644)
+	})
+	if snapErr != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, snapErr)
+	}
+	if err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.BeginFile, err)
 	}
 	fmt.Fprintf(env.Stdout, "iter=%d dir=%s\n", n, rel)
@@ -225,14 +231,6 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if len(ps) > 0 {
 		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
 	}
-	// tree.after.json and diff.patch share one fsync of the directory,
-	// made before meta.json is written: meta.json marks the log complete
-	// (iter-log recover), so both are durable before it can be. A crash
-	// before meta.json redoes this whole command (action=end).
-	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeAfter, err)
-	}
-
 	// run_state.json first: it is part of the iteration's commit, so the
 	// diff below includes it.
 	rs, err := runstate.Load(env.Abs(layout.RunState))
@@ -256,7 +254,11 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(upd.Summary), runstate.Str(guardState(m.Guard))
 		rs.LastIter, rs.LastNode = &it, &node
 	}
-	if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
+	// Its content is in place (written, fsynced, renamed) before git
+	// stages it; the fsync of its directory waits on the disk while git
+	// works (below).
+	statePath := env.Abs(layout.RunState)
+	if err := fsutil.WriteAtomicUnsynced(statePath, runstate.Encode(rs), 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.RunState, err)
 	}
 
@@ -264,28 +266,84 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
+	// Durable before meta.json, which marks the log complete (iter-log
+	// recover: a crash before it redoes this whole command, action=end):
+	// run_state.json's directory, and tree.after.json and diff.patch,
+	// which share one fsync of the iteration directory. tree.after.json
+	// (in the ignored iterations directory, no part of the commit) and the
+	// fsync of run_state.json's directory are made while git stages and
+	// diffs: both wait on the disk, git on the work tree.
+	logged := make(chan error, 1)
+	go func() {
+		if err := fsutil.SyncDir(filepath.Dir(statePath)); err != nil {
+			logged <- fmt.Errorf("write %s: %w", layout.RunState, err)
+			return
+		}
+		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
+			logged <- fmt.Errorf("write %s: %w", iterdir.TreeAfter, err)
+			return
+		}
+		logged <- nil
+	}()
 	// The step's one staging of the work tree (issue 16): the diff below
 	// and loop-commit --as-staged use this index. The checks after the
 	// agent and the guard read only the protected parts of the work tree
 	// and stage nothing.
-	if err := repo.AddAll(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+	var patch []byte
+	var staged git.Staged
+	err = repo.AddAll()
+	if err == nil {
+		patch, staged, err = stagedDiff(repo, begin.HeadBefore)
 	}
-	patch, err := repo.Run("diff", "--cached", "--binary", begin.HeadBefore)
+	if lerr := <-logged; lerr != nil {
+		return exit.Errorf(exit.RunnerError, "%w", lerr)
+	}
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.DiffPatch, err)
+	m.StagedTree, m.StagedIndex = staged.Tree, staged.Index
+	// meta.json is written and fsynced while diff.patch is, and renamed
+	// into place once both logs are durable.
+	logErr, err := iterdir.WriteAfter(dir, iterdir.MetaFile, m, func() error {
+		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", iterdir.DiffPatch, err)
+		}
+		if err := fsutil.SyncDir(dir); err != nil {
+			return fmt.Errorf("write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
+		}
+		return nil
+	})
+	if logErr != nil {
+		return exit.Errorf(exit.RunnerError, "%w", logErr)
 	}
-	if err := fsutil.SyncDir(dir); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
-	}
-	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
+	if err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
 	}
 	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
 	return nil
+}
+
+// stagedDiff is the iteration's diff from the index just staged and that
+// index's tree, for loop-commit --as-staged to commit (git.Staged). The
+// tree is written first (git write-tree, which stores the index's cache
+// tree back under index.lock) and the diff taken between head and it
+// (git diff --binary HEAD TREE): two trees are compared without reading
+// the index again, so the pair costs less than a diff --cached beside the
+// write-tree, and diff.patch is the diff of the very tree committed. An
+// index with no stamp (not .git/index) or a failed write-tree gives the
+// diff of the index (git diff --cached --binary) and the zero Staged:
+// loop-commit then writes the tree itself, and reports its error.
+func stagedDiff(repo *git.Repo, head string) ([]byte, git.Staged, error) {
+	if _, ok := repo.IndexStamp(); ok {
+		if tree, err := repo.WriteTree("loop"); err == nil {
+			if stamp, ok := repo.IndexStamp(); ok {
+				patch, err := repo.Run("diff", "--binary", head, tree)
+				return patch, git.Staged{Tree: tree, Index: stamp}, err
+			}
+		}
+	}
+	patch, err := repo.Run("diff", "--cached", "--binary", head)
+	return patch, git.Staged{}, err
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied

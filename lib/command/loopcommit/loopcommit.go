@@ -147,7 +147,7 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 // CommitCmd is `loop-commit commit`.
 type CommitCmd struct {
 	Iter     string `required:"" placeholder:"DIR" help:"The iteration directory (meta.json from iter-log end)."`
-	AsStaged bool   `name:"as-staged" help:"Commit the index as iter-log end staged it, without staging again (runner-step: nothing runs between them). Without it every change is staged first (git add -A)."`
+	AsStaged bool   `name:"as-staged" help:"Commit the index as iter-log end staged it, without staging again (runner-step: nothing runs between them), as the tree iter-log end wrote of it (meta.json staged_tree) while the index is unchanged. Without it every change is staged first (git add -A)."`
 	JSON     bool   `name:"json" help:"Print the result as JSON."`
 	cli.Get
 }
@@ -187,7 +187,7 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	if g := m.GuardRun; m.Result == "passed" && g != nil && g.Ratchet != nil && g.Ratchet.Held {
 		msg += "\n\n" + ratchet.TrailerLine(g.Ratchet.Count)
 	}
-	sha, err := c.commit(repo, subject, msg)
+	sha, err := c.commit(repo, subject, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
@@ -216,8 +216,9 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 // that gets here again after a kill goes through recovery, which commits
 // without it, so the check for an existing commit is only needed there.
 // The check compares subjects: the body carries the agent's summary.
-func (c *CommitCmd) commit(repo *git.Repo, subject, msg string) (string, error) {
+func (c *CommitCmd) commit(repo *git.Repo, subject, msg string, staged git.Staged) (string, error) {
 	if !c.AsStaged {
+		staged = git.Staged{} // the index is staged again: its tree is written anew
 		if head, err := repo.CommitMessage("HEAD"); err == nil && strings.SplitN(head, "\n", 2)[0] == subject {
 			if st, err := repo.StatusPorcelain(); err == nil && len(st) == 0 {
 				return repo.HeadCommit()
@@ -231,6 +232,8 @@ func (c *CommitCmd) commit(repo *git.Repo, subject, msg string) (string, error) 
 	// runner-owned transitions tree-update has judged. Without hooks or
 	// settings only git commit honours, git's plumbing commits the index
 	// as staged, without git commit's second refresh of the whole index
-	// (issue 16).
-	return repo.CommitIndexAs("loop", msg)
+	// (issue 16). With --as-staged, the tree iter-log end wrote of that
+	// index (meta.json's staged_tree) is committed while the index is still
+	// the file it was written from: no second write-tree.
+	return repo.CommitIndexAs("loop", msg, staged)
 }

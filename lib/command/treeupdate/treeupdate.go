@@ -148,9 +148,6 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(logPath), err)
 		}
 	}
-	if err := fsutil.WriteAtomic(treePath, data, 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(treePath), err)
-	}
 	n, _ := tree.Find(next, o.Selected)
 	res.Passes, res.Attempts, res.MaxAttempts = n.Passes, n.Attempts, n.MaxAttempts
 	if res.Children == nil {
@@ -159,11 +156,21 @@ func (o *Options) Run(env *cli.Env) error {
 	if res.Reasons == nil {
 		res.Reasons = []string{}
 	}
+	writeTree := func() error { return fsutil.WriteAtomic(treePath, data, 0o644) }
+	// update.json says the tree is updated (iter-log recover: action=end),
+	// so it appears only once the tree is durable; its own write and fsync
+	// are made meanwhile.
+	var treeErr, recErr error
 	if o.Iter != "" {
-		rec := iterdir.Update(res)
-		if err := iterdir.Write(env.Abs(o.Iter), iterdir.UpdateFile, rec); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, err)
-		}
+		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, iterdir.Update(res), writeTree)
+	} else {
+		treeErr = writeTree()
+	}
+	if treeErr != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(treePath), treeErr)
+	}
+	if recErr != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, recErr)
 	}
 	if o.JSON || o.Wanted() {
 		if err := o.PrintJSON(env, res); err != nil {
