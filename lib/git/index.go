@@ -8,6 +8,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
 // hiddenInIndex is HiddenPaths read from git's index file itself, without
@@ -51,10 +53,14 @@ func (r *Repo) hiddenInIndex(scope []string) (assumed, skipped []string, ok bool
 	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
 		return nil, nil, false
 	}
-	data, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	// Mapped, not copied into fresh heap (fsutil.MapFile: 4 MB at 50,000
+	// files). git replaces the index by a rename, so the mapping holds
+	// the file as it was when opened.
+	data, release, err := fsutil.MapFile(filepath.Join(gitDir, "index"), "", 1<<40)
 	if err != nil {
 		return nil, nil, false // no index (a repository without one) or unreadable: git says
 	}
+	defer release()
 	return readHidden(data, scope)
 }
 
@@ -118,7 +124,7 @@ func readHidden(data []byte, scope []string) (assumed, skipped []string, ok bool
 		if nameLen <= 0 || nameLen != int(flags&indexNameMask) && !(flags&indexNameMask == indexNameMask && nameLen > indexNameMask) {
 			return nil, nil, false
 		}
-		name := string(data[q : q+nameLen])
+		name := data[q : q+nameLen]
 		// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
 		size := (q - p + nameLen + 8) &^ 7
 		if p+size > end {
@@ -131,9 +137,9 @@ func readHidden(data []byte, scope []string) (assumed, skipped []string, ok bool
 		valid := flags&indexValid != 0
 		switch {
 		case flags&indexStageMask == 0 && ext&indexSkipWork != 0:
-			skipped = append(skipped, name)
+			skipped = append(skipped, string(name))
 		case valid:
-			assumed = append(assumed, name)
+			assumed = append(assumed, string(name))
 		}
 	}
 	// Extensions: a signature, a 32-bit size, the data; git ignores an
@@ -154,12 +160,12 @@ func readHidden(data []byte, scope []string) (assumed, skipped []string, ok bool
 
 // inScope reports whether name is at or under one of scope's paths (all
 // of them when scope is empty), as git matches a literal pathspec.
-func inScope(name string, scope []string) bool {
+func inScope(name []byte, scope []string) bool {
 	if len(scope) == 0 {
 		return true
 	}
 	for _, s := range scope {
-		if name == s || strings.HasPrefix(name, s) && name[len(s)] == '/' {
+		if len(name) >= len(s) && string(name[:len(s)]) == s && (len(name) == len(s) || name[len(s)] == '/') {
 			return true
 		}
 	}
