@@ -61,11 +61,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
-	it, err := stepctx.Load(env, o.Iter, o.Base.Base)
+	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
+	if err != nil {
+		return err
+	}
+	// The check after the guard is the step's (it knows the base): run
+	// alone, guard-run only runs the guard. The seal is taken while
+	// config.toml is read from the base (issue 16: both start git
+	// processes); a config.toml that cannot be read wins over it.
+	var sealed *policy.Session
+	var sealErr error
+	if o.Base.Base != "" {
+		sealed, sealErr = policy.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
+	}
+	it, err := loading.Wait()
 	if err != nil {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
+	if sealErr != nil {
+		return exit.Errorf(exit.RunnerError, "%v", sealErr)
+	}
 	// Issue 17: a cancel file the guard's own processes create is void.
 	judge, err := cancel.Listen(env.Dir)
 	if err != nil {
@@ -76,17 +92,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
-	repo, err := git.Open(env.Dir)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
-	// The check after the guard is the step's (it knows the base): run
-	// alone, guard-run only runs the guard.
-	var sealed *policy.Session
-	if o.Base.Base != "" {
-		if sealed, err = policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths, iterdir.GuardLog, iterdir.GuardFile); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
+	if sealed != nil {
 		o.Tell(env, sealed.Digest())
 	}
 	var best Best
@@ -102,7 +108,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var violations []string
 	if sealed != nil {
-		if violations, err = sealed.Check("the guard"); err != nil {
+		if violations, err = sealed.Check("the guard", cfg.ProtectedPaths); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
