@@ -73,7 +73,7 @@ func take(root string, skip func(rel string) bool, file func(rel, p string, st f
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
+		rel := relTo(root, p)
 		if rel == "." {
 			return nil
 		}
@@ -110,6 +110,20 @@ func take(root string, skip func(rel string) bool, file func(rel, p string, st f
 		return nil, fmt.Errorf("seal %s: %w", root, fsutil.Cause(err))
 	}
 	return s, nil
+}
+
+// relTo is filepath.Rel(root, p) for a path filepath.WalkDir(root, …)
+// gives: what follows root and a separator, without Rel's cleaning of
+// both (a seal's walks lstat every file of a run's logs; issue 16).
+func relTo(root, p string) string {
+	if p == root {
+		return "."
+	}
+	if rest, ok := strings.CutPrefix(p, root); ok && len(rest) > 1 && rest[0] == filepath.Separator {
+		return rest[1:]
+	}
+	rel, _ := filepath.Rel(root, p)
+	return rel
 }
 
 func sum(data []byte) [sha256.Size]byte { return sha256.Sum256(data) }
@@ -181,7 +195,7 @@ func (s *Seal) Restore() ([]string, error) {
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(s.root, p)
+		rel := relTo(s.root, p)
 		if rel == "." {
 			return nil
 		}
