@@ -591,8 +591,18 @@ func sameDir(a, b string) bool {
 // HiddenPaths lists the index entries under scope (literal paths; none:
 // all) that git's own commands do not compare with the work tree: marked
 // assume-unchanged or skip-worktree (`git ls-files -v`: a lowercase tag, or
-// S). A change to such a file shows in no status or diff.
+// S). A change to such a file shows in no status or diff. The index file
+// is read directly when it is of the plain kind (hiddenInIndex, issue 16),
+// else git answers.
 func (r *Repo) HiddenPaths(scope ...string) (assumed, skipped []string, err error) {
+	if assumed, skipped, ok := r.hiddenInIndex(scope); ok {
+		return assumed, skipped, nil
+	}
+	return r.hiddenByGit(scope)
+}
+
+// hiddenByGit is HiddenPaths through `git ls-files -v`.
+func (r *Repo) hiddenByGit(scope []string) (assumed, skipped []string, err error) {
 	out, err := runEnv(r.root, literal(scope), nil, append([]string{"ls-files", "-v", "-z"}, pathspec(scope)...)...)
 	if err != nil {
 		return nil, nil, err

@@ -490,7 +490,6 @@ func gitDirs(repo *git.Repo) (common, gitDir, hooks string, err error) {
 type Session struct {
 	repo         *git.Repo
 	branch, base string
-	protected    []string
 	git          *gitSettings
 	logs         *iterLogs
 	taken        time.Time // when the seal was taken, before the session
@@ -498,9 +497,10 @@ type Session struct {
 
 // Seal takes hold before a session: repo's git settings and the run's
 // iteration logs under the work tree (own: the files of iterDir the caller
-// writes during the session), with the run branch, the base commit and the
-// protected_paths globs to check against afterwards.
-func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []string, own ...string) (*Session, error) {
+// writes during the session), with the run branch and the base commit to
+// check against afterwards (Check, given the protected_paths globs: the
+// seal is taken while config.toml is still being read, issue 16).
+func Seal(repo *git.Repo, runID, iterDir, branch, base string, own ...string) (*Session, error) {
 	taken := time.Now()
 	// The two seals share nothing (the logs' copies go to git's objects,
 	// which the git seal leaves out): git's settings are read, one
@@ -522,8 +522,7 @@ func Seal(repo *git.Repo, runID, iterDir, branch, base string, protected []strin
 	if err != nil {
 		return nil, err
 	}
-	g := gs.g
-	return &Session{repo: repo, branch: branch, base: base, protected: protected, git: g, logs: l, taken: taken}, nil
+	return &Session{repo: repo, branch: branch, base: base, git: gs.g, logs: l, taken: taken}, nil
 }
 
 // Digest is what the step keeps of the session's seal, out of the
@@ -575,6 +574,20 @@ func CheckSealed(repo *git.Repo, runID, digest string) (gitOK, indexOK bool, err
 	return g.digest() == gitWant, index == indexWant, nil
 }
 
+// disjoint reports whether no path of scope (repository-relative; nil is
+// the whole work tree) is dir, lies under it or holds it.
+func disjoint(scope []string, dir string) bool {
+	if scope == nil {
+		return false
+	}
+	for _, p := range scope {
+		if p == dir || strings.HasPrefix(dir, p+"/") || strings.HasPrefix(p, dir+"/") {
+			return false
+		}
+	}
+	return true
+}
+
 func parseDigest(d string) (gitSum, index string, ok bool) {
 	g, i, found := strings.Cut(d, ",")
 	gitSum, ok1 := strings.CutPrefix(g, "git:")
@@ -582,21 +595,44 @@ func parseDigest(d string) (gitSum, index string, ok bool) {
 	return gitSum, index, found && ok1 && ok2 && len(gitSum) == 64 && (index == "none" || len(index) == 64)
 }
 
-// Check puts back what who changed and may not have, returning one reason
-// per thing put back: git's settings first (the other checks run git),
-// then HEAD, the branch and the protected paths, then the iteration logs.
-func (s *Session) Check(who string) ([]string, error) {
+// Check puts back what who changed and may not have (protected: the
+// protected_paths globs), returning one reason per thing put back: git's
+// settings first (the other checks run git), then HEAD, the branch and the
+// protected paths, then the iteration logs. The last two are checked side
+// by side (issue 16) when they share no path: the protected paths' Scope
+// lies outside the run's iteration directory (git is then asked about
+// nothing there, and Enforce changes nothing there); the reasons keep
+// their order either way.
+func (s *Session) Check(who string, protected []string) ([]string, error) {
 	reasons, err := s.git.Restore(who)
 	if err != nil {
 		return nil, fmt.Errorf("check git's settings: %w", err)
 	}
-	more, err := Enforce(s.repo, who, s.branch, s.base, s.protected, s.taken)
+	type checked struct {
+		reasons []string
+		err     error
+	}
+	logs := make(chan checked, 1)
+	checkLogs := func() {
+		var c checked
+		c.reasons, c.err = s.logs.Restore(who)
+		logs <- c
+	}
+	apart := disjoint(Scope(protected), s.logs.rel)
+	if apart {
+		go checkLogs()
+	}
+	more, err := Enforce(s.repo, who, s.branch, s.base, protected, s.taken)
+	if !apart {
+		checkLogs()
+	}
+	l := <-logs // waited for even on an error: nothing outlives the check
 	if err != nil {
 		return nil, fmt.Errorf("check the changes: %w", err)
 	}
-	reasons = append(reasons, more...)
-	if more, err = s.logs.Restore(who); err != nil {
-		return nil, fmt.Errorf("check the iteration logs: %w", err)
+	if l.err != nil {
+		return nil, fmt.Errorf("check the iteration logs: %w", l.err)
 	}
-	return append(reasons, more...), nil
+	reasons = append(reasons, more...)
+	return append(reasons, l.reasons...), nil
 }

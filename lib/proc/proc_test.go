@@ -629,3 +629,23 @@ func TestCloseInheritedMarksCloseOnExec(t *testing.T) {
 		t.Fatal("descriptor still inherited after CloseInherited")
 	}
 }
+
+// RunToFileSyncing returns with the whole output in the log, the sync
+// still to wait for; an unwritable log is the error, with nothing to sync.
+func TestRunToFileSyncing(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "guard.log")
+	res, info, synced, err := RunToFileSyncing(context.Background(), Spec{Argv: sh("echo out; echo err >&2; exit 3")}, logPath, 1<<20)
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("RunToFileSyncing = exit %d, %v", res.ExitCode, err)
+	}
+	if data, _ := os.ReadFile(logPath); string(data) != "out\nerr\n" || info.Bytes != 8 {
+		t.Errorf("log %q (%d bytes counted) before the sync, want the whole output", data, info.Bytes)
+	}
+	if err := synced(); err != nil {
+		t.Errorf("synced: %v", err)
+	}
+	_, _, synced, err = RunToFileSyncing(context.Background(), Spec{Argv: sh("true")}, filepath.Join(t.TempDir(), "missing", "guard.log"), 1<<20)
+	if err == nil || !strings.Contains(err.Error(), "create log") || synced() != nil {
+		t.Errorf("unwritable log: %v", err)
+	}
+}

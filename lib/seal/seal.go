@@ -66,14 +66,14 @@ func take(root string, skip func(rel string) bool, file func(rel, p string, st f
 		skip = func(string) bool { return false }
 	}
 	s := &Seal{root: root, skip: skip, files: map[string]entry{}}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && errors.Is(err, fs.ErrNotExist) {
 				return filepath.SkipAll
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
+		rel := relTo(root, p)
 		if rel == "." {
 			return nil
 		}
@@ -110,6 +110,89 @@ func take(root string, skip func(rel string) bool, file func(rel, p string, st f
 		return nil, fmt.Errorf("seal %s: %w", root, fsutil.Cause(err))
 	}
 	return s, nil
+}
+
+// walkDir is filepath.WalkDir for the seal's walks: the same visits in
+// the same order, with the same errors, but a clean root's paths are
+// joined to their names with a separator instead of filepath.Join,
+// which cleaned every path again (at 200 iterations of a run's logs, a
+// fifth of a seal's walk; issue 16). Any other root is walked by
+// filepath.WalkDir itself.
+func walkDir(root string, fn fs.WalkDirFunc) error {
+	if !plainRoot(root) {
+		return filepath.WalkDir(root, fn)
+	}
+	info, err := os.Lstat(root)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = walkEntry(root, fs.FileInfoToDirEntry(info), fn)
+	}
+	if err == filepath.SkipDir || err == filepath.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkEntry is filepath.WalkDir's walk of one entry and what lies under
+// it (Go's path/filepath), path already clean.
+func walkEntry(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == filepath.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	dirs, err := os.ReadDir(path)
+	if err != nil {
+		// Second call, to report ReadDir's error.
+		if err = fn(path, d, err); err != nil {
+			if err == filepath.SkipDir && d.IsDir() {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, d1 := range dirs {
+		if err := walkEntry(path+string(filepath.Separator)+d1.Name(), d1, fn); err != nil {
+			if err == filepath.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// plainRoot reports whether root joined to a name with a separator is
+// what filepath.Join makes of them: root is clean, neither "." nor a
+// directory named with a trailing separator ("/").
+func plainRoot(root string) bool {
+	return root != "" && root != "." && filepath.Clean(root) == root && !strings.HasSuffix(root, string(filepath.Separator))
+}
+
+// under is the path of rel (a slash path the seal's walk found, so
+// clean) under root: filepath.Join(root, rel) without cleaning both again
+// when root is clean.
+func under(root, rel string) string {
+	if !plainRoot(root) {
+		return filepath.Join(root, filepath.FromSlash(rel))
+	}
+	return root + string(filepath.Separator) + filepath.FromSlash(rel)
+}
+
+// relTo is filepath.Rel(root, p) for a path filepath.WalkDir(root, …)
+// gives: what follows root and a separator, without Rel's cleaning of
+// both (a seal's walks lstat every file of a run's logs; issue 16).
+func relTo(root, p string) string {
+	if p == root {
+		return "."
+	}
+	if rest, ok := strings.CutPrefix(p, root); ok && len(rest) > 1 && rest[0] == filepath.Separator {
+		return rest[1:]
+	}
+	rel, _ := filepath.Rel(root, p)
+	return rel
 }
 
 func sum(data []byte) [sha256.Size]byte { return sha256.Sum256(data) }
@@ -174,14 +257,14 @@ func (s *Seal) Restore() ([]string, error) {
 	// Added paths first, so a directory replaced by a file is cleared
 	// before its sealed contents are written back.
 	var added []string
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(s.root, p)
+		rel := relTo(s.root, p)
 		if rel == "." {
 			return nil
 		}
@@ -227,7 +310,7 @@ func (s *Seal) Restore() ([]string, error) {
 	slices.Sort(rels) // parents before children
 	for _, rel := range rels {
 		e := s.files[rel]
-		p := filepath.Join(s.root, filepath.FromSlash(rel))
+		p := under(s.root, rel)
 		if e.link != "" {
 			if target, err := os.Readlink(p); err != nil || target != e.link {
 				notes = append(notes, rel+" changed")

@@ -62,7 +62,28 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the session.
 func (o *Options) Run(env *cli.Env) error {
-	it, err := stepctx.Load(env, o.Iter, o.Base.Base)
+	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
+	if err != nil {
+		return err
+	}
+	repo := loading.Repo
+	if repo == nil {
+		if repo, err = git.Open(env.Dir); err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+	}
+	// Everything the runner wrote in the run's iteration directories is
+	// held from here on: the agent may write its output, nothing else
+	// there. The seal is taken while config.toml is read from the base
+	// (issue 16: both start git processes), and complete before the
+	// session starts; a config.toml that cannot be read wins over it.
+	var sealed *policy.Session
+	var sealErr error
+	if !o.Restore {
+		sealed, sealErr = policy.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
+			iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
+	}
+	it, err := loading.Wait()
 	if err != nil {
 		return err
 	}
@@ -70,10 +91,6 @@ func (o *Options) Run(env *cli.Env) error {
 	backend, err := agent.New(cfg.Agent.Backend)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
-	}
-	repo, err := git.Open(env.Dir)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
 	}
 	if o.Restore {
 		// A crash that killed agent-exec killed its agent too (Pdeathsig),
@@ -121,12 +138,8 @@ func (o *Options) Run(env *cli.Env) error {
 		defer events.Close()
 		req.Events = events
 	}
-	// Everything the runner wrote in the run's iteration directories is
-	// held from here on: the agent may write its output, nothing else there.
-	sealed, err := policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths,
-		iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
+	if sealErr != nil {
+		return exit.Errorf(exit.RunnerError, "%v", sealErr)
 	}
 	o.Tell(env, sealed.Digest())
 	// Issue 17: who creates the cancel file during the session, the
@@ -178,9 +191,20 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := log.Close(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
-	if err := logFile.Sync(); err != nil {
-		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+	// The log reaches the disk while the session is checked (issue 16),
+	// before agent.json is written.
+	logSynced := make(chan error, 1)
+	go func() { logSynced <- logFile.Sync() }()
+	syncLog := func() {
+		if logSynced == nil {
+			return
+		}
+		if err := <-logSynced; err != nil {
+			env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+		}
+		logSynced = nil
 	}
+	defer syncLog()
 	rec.CostFromPrices = priceUsage(&res, cfg.Agent)
 	rec.Backend = backend.Name()
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
@@ -204,7 +228,7 @@ func (o *Options) Run(env *cli.Env) error {
 	// The same judgement for every path, timeouts and interruptions
 	// included: the iteration is committed whatever happened, so a touched
 	// runner file or a moved HEAD must be put back first.
-	violations, err := sealed.Check("the agent")
+	violations, err := sealed.Check("the agent", cfg.ProtectedPaths)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
@@ -263,6 +287,7 @@ func (o *Options) Run(env *cli.Env) error {
 			rec.Class, rec.Message = agent.ClassPolicy, violations[0]
 		}
 	}
+	syncLog()
 	if err := iterdir.Write(dir, iterdir.AgentFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.AgentFile, fsutil.Cause(err))
 	}

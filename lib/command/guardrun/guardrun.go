@@ -61,11 +61,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
-	it, err := stepctx.Load(env, o.Iter, o.Base.Base)
+	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
+	if err != nil {
+		return err
+	}
+	// The check after the guard is the step's (it knows the base): run
+	// alone, guard-run only runs the guard. The seal is taken while
+	// config.toml is read from the base (issue 16: both start git
+	// processes); a config.toml that cannot be read wins over it.
+	var sealed *policy.Session
+	var sealErr error
+	if o.Base.Base != "" {
+		sealed, sealErr = policy.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
+	}
+	it, err := loading.Wait()
 	if err != nil {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
+	if sealErr != nil {
+		return exit.Errorf(exit.RunnerError, "%v", sealErr)
+	}
 	// Issue 17: a cancel file the guard's own processes create is void.
 	judge, err := cancel.Listen(env.Dir)
 	if err != nil {
@@ -76,17 +92,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
-	repo, err := git.Open(env.Dir)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
-	// The check after the guard is the step's (it knows the base): run
-	// alone, guard-run only runs the guard.
-	var sealed *policy.Session
-	if o.Base.Base != "" {
-		if sealed, err = policy.Seal(repo, begin.RunID, dir, begin.Branch, it.Base, cfg.ProtectedPaths, iterdir.GuardLog, iterdir.GuardFile); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
+	if sealed != nil {
 		o.Tell(env, sealed.Digest())
 	}
 	var best Best
@@ -95,16 +101,19 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
 		}
 	}
-	rec, code := Guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
+	// guard.log reaches the disk while the session is checked (issue 16).
+	rec, code, synced := guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {
 		env.Warnf("killed %d process(es) the guard left running outside its process group", rec.EscapedKilled)
 	}
 	var violations []string
 	if sealed != nil {
-		if violations, err = sealed.Check("the guard"); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
+		violations, err = sealed.Check("the guard", cfg.ProtectedPaths)
+	}
+	rec, code = synced(rec, code)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
@@ -174,6 +183,15 @@ func appendLog(path string, reasons []string) error {
 // 6 when the guard could not run). Shared by guard-run and the guard
 // baseline of runner-start.
 func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
+	rec, code, synced := guard(in, env, cfg, deadline, logPath, best)
+	return synced(rec, code)
+}
+
+// guard is Guard returning before the log's fsync, which runs meanwhile
+// (proc.RunToFileSyncing): synced, called once before the log is reported
+// written, waits for it and gives the record and the code Guard gives,
+// the outcome an error when the log could not be synced.
+func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int, synced func(iterdir.Guard, int) (iterdir.Guard, int)) {
 	// The guard's environment is ours without the step's variables
 	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
 	// as agent-exec is, so what the guard leaves behind (setsid, a double
@@ -193,8 +211,18 @@ func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 	}
 	var res proc.Result
 	var info proc.LogInfo
+	logSynced := func() error { return nil }
 	if runErr == nil {
-		res, info, runErr = proc.RunToFile(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
+		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
+	}
+	synced = func(rec iterdir.Guard, code int) (iterdir.Guard, int) {
+		if err := logSynced(); err != nil {
+			// As a failed write of the log: the guard's run proves
+			// nothing, the ratchet's count included.
+			rec.Outcome, code, rec.Ratchet = Error, exit.RunnerError, nil
+			rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(err))
+		}
+		return rec, code
 	}
 	rec = iterdir.Guard{
 		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
@@ -233,5 +261,5 @@ func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
 		}
 	}
-	return rec, code
+	return rec, code, synced
 }

@@ -60,32 +60,65 @@ type Iteration struct {
 // config.toml from base when base is not empty. Errors carry the
 // runner-error exit code.
 func Load(env *cli.Env, iter, base string) (Iteration, error) {
-	it := Iteration{Dir: env.Abs(iter)}
-	var err error
-	if it.Begin, err = iterdir.LoadBegin(it.Dir); err != nil {
-		return it, exit.Wrap(exit.RunnerError, err)
-	}
-	it.Base = it.Begin.HeadBefore
-	if base == "" {
-		if it.Config, err = config.Load(env.Abs(layout.Config), os.LookupEnv); err != nil {
-			return it, exit.Wrap(exit.RunnerError, err)
-		}
-		return it, nil
-	}
-	repo, err := git.Open(env.Dir)
+	l, err := Start(env, iter, base)
 	if err != nil {
-		return it, exit.Wrap(exit.RunnerError, err)
+		return Iteration{}, err
 	}
-	if it.Base, err = Resolve(repo, base); err != nil {
-		return it, err
+	return l.Wait()
+}
+
+// Loading is an iteration being loaded (Start): everything but its
+// Config, which Wait gives.
+type Loading struct {
+	Iteration // Config not read yet
+	// Repo is the repository, opened to resolve the base (nil without
+	// one).
+	Repo *git.Repo
+	done chan struct{}
+	err  error
+}
+
+// Start is Load in two halves (issue 16): it reads begin.json and
+// resolves the base now (no git process for the step's own HEAD), and
+// reads config.toml, from base with a git process, in the background; the
+// caller works meanwhile (agent-exec and guard-run take their seal) and
+// Wait returns the whole Iteration. Errors carry the runner-error exit
+// code.
+func Start(env *cli.Env, iter, base string) (*Loading, error) {
+	l := &Loading{Iteration: Iteration{Dir: env.Abs(iter)}, done: make(chan struct{})}
+	var err error
+	if l.Begin, err = iterdir.LoadBegin(l.Dir); err != nil {
+		return nil, exit.Wrap(exit.RunnerError, err)
 	}
-	if it.Begin.HeadBefore != it.Base {
-		return it, exit.Errorf(exit.RunnerError, "%s names head_before %s, not the step's base %s: the iteration directory was changed", iterdir.BeginFile, it.Begin.HeadBefore, it.Base)
+	l.Base = l.Begin.HeadBefore
+	if base == "" {
+		l.Config, l.err = config.Load(env.Abs(layout.Config), os.LookupEnv)
+		if l.err != nil {
+			l.err = exit.Wrap(exit.RunnerError, l.err)
+		}
+		close(l.done)
+		return l, nil
 	}
-	if it.Config, err = ConfigAt(env, repo, it.Base); err != nil {
-		return it, err
+	if l.Repo, err = git.Open(env.Dir); err != nil {
+		return nil, exit.Wrap(exit.RunnerError, err)
 	}
-	return it, nil
+	if l.Base, err = Resolve(l.Repo, base); err != nil {
+		return nil, err
+	}
+	if l.Begin.HeadBefore != l.Base {
+		return nil, exit.Errorf(exit.RunnerError, "%s names head_before %s, not the step's base %s: the iteration directory was changed", iterdir.BeginFile, l.Begin.HeadBefore, l.Base)
+	}
+	go func() {
+		defer close(l.done)
+		l.Config, l.err = ConfigAt(env, l.Repo, l.Base)
+	}()
+	return l, nil
+}
+
+// Wait returns the iteration once its config.toml is read.
+func (l *Loading) Wait() (Iteration, error) {
+	<-l.done
+	return l.Iteration, l.err
 }
 
 // Resolve is the full commit id of rev. Errors carry the runner-error exit
