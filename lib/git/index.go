@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -79,29 +80,54 @@ const (
 
 // readHidden parses an index file's bytes (see hiddenInIndex).
 func readHidden(data []byte, scope []string) (assumed, skipped []string, ok bool) {
+	ok = walkIndex(data, true, func(name []byte, flags, ext uint16) {
+		if !inScope(name, scope) {
+			return
+		}
+		switch {
+		case flags&indexStageMask == 0 && ext&indexSkipWork != 0:
+			skipped = append(skipped, string(name))
+		case flags&indexValid != 0:
+			assumed = append(assumed, string(name))
+		}
+	}, nil)
+	if !ok {
+		return nil, nil, false
+	}
+	return assumed, skipped, true
+}
+
+// walkIndex reads an index file's bytes in the plain case hiddenInIndex
+// describes, calling entry for every entry (its path, flags and extended
+// flags) and extension for every extension (signature, data); with
+// verify, the checksum must be the SHA-1 of the contents. ok is false for
+// anything else.
+func walkIndex(data []byte, verify bool, entry func(name []byte, flags, ext uint16), extension func(sig string, body []byte)) (ok bool) {
 	n := len(data)
 	if n < indexHeaderSize+indexSHA1Size || string(data[:4]) != "DIRC" {
-		return nil, nil, false
+		return false
 	}
 	version := binary.BigEndian.Uint32(data[4:8])
 	if version != 2 && version != 3 {
-		return nil, nil, false
+		return false
 	}
 	end := n - indexSHA1Size
-	if sum := sha1.Sum(data[:end]); !bytes.Equal(sum[:], data[end:]) {
-		return nil, nil, false
+	if verify {
+		if sum := sha1.Sum(data[:end]); !bytes.Equal(sum[:], data[end:]) {
+			return false
+		}
 	}
 	count := binary.BigEndian.Uint32(data[8:12])
 	p := indexHeaderSize
 	for range count {
 		// The fixed fields, the object id, the flags.
 		if p+indexEntryFixed+indexSHA1Size+2 > end {
-			return nil, nil, false
+			return false
 		}
 		switch mode := binary.BigEndian.Uint32(data[p+24 : p+28]); mode {
 		case 0o100644, 0o100755, 0o120000, 0o160000:
 		default:
-			return nil, nil, false // a sparse directory entry (040000) or unknown
+			return false // a sparse directory entry (040000) or unknown
 		}
 		q := p + indexEntryFixed + indexSHA1Size
 		flags := binary.BigEndian.Uint16(data[q : q+2])
@@ -109,11 +135,11 @@ func readHidden(data []byte, scope []string) (assumed, skipped []string, ok bool
 		var ext uint16
 		if flags&indexExtended != 0 {
 			if version < 3 || q+2 > end {
-				return nil, nil, false
+				return false
 			}
 			ext = binary.BigEndian.Uint16(data[q : q+2])
 			if ext&^(indexSkipWork|indexIntentToAdd) != 0 {
-				return nil, nil, false // git dies on a bit it does not know
+				return false // git dies on a bit it does not know
 			}
 			q += 2
 		}
@@ -122,40 +148,89 @@ func readHidden(data []byte, scope []string) (assumed, skipped []string, ok bool
 		// length that does not end at the NUL is not git's writing.
 		nameLen := bytes.IndexByte(data[q:end], 0)
 		if nameLen <= 0 || nameLen != int(flags&indexNameMask) && !(flags&indexNameMask == indexNameMask && nameLen > indexNameMask) {
-			return nil, nil, false
+			return false
 		}
 		name := data[q : q+nameLen]
 		// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
 		size := (q - p + nameLen + 8) &^ 7
 		if p+size > end {
-			return nil, nil, false
+			return false
 		}
 		p += size
-		if !inScope(name, scope) {
-			continue
-		}
-		valid := flags&indexValid != 0
-		switch {
-		case flags&indexStageMask == 0 && ext&indexSkipWork != 0:
-			skipped = append(skipped, string(name))
-		case valid:
-			assumed = append(assumed, string(name))
+		if entry != nil {
+			entry(name, flags, ext)
 		}
 	}
 	// Extensions: a signature, a 32-bit size, the data; git ignores an
 	// optional one (upper case first) and refuses any other.
 	for p < end {
 		if p+8 > end {
-			return nil, nil, false
+			return false
 		}
 		sig := data[p : p+4]
 		size := int(binary.BigEndian.Uint32(data[p+4 : p+8]))
 		if sig[0] < 'A' || sig[0] > 'Z' || size < 0 || size > end-p-8 {
-			return nil, nil, false
+			return false
+		}
+		if extension != nil {
+			extension(string(sig), data[p+8:p+8+size])
 		}
 		p += 8 + size
 	}
-	return assumed, skipped, p == end
+	return p == end
+}
+
+// staleTrees counts the directories whose tree the index's cache of tree
+// ids (its TREE extension) does not hold: git add marks a changed path's
+// directories so, and git write-tree fills them in again. ok is false
+// when the index is not of the plain kind walkIndex reads; an index
+// without the extension counts as every directory stale (math.MaxInt).
+func (r *Repo) staleTrees() (n int, ok bool) {
+	for _, v := range []string{"GIT_DIR", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_WORK_TREE"} {
+		if os.Getenv(v) != "" {
+			return 0, false
+		}
+	}
+	data, release, err := fsutil.MapFile(filepath.Join(r.root, ".git", "index"), "", 1<<40)
+	if err != nil {
+		return 0, false
+	}
+	defer release()
+	n = math.MaxInt
+	ok = walkIndex(data, false, nil, func(sig string, body []byte) {
+		if sig == "TREE" {
+			n = countStale(body)
+		}
+	})
+	return n, ok
+}
+
+// countStale counts the invalidated entries of a TREE extension: each is
+// a path, NUL, the entry count in ASCII ("-1" when invalidated), a space,
+// the subtree count, a line feed, then, for a valid one, its tree id.
+func countStale(body []byte) int {
+	stale := 0
+	for len(body) > 0 {
+		nul := bytes.IndexByte(body, 0)
+		lf := bytes.IndexByte(body, '\n')
+		if nul < 0 || lf < nul {
+			return math.MaxInt
+		}
+		counts := bytes.Fields(body[nul+1 : lf])
+		body = body[lf+1:]
+		if len(counts) != 2 {
+			return math.MaxInt
+		}
+		if string(counts[0]) == "-1" {
+			stale++
+			continue
+		}
+		if len(body) < indexSHA1Size {
+			return math.MaxInt
+		}
+		body = body[indexSHA1Size:]
+	}
+	return stale
 }
 
 // inScope reports whether name is at or under one of scope's paths (all

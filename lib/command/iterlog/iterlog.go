@@ -325,8 +325,9 @@ func (e *EndCmd) Run(env *cli.Env) error {
 
 // stagedDiff is the iteration's diff from the index just staged and that
 // index's tree, for loop-commit --as-staged to commit (git.Staged). The
-// tree is written first (git write-tree, which stores the index's cache
-// tree back under index.lock) and the diff taken between head and it
+// tree is written first (git.IndexTree: from head's trees and the staged
+// changes, or by git write-tree, which stores the index's cache of tree
+// ids back under index.lock) and the diff taken between head and it
 // (git diff --binary HEAD TREE): two trees are compared without reading
 // the index again, so the pair costs less than a diff --cached beside the
 // write-tree, and diff.patch is the diff of the very tree committed. An
@@ -335,7 +336,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 // loop-commit then writes the tree itself, and reports its error.
 func stagedDiff(repo *git.Repo, head string) ([]byte, git.Staged, error) {
 	if _, ok := repo.IndexStamp(); ok {
-		if tree, err := repo.WriteTree("loop"); err == nil {
+		if tree, err := repo.IndexTree(head, "loop"); err == nil {
 			if stamp, ok := repo.IndexStamp(); ok {
 				patch, err := repo.Run("diff", "--binary", head, tree)
 				return patch, git.Staged{Tree: tree, Index: stamp}, err
