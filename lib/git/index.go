@@ -40,10 +40,8 @@ import (
 // skipped and every other lower-case tag as assumed; this reader lists
 // them the same, in the index's order, as ls-files does.
 func (r *Repo) hiddenInIndex(scope []string) (assumed, skipped []string, ok bool) {
-	for _, v := range []string{"GIT_DIR", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_WORK_TREE"} {
-		if os.Getenv(v) != "" {
-			return nil, nil, false
-		}
+	if gitEnvElsewhere() {
+		return nil, nil, false
 	}
 	for _, s := range scope {
 		if s == "" || s == "." || path.Clean(s) != s || path.IsAbs(s) || s == ".." || strings.HasPrefix(s, "../") {
@@ -63,6 +61,17 @@ func (r *Repo) hiddenInIndex(scope []string) (assumed, skipped []string, ok bool
 	}
 	defer release()
 	return readHidden(data, scope)
+}
+
+// gitEnvElsewhere reports git's environment pointing at another
+// repository, work tree or index than the work tree's own .git/index.
+func gitEnvElsewhere() bool {
+	for _, v := range []string{"GIT_DIR", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_WORK_TREE"} {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // On-disk index entry flags (git's Documentation/gitformat-index.txt).
@@ -186,10 +195,8 @@ func walkIndex(data []byte, verify bool, entry func(name []byte, flags, ext uint
 // when the index is not of the plain kind walkIndex reads; an index
 // without the extension counts as every directory stale (math.MaxInt).
 func (r *Repo) staleTrees() (n int, ok bool) {
-	for _, v := range []string{"GIT_DIR", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_WORK_TREE"} {
-		if os.Getenv(v) != "" {
-			return 0, false
-		}
+	if gitEnvElsewhere() {
+		return 0, false
 	}
 	data, release, err := fsutil.MapFile(filepath.Join(r.root, ".git", "index"), "", 1<<40)
 	if err != nil {
