@@ -1,0 +1,229 @@
+package testscripts
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fzipp/gocyclo"
+)
+
+// The limits a reader can hold: no function (declared or literal) longer
+// than maxFuncLines lines, none with a cyclomatic complexity above
+// maxComplexity (gocyclo's count).
+const (
+	maxFuncLines  = 100
+	maxComplexity = 30
+)
+
+// structureDebt lists the functions that break a limit today, by
+// "path func" (gocyclo's name for the complexity, the declared name for the
+// length). It only shrinks: a new violation fails, and so does an entry that
+// no longer breaks its limit, so that it is taken off the list.
+var structureDebt = map[string]bool{
+	"lib/command/agentexec/agentexec.go (*Options).Run":       true,
+	"lib/config/config.go (Config).Validate":                  true,
+	"lib/seal/seal.go (*Seal).Restore":                        true,
+	"lib/ui/watch.go (*watcher).handle":                       true,
+	"lib/command/treevalidate/treevalidate.go (*Options).Run": true,
+	"lib/eval/case.go (*table).check":                         true,
+	"lib/eval/case.go ParseCase":                              true,
+	"lib/git/tree.go (*Repo).TreeWith":                        true,
+	"lib/command/runnerstart/runnerstart.go start":            true,
+	"lib/proc/proc.go Run":                                    true,
+	"lib/command/iterlog/iterlog.go (*EndCmd).Run":            true,
+	"lib/tree/fuzz_test.go FuzzTransition":                    true,
+	"lib/command/evalrun/evalrun.go (*runner).runAll":         true,
+	"lib/command/evalrun/attempt.go (*runner).attempt":        true,
+	"lib/command/treeupdate/treeupdate.go (*Options).Run":     true,
+}
+
+// goFiles calls f for every Go file of the module (testdata excluded), with
+// its path relative to the module's root.
+func goFiles(t *testing.T, f func(rel string, file *ast.File, fset *token.FileSet)) {
+	t.Helper()
+	root := repoRoot()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "node_modules", "bin":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		f(filepath.ToSlash(rel), file, fset)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// funcName is gocyclo's name of a declared function: "(*T).M", "(T).M" or
+// "F".
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	var b strings.Builder
+	typ := fd.Recv.List[0].Type
+	if idx, ok := typ.(*ast.IndexExpr); ok {
+		typ = idx.X
+	}
+	b.WriteString("(")
+	if star, ok := typ.(*ast.StarExpr); ok {
+		b.WriteString("*")
+		typ = star.X
+		if idx, ok := typ.(*ast.IndexExpr); ok {
+			typ = idx.X
+		}
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		b.WriteString(id.Name)
+	}
+	b.WriteString(").")
+	b.WriteString(fd.Name.Name)
+	return b.String()
+}
+
+// Every function is short and simple enough to hold in one's head, but for
+// the listed debt.
+func TestFunctionSize(t *testing.T) {
+	seen := map[string]bool{}
+	var broken []string
+	goFiles(t, func(rel string, file *ast.File, fset *token.FileSet) {
+		lines := func(n ast.Node) int { return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1 }
+		ast.Inspect(file, func(n ast.Node) bool {
+			var name string
+			switch x := n.(type) {
+			case *ast.FuncDecl:
+				if x.Body == nil {
+					return false
+				}
+				name = funcName(x)
+			case *ast.FuncLit:
+				name = "func literal at line " + strconv.Itoa(fset.Position(x.Pos()).Line)
+			default:
+				return true
+			}
+			if l := lines(n); l > maxFuncLines {
+				key := rel + " " + name
+				seen[key] = true
+				if !structureDebt[key] {
+					broken = append(broken, key+": "+strconv.Itoa(l)+" lines (at most "+strconv.Itoa(maxFuncLines)+")")
+				}
+			}
+			return true
+		})
+		for _, s := range gocyclo.AnalyzeASTFile(file, fset, nil) {
+			if s.Complexity > maxComplexity {
+				key := rel + " " + s.FuncName
+				seen[key] = true
+				if !structureDebt[key] {
+					broken = append(broken, key+": cyclomatic complexity "+strconv.Itoa(s.Complexity)+" (at most "+strconv.Itoa(maxComplexity)+")")
+				}
+			}
+		}
+	})
+	for key := range structureDebt {
+		if !seen[key] {
+			broken = append(broken, key+": within the limits now: take it off structureDebt")
+		}
+	}
+	sort.Strings(broken)
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// commandImportDebt lists the imports of one command package by another
+// that exist today ("importer imported"); the list only shrinks.
+var commandImportDebt = map[string]bool{
+	"lib/command/contextwrite lib/command/guardrun": true,
+	"lib/command/runnercheck lib/command/guardrun":  true,
+	"lib/command/runnerstart lib/command/guardrun":  true,
+	"lib/command/runnerstatus lib/command/guardrun": true,
+	"lib/command/runnerstatus lib/command/treeedit": true,
+	"lib/command/treeselect lib/command/treeedit":   true,
+}
+
+// No command package is a library of another: shared logic lives in lib/.
+// The step context (lib/command/stepctx) is the one package every step
+// command may share.
+func TestCommandPackagesStandAlone(t *testing.T) {
+	const mod = "github.com/treeloop/treeloop/"
+	seen := map[string]bool{}
+	var broken []string
+	goFiles(t, func(rel string, file *ast.File, _ *token.FileSet) {
+		if !strings.HasPrefix(rel, "lib/command/") {
+			return
+		}
+		pkg := filepath.ToSlash(filepath.Dir(rel))
+		for _, imp := range file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			dep := strings.TrimPrefix(path, mod)
+			if dep == path || !strings.HasPrefix(dep, "lib/command/") || dep == pkg || dep == "lib/command/stepctx" {
+				continue
+			}
+			key := pkg + " " + dep
+			seen[key] = true
+			if !commandImportDebt[key] {
+				broken = append(broken, rel+" imports "+dep+": move what both need into lib/")
+			}
+		}
+	})
+	for key := range commandImportDebt {
+		if !seen[key] {
+			broken = append(broken, key+": gone now: take it off commandImportDebt")
+		}
+	}
+	sort.Strings(broken)
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// Every command package tests its own decisions.
+func TestCommandPackagesHaveTests(t *testing.T) {
+	debt := map[string]bool{
+		"contextwrite": true, "evalreport": true, "evalrun": true, "loopcommit": true,
+		"runnercancel": true, "runnercheck": true, "runnerinit": true, "runnerrecord": true,
+		"runnerstart": true, "runnerworktree": true, "stepctx": true, "treeselect": true,
+		"treeupdate": true, "treevalidate": true,
+	}
+	dirs, err := os.ReadDir(filepath.Join(repoRoot(), "lib", "command"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		tests, _ := filepath.Glob(filepath.Join(repoRoot(), "lib", "command", d.Name(), "*_test.go"))
+		switch {
+		case len(tests) == 0 && !debt[d.Name()]:
+			t.Errorf("lib/command/%s has no test file: test its own decisions there", d.Name())
+		case len(tests) > 0 && debt[d.Name()]:
+			t.Errorf("lib/command/%s has tests now: take it off the debt list", d.Name())
+		}
+	}
+}
