@@ -66,18 +66,19 @@ type Request struct {
 	Log         io.Writer     // executor.log (capped): everything the process prints
 	Events      io.Writer     // events.jsonl (capped): the CLI's JSON event stream, if any
 	Tee         io.Writer     // live view (a terminal), may be nil
-	// Sandbox, when set, turns the argv to run into the confined one
-	// (lib/sandbox, [sandbox] mode = "bwrap"); nil runs it as it is.
-	Sandbox func(argv []string) ([]string, error)
+	// Sandbox, when set, turns the argv to run with the environment env
+	// into the confined one (lib/sandbox, [sandbox] mode = "bwrap" or
+	// "docker"); nil runs it as it is.
+	Sandbox func(argv, env []string) ([]string, error)
 }
 
-// command is the argv to start for argv: wrapped in the sandbox when the
-// request has one.
-func (r Request) command(argv []string) ([]string, error) {
+// command is the argv to start for argv with the environment env: wrapped
+// in the sandbox when the request has one.
+func (r Request) command(argv, env []string) ([]string, error) {
 	if r.Sandbox == nil {
 		return argv, nil
 	}
-	return r.Sandbox(argv)
+	return r.Sandbox(argv, env)
 }
 
 // Result is how a session ended.

@@ -35,7 +35,7 @@ func (Command) Run(ctx context.Context, req Request) (Result, error) {
 		env = append(env, "RUNNER_AGENT_MODEL="+req.Config.Model)
 	}
 	res := Result{Argv: argv, Model: req.Config.Model}
-	run, err := req.command(argv)
+	run, err := req.command(argv, env)
 	if err != nil {
 		return res, err
 	}

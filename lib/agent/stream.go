@@ -26,7 +26,7 @@ func binOr(req Request, name string) string {
 // iteration's deadline and idle timeout, descendants killed at the end.
 func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte)) (proc.Result, error) {
 	split := &lineSplitter{fn: onLine}
-	run, err := req.command(argv)
+	run, err := req.command(argv, env)
 	if err != nil {
 		return proc.Result{ExitCode: -1}, err
 	}

@@ -71,20 +71,37 @@ type Setup struct {
 // Sandbox is the [sandbox] table (issue 15, "OS sandbox"; DESIGN.md
 // decision 19): how the agent, and by choice the guard, are confined.
 type Sandbox struct {
-	Mode     string   `toml:"mode"`     // SandboxNone or SandboxBwrap
+	Mode     string   `toml:"mode"`     // SandboxNone, SandboxBwrap or SandboxDocker
+	Engine   string   `toml:"engine"`   // mode "docker": EngineDocker or EnginePodman
+	Image    string   `toml:"image"`    // mode "docker": the image sessions run in; DefaultImage runs the host's /usr and /etc
 	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too
 	Network  string   `toml:"network"`  // NetworkHost or NetworkNone
 	Writable []string `toml:"writable"` // absolute or ~/ paths the sandboxed command may write (the CLI's home, a cache)
-	Readable []string `toml:"readable"` // absolute or ~/ paths under the hidden home it may read
+	Readable []string `toml:"readable"` // absolute or ~/ paths it may read: under the hidden home, or (mode "docker") anywhere
 }
 
-// The accepted values of sandbox.mode and sandbox.network.
+// The accepted values of sandbox.mode, sandbox.engine and sandbox.network.
 const (
-	SandboxNone  = "none"
-	SandboxBwrap = "bwrap"
-	NetworkHost  = "host"
-	NetworkNone  = "none"
+	SandboxNone   = "none"
+	SandboxBwrap  = "bwrap"
+	SandboxDocker = "docker"
+	EngineDocker  = "docker"
+	EnginePodman  = "podman"
+	NetworkHost   = "host"
+	NetworkNone   = "none"
 )
+
+// DefaultImage is sandbox.image's default: an empty skeleton built
+// locally (runner-check --build-image) in which a session runs the host's
+// own /usr and /etc, read-only.
+const DefaultImage = "treeloop-host"
+
+// Confined reports whether a sandbox confines the agent (mode "bwrap" or
+// "docker").
+func (s Sandbox) Confined() bool { return s.Mode == SandboxBwrap || s.Mode == SandboxDocker }
+
+// ConfinesGuard reports whether the guard runs in the sandbox too.
+func (s Sandbox) ConfinesGuard() bool { return s.Confined() && s.Guard }
 
 // Guard is the [guard] table.
 type Guard struct {
@@ -196,7 +213,7 @@ func Default() Config {
 			Fallback:    []string{},
 		},
 		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
-		Sandbox: Sandbox{Mode: SandboxNone, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
+		Sandbox: Sandbox{Mode: SandboxNone, Engine: EngineDocker, Image: DefaultImage, Guard: true, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{}},
 	}
 }
@@ -348,19 +365,7 @@ func (c Config) Validate() error {
 		}
 		argv(key, cmd, bad)
 	}
-	if c.Sandbox.Mode != SandboxNone && c.Sandbox.Mode != SandboxBwrap {
-		bad("sandbox.mode", "must be %q or %q, got %q", SandboxNone, SandboxBwrap, c.Sandbox.Mode)
-	}
-	if c.Sandbox.Network != NetworkHost && c.Sandbox.Network != NetworkNone {
-		bad("sandbox.network", "must be %q or %q, got %q", NetworkHost, NetworkNone, c.Sandbox.Network)
-	}
-	for key, ps := range map[string][]string{"sandbox.writable": c.Sandbox.Writable, "sandbox.readable": c.Sandbox.Readable} {
-		for i, p := range ps {
-			if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~/") || strings.ContainsRune(p, 0) {
-				bad(key, "element %d: %q must be an absolute path or start with ~/", i, p)
-			}
-		}
-	}
+	c.Sandbox.validate(bad)
 	if len(es) == 0 {
 		return nil
 	}
@@ -410,4 +415,27 @@ func FromBytes(name string, data []byte, lookupEnv func(string) (string, bool)) 
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// validate reports the [sandbox] table's bad keys through bad.
+func (s Sandbox) validate(bad func(key, format string, args ...any)) {
+	if s.Mode != SandboxNone && s.Mode != SandboxBwrap && s.Mode != SandboxDocker {
+		bad("sandbox.mode", "must be %q, %q or %q, got %q", SandboxNone, SandboxBwrap, SandboxDocker, s.Mode)
+	}
+	if s.Engine != EngineDocker && s.Engine != EnginePodman {
+		bad("sandbox.engine", "must be %q or %q, got %q", EngineDocker, EnginePodman, s.Engine)
+	}
+	if img := s.Image; img == "" || strings.HasPrefix(img, "-") || strings.IndexFunc(img, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		bad("sandbox.image", "must be an image name (no spaces, not starting with -), got %q", img)
+	}
+	if s.Network != NetworkHost && s.Network != NetworkNone {
+		bad("sandbox.network", "must be %q or %q, got %q", NetworkHost, NetworkNone, s.Network)
+	}
+	for key, ps := range map[string][]string{"sandbox.writable": s.Writable, "sandbox.readable": s.Readable} {
+		for i, p := range ps {
+			if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~/") || strings.ContainsRune(p, 0) {
+				bad(key, "element %d: %q must be an absolute path or start with ~/", i, p)
+			}
+		}
+	}
 }

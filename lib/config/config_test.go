@@ -95,8 +95,10 @@ on_stuck = ["notify-send", "stuck"]
 timeout_secs = 5
 
 [sandbox]
-mode = "bwrap"
-guard = true
+mode = "docker"
+engine = "podman"
+image = "localhost/agents:1"
+guard = false
 network = "none"
 writable = ["~/.claude", "/var/cache/x"]
 
@@ -114,7 +116,7 @@ commands = [["npm", "ci"], ["make", "deps"]]
 		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}, Fallback: []string{"codex", "gemini"}},
-		Sandbox: Sandbox{Mode: "bwrap", Guard: true, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
+		Sandbox: Sandbox{Mode: "docker", Engine: "podman", Image: "localhost/agents:1", Guard: false, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{{"npm", "ci"}, {"make", "deps"}}},
 		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{"notify-send", "stuck"},
 			OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 5},
@@ -223,7 +225,11 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = ["append-only:"]`, "protected_paths[0]"},
 		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
 		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
-		{"sandbox.mode = \"docker\"", "sandbox.mode"},
+		{"sandbox.mode = \"lxc\"", "sandbox.mode"},
+		{"sandbox.engine = \"lxd\"", "sandbox.engine"},
+		{"sandbox.image = \"\"", "sandbox.image"},
+		{"sandbox.image = \"--privileged\"", "sandbox.image"},
+		{"sandbox.image = \"a b\"", "sandbox.image"},
 		{`agent.fallback = ["codex", "command"]`, "agent.fallback"},
 		{`setup.commands = [["ok"], []]`, "setup.commands[1]"},
 		{`setup.commands = [["", "x"]]`, "setup.commands[0]"},

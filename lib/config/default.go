@@ -92,13 +92,21 @@ timeout_secs = 30
 # it: the filesystem read-only except the repository, a private /tmp and
 # the writable paths below; your home directory hidden except the readable
 # paths; .git and the runner's own files read-only; its own PID namespace.
+# "docker": the same in a fresh container of the engine below for every
+# session, which sees only the image, the repository and the paths below.
 mode = "none"
+# Mode "docker": "docker" or "podman", and the image. The default image,
+# treeloop-host, runs the host's own /usr and /etc read-only (build it with
+# runner-check --build-image); any other image runs as it is.
+engine = "docker"
+image = "treeloop-host"
 # Confine the guard the same way.
-guard = false
+guard = true
 # "host" (agent CLIs need their API) or "none" (no network at all).
 network = "host"
 # Absolute or ~/ paths the sandboxed command may write (a CLI's home, a
-# build cache), and paths under the hidden home it may read.
+# build cache), and paths it may read (under the hidden home; with mode
+# "docker", anywhere).
 writable = []
 readable = []
 

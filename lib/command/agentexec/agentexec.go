@@ -8,7 +8,8 @@
 // files; restored when touched), and git (HEAD moved or branch switched:
 // restored). It records everything in <iter>/agent.json; tree-update reads
 // the agent errors from there. Issue 15: with [sandbox] mode = "bwrap" the
-// session runs under bubblewrap (lib/sandbox); protected_paths entries may
+// session runs under bubblewrap, with "docker" in a container
+// (lib/sandbox); protected_paths entries may
 // be append-only; [agent] fallback hands a rate-limited or unauthenticated
 // session's budget to the next backend.
 package agentexec
@@ -39,6 +40,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/sandbox"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
 )
 
@@ -93,12 +95,6 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
 	}
 	if o.Restore {
-		// A crash that killed agent-exec killed its agent too (Pdeathsig),
-		// but not what the agent had started: find those by the iteration
-		// directory in their environment.
-		if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
-			fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
-		}
 		return o.restore(env, repo, it)
 	}
 	promptPath := filepath.Join(dir, iterdir.PromptFile)
@@ -148,15 +144,13 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
 	}
-	// [sandbox] mode = "bwrap" (issue 15): the session runs confined.
-	if cfg.Sandbox.Mode == config.SandboxBwrap {
-		release, err := confine(&req, cfg.Sandbox, env.Dir, outPath)
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
-		}
-		defer release()
-		rec.Sandbox = config.SandboxBwrap
+	// [sandbox] mode = "bwrap" or "docker" (issue 15): the session runs
+	// confined; what the sandbox left is removed before it is judged.
+	release, err := confine(env, &req, cfg.Sandbox, env.Dir, outPath, &rec)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 	}
+	defer release()
 	in := cli.NotifyInterrupt()
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
@@ -187,6 +181,10 @@ func (o *Options) Run(env *cli.Env) error {
 		res, runErr = backend.Run(in, req)
 	}
 	in.Stop()
+	if err := release(); err != nil {
+		judge.Close(false)
+		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
+	}
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if err := log.Close(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
@@ -405,6 +403,22 @@ func priceUsage(res *agent.Result, cfg config.Agent) bool {
 // session that ended without its check (see Options.Restore, Sealed).
 func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) error {
 	dir, begin := it.Dir, it.Begin
+	// A crash that killed agent-exec killed its agent too (Pdeathsig),
+	// but not what the agent had started: find those by the iteration
+	// directory in their environment. Under docker, the session's
+	// container runs on without its engine's client: remove it.
+	if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
+		fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
+	}
+	if it.Config.Sandbox.Mode == config.SandboxDocker {
+		n, err := sandbox.RemoveLeftovers(it.Config.Sandbox, env.Dir)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "restore: sandbox: %v (remove the repository's containers by hand: %s ps --filter label=%s=%s)", err, it.Config.Sandbox.Engine, sandbox.LabelRepo, sandbox.RepoLabel(env.Dir))
+		}
+		if n > 0 {
+			fmt.Fprintf(env.Stdout, "removed %d container(s) the interrupted session left running\n", n)
+		}
+	}
 	// The digest of the unfinished session's seal: given by the step, or
 	// kept from an earlier --restore of this iteration. The session's
 	// processes are gone (killed above) before it is written.

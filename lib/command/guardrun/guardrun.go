@@ -32,7 +32,6 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
-	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
 // Outcomes recorded in guard.json.
@@ -56,7 +55,7 @@ type Options struct {
 
 // Main runs guard-run and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget (under bwrap with [sandbox] guard = true), then the test ratchet ([guard] ratchet) after a pass; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log. Exit 0 pass, 1 fail (or fewer tests passing than the run's best), 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget (confined by [sandbox] mode, bwrap or docker, unless [sandbox] guard = false), then the test ratchet ([guard] ratchet) after a pass; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log. Exit 0 pass, 1 fail (or fewer tests passing than the run's best), 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the guard.
@@ -201,19 +200,15 @@ func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
 	// [sandbox] guard = true (issue 15): the guard runs confined like the
 	// agent, without any of the agent's runner files writable.
-	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
-	var runErr error
-	if sandboxed {
-		var sb *sandbox.Sandbox
-		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
-			spec.Argv, runErr = sb.Wrap(spec.Argv)
-		}
-	}
+	release, runErr := confine(env, cfg.Sandbox, filepath.Dir(logPath), &spec)
 	var res proc.Result
 	var info proc.LogInfo
 	logSynced := func() error { return nil }
 	if runErr == nil {
 		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
+		if err := release(); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	synced = func(rec iterdir.Guard, code int) (iterdir.Guard, int) {
 		if err := logSynced(); err != nil {
@@ -229,8 +224,8 @@ func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
 		EscapedKilled: res.Escaped,
 	}
-	if sandboxed {
-		rec.Sandbox = config.SandboxBwrap
+	if cfg.Sandbox.ConfinesGuard() {
+		rec.Sandbox = cfg.Sandbox.Mode
 	}
 	var se *proc.StartError
 	switch {

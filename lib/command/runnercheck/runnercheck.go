@@ -36,6 +36,8 @@ type Options struct {
 	cli.Chdir
 	JSON  bool `name:"json" help:"Print every check and its problems as JSON."`
 	Guard bool `name:"guard" help:"Also run the guard once (the guard baseline) and report whether the repository starts green."`
+	// BuildImage makes the default image of [sandbox] mode = "docker".
+	BuildImage bool `name:"build-image" help:"Build the default image of [sandbox] mode = \"docker\" (treeloop-host: an empty skeleton in which sessions run this machine's /usr and /etc, read-only) in [sandbox] engine, replacing an older one, then check."`
 	cli.Get
 }
 
@@ -93,6 +95,16 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "no %s in %s: run runner-init --goal GOAL.md, then runner-start", layout.Runner, ctx.Root)
 	}
 	ctx.Config, ctx.ConfigErr = config.Load(filepath.Join(ctx.Root, layout.Config), os.LookupEnv)
+	if o.BuildImage {
+		if ctx.ConfigErr != nil {
+			return exit.Errorf(exit.Negative, "build the image: %v (fix %s)", ctx.ConfigErr, layout.Config)
+		}
+		id, err := sandbox.BuildImage(ctx.Config.Sandbox)
+		if err != nil {
+			return exit.Errorf(exit.Negative, "build the image: %v", err)
+		}
+		env.Errorf("built %s in %s (%s)", config.DefaultImage, ctx.Config.Sandbox.Engine, id)
+	}
 	rep := Report{Version: 1, OK: true, Checks: []Result{}}
 	for _, c := range Checks {
 		r := Result{Name: c.Name, Problems: []string{}}
@@ -132,12 +144,24 @@ func (o *Options) Run(env *cli.Env) error {
 }
 
 // checkSandbox: [sandbox] mode = "bwrap" needs bubblewrap able to create
-// its namespaces here (issue 15).
+// its namespaces here (issue 15); mode = "docker" the engine answering and
+// the image in it (sessions never pull one).
 func checkSandbox(ctx *Context) []string {
-	if ctx.Config.Sandbox.Mode != config.SandboxBwrap {
-		return nil
+	switch ctx.Config.Sandbox.Mode {
+	case config.SandboxBwrap:
+		return trimName("sandbox", sandbox.Check())
+	case config.SandboxDocker:
+		return trimName("sandbox", sandbox.CheckEngine(ctx.Config.Sandbox))
 	}
-	return trimName("sandbox", sandbox.Check())
+	return nil
+}
+
+// inImage reports whether prog is found in the sandbox's own image rather
+// than on this machine: a name without a slash under mode "docker" with an
+// image other than the default (which runs the host's /usr).
+func inImage(ctx *Context, prog string) bool {
+	s := ctx.Config.Sandbox
+	return s.Mode == config.SandboxDocker && s.Image != config.DefaultImage && !strings.Contains(prog, "/")
 }
 
 // trimName drops the "<name>: " a problem from another package starts
@@ -174,6 +198,9 @@ func checkAgent(ctx *Context) []string {
 	if bin == "" {
 		return []string{fmt.Sprintf("the %s backend needs an executable: set [agent] bin in %s or RUNNER_AGENT_BIN", a.Backend, layout.Config)}
 	}
+	if inImage(ctx, bin) {
+		return nil
+	}
 	if err := findExecutable(ctx.Root, bin); err != nil {
 		return []string{fmt.Sprintf("the %s backend's executable %s: %v: install it, or set [agent] bin in %s (or RUNNER_AGENT_BIN) to its path", a.Backend, bin, err, layout.Config)}
 	}
@@ -193,6 +220,9 @@ const versionTimeout = 2 * time.Minute
 
 func checkGuard(ctx *Context) []string {
 	prog := ctx.Config.Guard.Command[0]
+	if ctx.Config.Sandbox.ConfinesGuard() && inImage(ctx, prog) {
+		return nil
+	}
 	if err := findExecutable(ctx.Root, prog); err != nil {
 		return []string{fmt.Sprintf("the guard's program %s: %v: install it, or set [guard] command in %s", prog, err, layout.Config)}
 	}

@@ -1,0 +1,45 @@
+package guardrun
+
+import (
+	"fmt"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/sandbox"
+)
+
+// confine turns spec into the guard's confined run when the sandbox
+// confines the guard ([sandbox] guard, the default under a sandbox),
+// without any of the agent's runner files writable; dir is the
+// iteration's directory. Under docker, containers a killed runner left
+// for this repository are removed first. release, called once the guard
+// has ended, removes what the sandbox left (a container); its error says
+// one could not be removed. Without a sandbox, release does nothing.
+func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (release func() error, err error) {
+	release = func() error { return nil }
+	if !cfg.ConfinesGuard() {
+		return release, nil
+	}
+	if cfg.Mode == config.SandboxDocker {
+		if n, err := sandbox.RemoveLeftovers(cfg, env.Dir); err != nil {
+			return release, fmt.Errorf("sandbox: %w", err)
+		} else if n > 0 {
+			env.Warnf("removed %d container(s) an interrupted session left running", n)
+		}
+	}
+	c, err := sandbox.Open(cfg, env.Dir, nil, nil, sandbox.Session{Role: "guard", Dir: dir})
+	if err != nil {
+		return release, err
+	}
+	if spec.Argv, err = c.Wrap(spec.Argv, spec.Env); err != nil {
+		c.Release()
+		return release, err
+	}
+	return func() error {
+		if err := c.Release(); err != nil {
+			return fmt.Errorf("sandbox: %w (the guard may still run: agent-exec --restore removes it)", err)
+		}
+		return nil
+	}, nil
+}
