@@ -307,15 +307,36 @@ func (c *Container) Release() error {
 	return first
 }
 
-// removeContainers force-removes containers by name or id.
+// removeContainers force-removes containers by name or id, and returns
+// once they are gone: one that ended by itself may be in the engine's own
+// removal (--rm) already, which rm refuses to start again.
 func removeContainers(engine string, names ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), engineTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, engine, append([]string{"rm", "--force"}, names...)...).CombinedOutput()
-	if err != nil && !bytes.Contains(bytes.ToLower(out), []byte("no such container")) {
+	low := bytes.ToLower(out)
+	switch {
+	case err == nil:
+		return nil
+	case bytes.Contains(low, []byte("already in progress")):
+	case !bytes.Contains(low, []byte("no such container")):
 		return fmt.Errorf("remove the container %s: %s", strings.Join(names, ", "), engineMessage(out, err))
 	}
-	return nil
+	// Some may be gone, some still being removed: wait for all.
+	for {
+		names = slices.DeleteFunc(names, func(n string) bool {
+			out, err := exec.CommandContext(ctx, engine, "container", "inspect", "--format", "{{.Id}}", n).CombinedOutput()
+			return err != nil && bytes.Contains(bytes.ToLower(out), []byte("no such"))
+		})
+		if len(names) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("remove the container %s: still there after %s", strings.Join(names, ", "), engineTimeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // RemoveLeftovers removes every container of cfg's engine that carries

@@ -403,13 +403,10 @@ func priceUsage(res *agent.Result, cfg config.Agent) bool {
 // session that ended without its check (see Options.Restore, Sealed).
 func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) error {
 	dir, begin := it.Dir, it.Begin
-	// A crash that killed agent-exec killed its agent too (Pdeathsig),
-	// but not what the agent had started: find those by the iteration
-	// directory in their environment. Under docker, the session's
-	// container runs on without its engine's client: remove it.
-	if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
-		fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
-	}
+	// Under docker, the session's container runs on without its engine's
+	// client: it is removed first. A crash that killed agent-exec killed
+	// its agent too (Pdeathsig), but not what the agent had started: find
+	// those by the iteration directory in their environment.
 	if it.Config.Sandbox.Mode == config.SandboxDocker {
 		n, err := sandbox.RemoveLeftovers(it.Config.Sandbox, env.Dir)
 		if err != nil {
@@ -418,6 +415,9 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 		if n > 0 {
 			fmt.Fprintf(env.Stdout, "removed %d container(s) the interrupted session left running\n", n)
 		}
+	}
+	if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
+		fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
 	}
 	// The digest of the unfinished session's seal: given by the step, or
 	// kept from an earlier --restore of this iteration. The session's
