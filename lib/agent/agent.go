@@ -70,6 +70,12 @@ type Request struct {
 	// into the confined one (lib/sandbox, [sandbox] mode = "bwrap" or
 	// "docker"); nil runs it as it is.
 	Sandbox func(argv, env []string) ([]string, error)
+	// InContainer says the session runs in a container (Sandbox under
+	// [sandbox] mode = "docker"): its processes are the engine's, not
+	// descendants of this process (or, with podman, only through the
+	// engine's monitor), so none is killed as escaped; removing the
+	// container ends them.
+	InContainer bool
 }
 
 // command is the argv to start for argv with the environment env: wrapped

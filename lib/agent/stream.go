@@ -23,7 +23,8 @@ func binOr(req Request, name string) string {
 // on stdin, the repository as working directory, everything it prints in
 // executor.log (and the live view), its stdout, a JSON event stream, kept
 // in events.jsonl and handed line by line to onLine, under the
-// iteration's deadline and idle timeout, descendants killed at the end.
+// iteration's deadline and idle timeout, descendants killed at the end
+// (unless it runs in a container).
 func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte)) (proc.Result, error) {
 	split := &lineSplitter{fn: onLine}
 	run, err := req.command(argv, env)
@@ -33,7 +34,7 @@ func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]
 	pr, err := proc.Run(ctx, proc.Spec{
 		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Stdout: multiWriter(req.Events, split), Tee: req.Tee,
-		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: true,
+		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: !req.InContainer,
 	})
 	split.flush()
 	return pr, err

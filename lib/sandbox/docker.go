@@ -171,7 +171,13 @@ func (c *Container) CreateArgs(name string, argv, env []string) ([]string, error
 		"--tmpfs", "/tmp:rw,exec,nosuid,nodev,mode=1777",
 	}
 	if c.home != "" {
-		a = append(a, "--tmpfs", c.home+":rw,exec,nosuid,nodev,mode=0700,uid="+uid+",gid="+gid)
+		// The one option the engines spell apart: the home directory
+		// belongs to the session's user.
+		owner := "uid=" + uid + ",gid=" + gid
+		if c.engine == config.EnginePodman {
+			owner = "U"
+		}
+		a = append(a, "--tmpfs", c.home+":rw,exec,nosuid,nodev,mode=0700,"+owner)
 	}
 	ms, err := c.mounts(bind)
 	if err != nil {

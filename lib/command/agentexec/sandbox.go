@@ -54,7 +54,7 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Sandbox, root, outPath
 		removeEmpty()
 		return nil, err
 	}
-	req.Sandbox = c.Wrap
+	req.Sandbox, req.InContainer = c.Wrap, cfg.Mode == config.SandboxDocker
 	released := false
 	return func() error {
 		if released {

@@ -16,6 +16,7 @@ import (
 // for this repository are removed first. release, called once the guard
 // has ended, removes what the sandbox left (a container); its error says
 // one could not be removed. Without a sandbox, release does nothing.
+// Under docker, spec no longer kills escaped processes (see below).
 func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (release func() error, err error) {
 	release = func() error { return nil }
 	if !cfg.ConfinesGuard() {
@@ -36,6 +37,10 @@ func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (rel
 		c.Release()
 		return release, err
 	}
+	// A container's processes are the engine's, not guard-run's
+	// descendants (with podman, only through the engine's monitor, which
+	// must outlive the client): removing the container ends them.
+	spec.KillEscaped = cfg.Mode != config.SandboxDocker
 	return func() error {
 		if err := c.Release(); err != nil {
 			return fmt.Errorf("sandbox: %w (the guard may still run: agent-exec --restore removes it)", err)
