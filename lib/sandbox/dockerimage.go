@@ -91,6 +91,7 @@ func BuildImage(cfg config.Sandbox) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), engineTimeout)
 	defer cancel()
+	old, _ := exec.CommandContext(ctx, eng, "image", "inspect", "--format", "{{.Id}}", config.DefaultImage).Output()
 	cmd := exec.CommandContext(ctx, eng, "import", "--message", "treeloop: the host's /usr and /etc run in it", "-", config.DefaultImage)
 	cmd.Stdin = bytes.NewReader(skel)
 	var stderr bytes.Buffer
@@ -99,7 +100,13 @@ func BuildImage(cfg config.Sandbox) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s import: %s", cfg.Engine, engineMessage(stderr.Bytes(), err))
 	}
-	return lastLine(out), nil
+	id := lastLine(out)
+	// The image replaced, now without a name, is removed unless a
+	// container still uses it.
+	if prev := strings.TrimSpace(string(old)); prev != "" && !strings.HasSuffix(prev, strings.TrimPrefix(id, "sha256:")) {
+		exec.CommandContext(ctx, eng, "image", "rm", prev).Run()
+	}
+	return id, nil
 }
 
 // lastLine is the last non-empty line of out.
