@@ -20,7 +20,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions hooks/pre-commit .ci/run bench/crash-harness.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
 # scripts drive real agent CLIs: on a busy 2-core machine the testscripts
@@ -79,6 +79,28 @@ demo-ui: build
     PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh "$work" || echo "demo-ui: the demo failed (exit $?)"
     echo "demo-ui: the loop has ended; $url still shows $work until Ctrl-C"
     wait "$ui"
+
+# tools/docker-loop: the image built from bin/ and debian:trixie, the repository mounted at
+# /workspace, your uid:gid, keys, logins and git identity passed on.
+# The loop in a container (compose.yaml): runner-loop, or COMMAND, on the repository DIR.
+[positional-arguments]
+docker-loop dir="." *command: build
+    tools/docker-loop "$@"
+
+# The demo inside the compose container (the image built first).
+docker-demo: build
+    tools/docker-loop --demo
+
+# Where no registry is reachable: debootstrap (as root) into a scratch directory, then import.
+# Debian 13 made locally as debian:trixie in ENGINE, the compose image's base.
+docker-base engine="docker":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v debootstrap >/dev/null || { echo "docker-base: debootstrap is not installed (apt-get install debootstrap)" >&2; exit 1; }
+    root=$(mktemp -d "${TMPDIR:-/tmp}/treeloop-base.XXXXXX")
+    trap 'rm -rf "$root"' EXIT
+    debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >/dev/null
+    tar -C "$root" -c . | {{engine}} import - debian:trixie
 
 # One iteration on the repository DIR (commands from `just install` on PATH).
 step dir=".":
