@@ -19,9 +19,10 @@ import (
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
-// [sandbox] mode = "docker" (seed 004's Docker executor, DESIGN.md decision
-// 19): each confined command runs in a fresh container of the engine
-// (docker or podman, the same command line for both), which sees only:
+// Container is [sandbox] mode = "docker" (seed 004's Docker executor,
+// DESIGN.md decision 19): each confined command runs in a fresh container
+// of the engine (docker or podman, the same command line for both but the
+// home directory's owner option), which sees only:
 //
 //   - the image, its root read-only; with the default image
 //     (config.DefaultImage, an empty skeleton) the host's /usr and /etc,
@@ -44,7 +45,19 @@ import (
 // removed when it ends, and Release removes it by name on every other path:
 // the engine's client may be killed (a timeout, a cancel, a killed runner)
 // while the container runs on. Every container carries the repository's
-// label, so RemoveLeftovers finds what a killed runner left.
+// label, so RemoveLeftovers finds what a killed runner left. Build one with
+// Open.
+type Container struct {
+	sb      *Sandbox
+	engine  string // docker | podman
+	image   string
+	host    bool     // the default image: the host's /usr and /etc shown
+	home    string   // the empty home directory, "" when none
+	name    string   // the session's container name
+	repo    string   // the repository's label value
+	dir     string   // the session's directory (a label)
+	created []string // names created and not yet removed
+}
 
 // Container labels: the repository (a hash of its root) and the session's
 // directory.
@@ -58,25 +71,11 @@ const (
 // slow, while a dead daemon must not hold a step forever.
 const engineTimeout = 2 * time.Minute
 
-// Container is a Sandbox as a container. Build one with Open.
-type Container struct {
-	sb      *Sandbox
-	engine  string // docker | podman
-	image   string
-	host    bool     // the default image: the host's /usr and /etc shown
-	home    string   // the empty home directory, "" when none
-	name    string   // the session's container name
-	repo    string   // the repository's label value
-	dir     string   // the session's directory (a label)
-	created []string // names created and not yet removed
-}
-
 func newContainer(sb *Sandbox, cfg config.Sandbox, s Session) *Container {
 	c := &Container{sb: sb, engine: cfg.Engine, image: cfg.Image, host: cfg.Image == config.DefaultImage,
 		repo: RepoLabel(sb.root), dir: s.Dir, name: ContainerName(sb.root, s)}
-	// The home directory is shown empty unless it holds the repository
-	// (then the repository's own mount shows what the session may see
-	// of it) or lies inside it.
+	// The home directory is shown empty (a repository under it is
+	// mounted on top), unless it lies inside the repository.
 	if home, _ := os.UserHomeDir(); home != "" && home != "/" && !within(sb.root, home) {
 		c.home = filepath.Clean(home)
 	}

@@ -231,7 +231,11 @@ func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 	switch {
 	case errors.As(runErr, &se):
 		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
+		hint := "install it, or set [guard] command in " + layout.Config
+		if rec.Sandbox != "" && se.Name == cfg.Sandbox.Engine {
+			hint = "runner-check says what the sandbox needs"
+		}
+		rec.Message = fmt.Sprintf("the guard could not start: %v (%s)", se, hint)
 	case runErr != nil:
 		rec.Outcome, code = Error, exit.RunnerError
 		rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(runErr))
