@@ -31,6 +31,11 @@ var RunRecordV1 []byte
 //go:embed runner_status.v1.schema.json
 var RunnerStatusV1 []byte
 
+// RunnerExportV1 is what runner-export --json prints (DESIGN.md decision 23).
+//
+//go:embed runner_export.v1.schema.json
+var RunnerExportV1 []byte
+
 // EvalResultV1 is an eval attempt's meta.json (seed 000 §13.5).
 //
 //go:embed eval_result.v1.schema.json

@@ -20,6 +20,7 @@ const (
 	RunState     Kind = "run_state.v1"
 	RunRecord    Kind = "run_record.v1"
 	RunnerStatus Kind = "runner_status.v1"
+	RunnerExport Kind = "runner_export.v1"
 	EvalResult   Kind = "eval_result.v1"
 	EvalSummary  Kind = "eval_summary.v1"
 )
@@ -37,6 +38,8 @@ func Source(k Kind) []byte {
 		return schemas.RunRecordV1
 	case RunnerStatus:
 		return schemas.RunnerStatusV1
+	case RunnerExport:
+		return schemas.RunnerExportV1
 	case EvalResult:
 		return schemas.EvalResultV1
 	case EvalSummary:

@@ -1,0 +1,120 @@
+// Package export makes the branch a user proposes upstream from a run
+// (DESIGN.md decision 23): the run branch keeps the audit trail (.runner/,
+// every iteration), the export keeps the code: one commit per passed leaf
+// that changed code, with the node's title and goal and the trailers
+// Treeloop-Node, Treeloop-Guard and Treeloop-Run, and a pull-request body
+// from the tree and its guard evidence. Everything is read from git and
+// written with git's plumbing (commit-tree, mktree, merge-tree,
+// update-ref): no work tree or index is touched.
+package export
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// Commit is one commit of a run's history, with what its subject says
+// when it is an iteration commit (loop-commit's "chore(loop): run <id>
+// iter <n> node <id> status=<s> guard=<g>").
+type Commit struct {
+	git.LogEntry
+	Iter   int    // 0: not an iteration commit
+	Node   string // the iteration's node
+	Status string // the iteration's status
+	Guard  string // the iteration's guard
+}
+
+// History is a run's first-parent history: from the commit the run
+// started from to the run branch's tip.
+type History struct {
+	RunID  string
+	Branch string // runner/<id>
+	Tip    string
+	// Base is the commit the run started from, the parent of its first
+	// bootstrap commit ("chore(loop): start run <id>"); "" when that
+	// commit is a root commit.
+	Base     string
+	BaseTree string   // Base's tree; "" with Base ""
+	Commits  []Commit // the bootstrap commit to Tip, oldest first
+}
+
+// ReadHistory reads run runID's history from its branch runner/<id>: one
+// git log. An error when the branch does not exist or has no bootstrap
+// commit of the run.
+func ReadHistory(repo *git.Repo, runID string) (History, error) {
+	h := History{RunID: runID, Branch: layout.BranchPrefix + runID}
+	ok, err := repo.BranchExists(h.Branch)
+	if err != nil {
+		return h, err
+	}
+	if !ok {
+		return h, fmt.Errorf("run %s has no branch %s in this repository", runID, h.Branch)
+	}
+	log, err := repo.FirstParentLog("refs/heads/" + h.Branch)
+	if err != nil {
+		return h, err
+	}
+	start := -1
+	for i, e := range log {
+		if e.Subject == StartSubject(runID) {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return h, fmt.Errorf("%s has no commit %q: it is not the branch of run %s", h.Branch, StartSubject(runID), runID)
+	}
+	h.Tip = log[len(log)-1].SHA
+	if start > 0 {
+		h.Base, h.BaseTree = log[start-1].SHA, log[start-1].Tree
+	}
+	for _, e := range log[start:] {
+		c := Commit{LogEntry: e}
+		c.Iter, c.Node, c.Status, c.Guard, _ = ParseSubject(e.Subject, runID)
+		h.Commits = append(h.Commits, c)
+	}
+	return h, nil
+}
+
+// StartSubject is the subject of run runID's bootstrap commit (runner-start).
+func StartSubject(runID string) string { return "chore(loop): start run " + runID }
+
+// ParseSubject reads an iteration commit's subject of run runID:
+// "chore(loop): run <id> iter <n> node <node> status=<s> guard=<g>". ok is
+// false for any other subject.
+func ParseSubject(subject, runID string) (iter int, node, status, guard string, ok bool) {
+	rest, found := strings.CutPrefix(subject, "chore(loop): run "+runID+" iter ")
+	if !found {
+		return 0, "", "", "", false
+	}
+	f := strings.Fields(rest)
+	if len(f) != 5 || f[1] != "node" {
+		return 0, "", "", "", false
+	}
+	n, err := strconv.Atoi(f[0])
+	st, okS := strings.CutPrefix(f[3], "status=")
+	g, okG := strings.CutPrefix(f[4], "guard=")
+	if err != nil || n < 1 || !okS || !okG {
+		return 0, "", "", "", false
+	}
+	return n, f[2], st, g, true
+}
+
+// PassedBy maps each node an iteration of h passed to that iteration's
+// commit (its provenance): the iteration commit on the node whose
+// subject says status=done and guard=pass, the only way a leaf passes
+// (tree-update). A node passed twice (history rewritten by hand) keeps
+// the later commit. Callers check the commit's tree agrees (Plan does).
+func PassedBy(h History) map[string]Commit {
+	m := map[string]Commit{}
+	for _, c := range h.Commits {
+		if c.Iter > 0 && c.Status == "done" && c.Guard == "pass" {
+			m[c.Node] = c
+		}
+	}
+	return m
+}

@@ -1,0 +1,5 @@
+package testscripts
+
+import "github.com/treeloop/treeloop/lib/command/runnerexport"
+
+func init() { commands["runner-export"] = runnerexport.Main }
