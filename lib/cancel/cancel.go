@@ -251,3 +251,67 @@ func descends(pid, ancestor int) bool {
 	}
 	return pid == ancestor
 }
+
+// Pending is a cancel request that stands: .runner/cancel exists and the
+// run stops before its next iteration.
+type Pending struct {
+	By  string    `json:"by"`  // who asked; "" when the file does not say (a bare touch)
+	PID int       `json:"pid"` // the asking process; 0 when the file does not say
+	At  time.Time `json:"at"`  // when it was asked: the file's time, else its mtime
+}
+
+// Read is the cancel request pending in the repository at root, nil when
+// there is none (Parse says what the file tells).
+func Read(root string) (*Pending, error) {
+	path := filepath.Join(root, layout.Cancel)
+	st, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	if st.Mode().IsRegular() { // a directory, a FIFO or a symlink still stops the loop: not read
+		data, _ = fsutil.ReadFile(path, "", 4096)
+	}
+	return Parse(data, st.ModTime()), nil
+}
+
+// Parse reads a cancel file's content written at mtime: Request's line
+// ("by=… pid=… at=…"); any other content (touch, echo) is a request by an
+// unknown hand at mtime.
+func Parse(data []byte, mtime time.Time) *Pending {
+	p := &Pending{At: mtime.UTC().Truncate(time.Second)}
+	line, _, _ := strings.Cut(string(data), "\n")
+	rest, ok := strings.CutPrefix(line, "by=")
+	if !ok {
+		return p
+	}
+	by, rest, ok := strings.Cut(rest, " pid=")
+	if !ok {
+		return p
+	}
+	if s, err := strconv.Unquote(by); err == nil {
+		p.By = s
+	}
+	pid, at, _ := strings.Cut(rest, " at=")
+	p.PID, _ = strconv.Atoi(pid)
+	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(at)); err == nil {
+		p.At = t.UTC()
+	}
+	return p
+}
+
+// Clear withdraws the pending cancel request of the repository at root:
+// .runner/cancel is removed. It reports whether there was one.
+func Clear(root string) (bool, error) {
+	err := os.Remove(filepath.Join(root, layout.Cancel))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("remove %s: %w", layout.Cancel, err)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // guardTailLines is how many of the guard log's last lines a node's
@@ -118,7 +119,7 @@ func (b Body) Markdown() string {
 	}
 	fmt.Fprintf(&w, "Made by treeloop run `%s` (branch `%s`): %s.\n", p.RunID, p.Branch, b.summary())
 	if len(p.Open) > 0 {
-		fmt.Fprintf(&w, "\n**The run is not complete**: %s not passed and not in this branch.\n", plural(len(p.Open), "leaf is", "leaves are"))
+		fmt.Fprintf(&w, "\n**The run is not complete**: %s not passed and not in this branch.\n", vocab.Plural(len(p.Open), "leaf is", "leaves are"))
 	}
 	b.writeTree(&w)
 	b.writeEvidence(&w)
@@ -130,7 +131,7 @@ func (b Body) Markdown() string {
 
 func (b Body) summary() string {
 	n := len(b.Exported.Commits)
-	return fmt.Sprintf("%s, %s of the task tree passed by the guard", plural(n, "commit", "commits"), plural(len(b.Plan.Steps), "leaf", "leaves"))
+	return fmt.Sprintf("%s, %s of the task tree passed by the guard", vocab.Plural(n, "commit", "commits"), vocab.Plural(len(b.Plan.Steps), "leaf", "leaves"))
 }
 
 // writeTree is the tree with each node's status.
@@ -192,7 +193,7 @@ func (b Body) writeEvidence(w *strings.Builder) {
 		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: the guard's last lines</summary>\n\n%stext\n%s\n%s\n\n</details>\n", s.Node.ID, fence, e.GuardTail, fence)
 	}
 	if len(b.Evidence) < len(b.Plan.Steps) {
-		fmt.Fprintf(w, "\nThe loop commits record each guard's outcome; the guard logs of %s are not in this checkout (%s/%s/).\n", plural(len(b.Plan.Steps)-len(b.Evidence), "node", "nodes"), layout.Iterations, b.Plan.RunID)
+		fmt.Fprintf(w, "\nThe loop commits record each guard's outcome; the guard logs of %s are not in this checkout (%s/%s/).\n", vocab.Plural(len(b.Plan.Steps)-len(b.Evidence), "node", "nodes"), layout.Iterations, b.Plan.RunID)
 	}
 }
 
@@ -230,7 +231,7 @@ func (b Body) writeIterations(w *strings.Builder) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n### Iterations\n\n%s", plural(total, "iteration", "iterations"))
+	fmt.Fprintf(w, "\n### Iterations\n\n%s", vocab.Plural(total, "iteration", "iterations"))
 	if b.Usage != nil {
 		u := b.Usage
 		fmt.Fprintf(w, ", %d tokens in (%d cached), %d out, $%.4f", u.InputTokens, u.CachedTokens, u.OutputTokens, u.CostUSD)
@@ -292,11 +293,4 @@ func codeFence(s string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -96,7 +96,7 @@ func Run(root, runID string, cfg config.Config) (ran int, err error) {
 	for i, argv := range cmds {
 		name := fmt.Sprintf("setup command %d of %d (`%s`)", i+1, len(cmds), strings.Join(argv, " "))
 		if _, err := os.Stat(cancel); err == nil {
-			rec.Outcome, code, rec.Message = Interrupted, exit.SIGINT, fmt.Sprintf("setup stopped before %s: %s exists (remove it to continue)", name, layout.Cancel)
+			rec.Outcome, code, rec.Message = Interrupted, exit.SIGINT, fmt.Sprintf("setup stopped before %s: %s asks the run to stop (runner-cancel --clear withdraws it)", name, layout.Cancel)
 			break
 		}
 		if in.Err() != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
@@ -224,6 +225,8 @@ type RunState struct {
 	RunState        json.RawMessage `json:"run_state"`
 	Running         *IterSummary    `json:"running"`
 	CancelRequested bool            `json:"cancel_requested"`
+	// Cancel is the pending request: who asked and when; null when none.
+	Cancel *cancel.Pending `json:"cancel"`
 }
 
 func (s *Server) handleRunState(w http.ResponseWriter, r *http.Request) {
@@ -244,8 +247,13 @@ func (s *Server) handleRunState(w http.ResponseWriter, r *http.Request) {
 		fileError(w, "state/run_state.json", err)
 		return
 	}
-	if st, err := root.Lstat("cancel"); err == nil && !st.IsDir() {
+	if st, err := root.Lstat("cancel"); err == nil {
 		out.CancelRequested = true
+		var data []byte
+		if st.Mode().IsRegular() {
+			data, _, _ = readFile(root, "cancel", 4096)
+		}
+		out.Cancel = cancel.Parse(data, st.ModTime())
 	}
 	var rs struct {
 		RunID    *string `json:"run_id"`

@@ -125,8 +125,12 @@ func TestRunState(t *testing.T) {
 		t.Fatalf("running: %+v", rs.Running)
 	}
 	writeText(t, filepath.Join(dir, ".runner/cancel"), "")
-	if rs := decode[RunState](t, get(t, s.url+"/api/run-state")); !rs.CancelRequested {
-		t.Fatal("cancel file not reported")
+	if rs := decode[RunState](t, get(t, s.url+"/api/run-state")); !rs.CancelRequested || rs.Cancel == nil || rs.Cancel.By != "" {
+		t.Fatalf("cancel file not reported: %+v", rs.Cancel)
+	}
+	writeText(t, filepath.Join(dir, ".runner/cancel"), "by=\"ops\" pid=12 at=2026-01-02T03:04:05Z\n")
+	if c := decode[RunState](t, get(t, s.url+"/api/run-state")).Cancel; c == nil || c.By != "ops" || c.PID != 12 || c.At.Format(time.RFC3339) != "2026-01-02T03:04:05Z" {
+		t.Fatalf("who asked and when: %+v", c)
 	}
 	writeText(t, filepath.Join(dir, ".runner/state/run_state.json"), `{"run_id": `)
 	wantError(t, get(t, s.url+"/api/run-state"), 503, "run_state_unreadable")

@@ -11,16 +11,18 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unicode/utf8"
+	"time"
 	"unsafe"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/worktree"
 )
 
 // runFlag picks the run whose iterations are read.
@@ -30,8 +32,8 @@ type runFlag struct {
 
 func (f runFlag) dir(env *cli.Env) (string, string, error) {
 	id := f.Run
+	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if id == "" {
-		rs, err := runstate.Load(env.Abs(layout.RunState))
 		if err != nil {
 			return "", "", exit.Errorf(exit.Negative, "%v", err)
 		}
@@ -42,17 +44,41 @@ func (f runFlag) dir(env *cli.Env) (string, string, error) {
 	if !tree.ValidID(id) {
 		return "", "", exit.Errorf(exit.Usage, "--run %q is not a run id", id)
 	}
-	return id, env.Abs(filepath.Join(layout.Iterations, id)), nil
+	dir := env.Abs(filepath.Join(layout.Iterations, id))
+	if _, statErr := os.Stat(dir); statErr != nil && (err != nil || runstate.Val(rs.RunID) != id) {
+		return "", "", exit.Errorf(exit.Negative, "%s", whereIs(env, id))
+	}
+	return id, dir, nil
+}
+
+// whereIs says where run id is when this checkout has no iterations of it:
+// in a worktree of its own, only on its branch, or nowhere.
+func whereIs(env *cli.Env, id string) string {
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return "no run " + id + " here"
+	}
+	if ws, err := worktree.List(repo); err == nil {
+		for _, w := range ws {
+			if w.RunID == id && w.Path != repo.Root() {
+				return fmt.Sprintf("run %s works in the worktree %s: iter-log -C %s list", id, w.Path, w.Path)
+			}
+		}
+	}
+	if ok, _ := repo.BranchExists(layout.BranchPrefix + id); ok {
+		return fmt.Sprintf("no iterations of run %s in this checkout (its branch %s%s is here; the logs stay where it ran)", id, layout.BranchPrefix, id)
+	}
+	return fmt.Sprintf("no run %s in this repository (runner-status --runs lists the runs)", id)
 }
 
 // ListCmd is `iter-log list`.
 type ListCmd struct {
 	runFlag
-	JSON bool `name:"json" help:"Print {\"version\": 1, \"run_id\", \"iterations\": [rows]} (rows as runner-status's recent)."`
+	JSON bool `name:"json" help:"Print {\"version\": 1, \"run_id\", \"iterations\": [rows], \"running\"} (rows as runner-status's recent; running as runner-status's, or null)."`
 	cli.Get
 }
 
-// Run prints one line per iteration.
+// Run prints one line per iteration, the one in progress last.
 func (l *ListCmd) Run(env *cli.Env) error {
 	id, dir, err := l.dir(env)
 	if err != nil {
@@ -65,27 +91,31 @@ func (l *ListCmd) Run(env *cli.Env) error {
 	if rows == nil {
 		rows = []iterdir.Row{}
 	}
+	running, err := iterdir.Last(dir)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read the iterations of %s: %v", id, fsutil.Cause(err))
+	}
+	if running != nil && !worktree.Locked(env.Abs(layout.Lock)) {
+		running = nil // left unfinished: not running
+	}
 	if l.JSON || l.Wanted() {
 		return l.PrintJSON(env, struct {
-			Version    int           `json:"version"`
-			RunID      string        `json:"run_id"`
-			Iterations []iterdir.Row `json:"iterations"`
-		}{1, id, rows})
+			Version    int              `json:"version"`
+			RunID      string           `json:"run_id"`
+			Iterations []iterdir.Row    `json:"iterations"`
+			Running    *iterdir.Running `json:"running"`
+		}{1, id, rows, running})
+	}
+	t := cli.Table{Header: []string{"iter", "node", "mode", "result", "guard", "duration", "tokens", "cost", "summary"}, Right: map[int]bool{0: true, 5: true, 6: true, 7: true}}
+	for _, r := range rows {
+		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
+	}
+	if r := running; r != nil {
+		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	width := termWidth(env)
-	fmt.Fprintf(w, "%5s  %-20s %-9s %-11s %-7s %8s %8s %9s  %s\n", "iter", "node", "mode", "status", "guard", "duration", "tokens", "cost", "summary")
-	for _, r := range rows {
-		status := r.Status
-		if r.AgentError {
-			status = "agent_error"
-		}
-		line := fmt.Sprintf("%5d  %-20s %-9s %-11s %-7s %8s %8d %9s  %s", r.Iter, r.NodeID, r.Mode, status, r.Guard,
-			iterdir.ShortDuration(r.DurationMS), r.Tokens, fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
-		fmt.Fprintln(w, cut(line, width))
-	}
-	return nil
+	return t.Write(w, termWidth(env))
 }
 
 // ShowCmd is `iter-log show`.
@@ -297,15 +327,6 @@ func compact(raw json.RawMessage) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
-}
-
-// cut shortens line to width runes (0: no limit), marking the cut with "…".
-func cut(line string, width int) string {
-	if width <= 0 || utf8.RuneCountInString(line) <= width {
-		return line
-	}
-	r := []rune(line)
-	return string(r[:width-1]) + "…"
 }
 
 // termWidth is $COLUMNS, else stdout's terminal width, else 0 (no cut:

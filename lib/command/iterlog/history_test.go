@@ -35,13 +35,7 @@ deleted file mode 100644
 	}
 }
 
-func TestCutAndTail(t *testing.T) {
-	if got := cut("héllo world", 6); got != "héllo…" {
-		t.Errorf("cut: %q", got)
-	}
-	if got := cut("short", 0); got != "short" {
-		t.Errorf("cut without a width: %q", got)
-	}
+func TestTail(t *testing.T) {
 	if got := tail("a\nb\nc\n", 2); got != "b\nc\n" {
 		t.Errorf("tail: %q", got)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 	"github.com/treeloop/treeloop/lib/worktree"
 )
 
@@ -184,7 +185,7 @@ func warn(env *cli.Env, p export.Plan) {
 		if len(names) > 10 {
 			names, more = names[:10], fmt.Sprintf(" and %d more", len(p.Open)-10)
 		}
-		env.Warnf("run %s is not complete: %s %s%s not passed; exporting the %s that passed", p.RunID, plural(len(p.Open), "leaf", "leaves"), strings.Join(names, ", "), more, plural(len(p.Steps), "leaf", "leaves"))
+		env.Warnf("run %s is not complete: %s %s%s not passed; exporting the %s that passed", p.RunID, vocab.Plural(len(p.Open), "leaf", "leaves"), strings.Join(names, ", "), more, vocab.Plural(len(p.Steps), "leaf", "leaves"))
 	}
 	if c := p.Unexported; c != nil {
 		what := "the run's work after the last passed leaf"
@@ -236,11 +237,4 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

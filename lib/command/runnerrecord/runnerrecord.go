@@ -117,6 +117,13 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 		if r.Status == runrecord.Interrupted {
 			// Effective read it as interrupted: is it still running on disk?
 			if disk, err := runrecord.Load(env.Abs(layout.RunRecord(r.ID))); err == nil && disk.Status == runrecord.Running {
+				// The iteration its runner left, committed by the recovery
+				// since, is one it covers.
+				if disk.RunID == runID {
+					if rp, err := runrecord.ReadRepo(env.Dir); err == nil {
+						_ = rp.Refresh(&disk, true)
+					}
+				}
 				finish(env, &disk, runrecord.Interrupted, fmt.Sprintf("the runner (pid %d) ended without finishing the run; recovered by the next runner", disk.Runner.PID), t)
 			}
 			continue

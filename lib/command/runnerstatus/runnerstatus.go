@@ -11,25 +11,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/runstate"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // runner-status words the schema problems of a run record it cannot read
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
+	"github.com/treeloop/treeloop/lib/worktree"
 )
 
 // Options is the command line of runner-status.
 type Options struct {
 	cli.Chdir
-	JSON bool `name:"json" help:"Print the status as JSON (schemas/runner_status.v1.schema.json; with --runs, {\"version\": 1, \"runs\": [run records]})."`
+	JSON bool `name:"json" help:"Print the status as JSON (schemas/runner_status.v1.schema.json; with --runs, {\"version\": 1, \"runs\": [run records, each with its \"worktree\", '' for this checkout]})."`
 	cli.Get
-	Runs bool `name:"runs" help:"List every run of the repository from .runner/runs/, oldest first, instead of the current run."`
+	Runs bool `name:"runs" help:"List every run of the repository instead of the current run: the records of .runner/runs/, oldest first, then those of each run worktree (runner-start --worktree)."`
 	Last int  `name:"last" default:"5" help:"How many of the last iterations to show."`
 }
 
@@ -62,6 +66,15 @@ type Status struct {
 	// pass, fail, error; "" when runner-start ran none): a red start is
 	// not the first node's doing.
 	Baseline string `json:"baseline"`
+	// Running is the iteration in progress while a runner holds the lock,
+	// null otherwise.
+	Running *iterdir.Running `json:"running"`
+	// Cancel is the pending cancel request (.runner/cancel), null when
+	// there is none: the run stops before its next iteration.
+	Cancel *cancel.Pending `json:"cancel"`
+	// unfinished is the last iteration when no runner works on it and it
+	// has no meta.json: the next runner-step recovers it.
+	unfinished int
 }
 
 // Iteration is the run's iteration count against max_iterations.
@@ -157,8 +170,36 @@ func Read(root string, n int, now time.Time) (Status, error) {
 			st.Baseline = b.Outcome
 		}
 	}
+	if err := current(root, runID, &st); err != nil {
+		return Status{}, err
+	}
 	st.NextStep = nextStep(st)
 	return st, nil
+}
+
+// current fills in what happens now: the iteration in progress (or left
+// unfinished) and a pending cancel request.
+func current(root, runID string, st *Status) error {
+	var err error
+	if st.Cancel, err = cancel.Read(root); err != nil {
+		return exit.Errorf(exit.Negative, "read %s: %v", layout.Cancel, err)
+	}
+	if runID == "" {
+		return nil
+	}
+	last, err := iterdir.Last(filepath.Join(root, layout.Iterations, runID))
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read the iterations: %v", fsutil.Cause(err))
+	}
+	switch {
+	case last == nil:
+	case worktree.Locked(filepath.Join(root, layout.Lock)):
+		st.Running = last
+		st.Iteration.Last = max(st.Iteration.Last, last.Iteration)
+	default:
+		st.unfinished = last.Iteration
+	}
+	return nil
 }
 
 // latest is the current run's newest record (through Effective).
@@ -182,6 +223,10 @@ func latest(root, runID string) (runrecord.Record, bool) {
 func nextStep(st Status) string {
 	sel := st.Selection
 	switch {
+	case st.Cancel != nil && st.Running == nil:
+		return "a cancel request is pending (" + cancelWho(st.Cancel) + "): runner-cancel --clear withdraws it; then runner-loop"
+	case st.unfinished > 0:
+		return fmt.Sprintf("iteration %d was left unfinished (no runner works on it): runner-step or runner-loop recovers it first", st.unfinished)
 	case sel.Status == tree.StatusStuck:
 		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, treeedit.StuckHint(sel.ID))
 	case sel.Status == tree.StatusComplete:
@@ -192,7 +237,7 @@ func nextStep(st Status) string {
 	case st.Status == runrecord.Limit || (st.Iteration.Max > 0 && st.Iteration.Last >= st.Iteration.Max):
 		return LimitStep(st.Reason)
 	case st.Status == runrecord.Interrupted || st.Status == runrecord.Canceled || st.Status == runrecord.Timeout:
-		return "runner-loop resumes the run (remove .runner/cancel first if it exists)"
+		return "runner-loop resumes the run"
 	case st.Status == runrecord.Error:
 		return "fix the cause in the reason, then runner-loop"
 	}
@@ -241,6 +286,12 @@ func printText(w io.Writer, st Status) {
 		it += "  elapsed " + (time.Duration(st.ElapsedSecs) * time.Second).String()
 	}
 	p("iteration", "%s", it)
+	if r := st.Running; r != nil {
+		p("running", "iteration %d  node %s  %s  attempt %d/%d  %s since %s", r.Iteration, r.NodePath, r.Mode, r.Attempt, r.MaxAttempts, r.Phase, r.Since.Format(time.RFC3339))
+	}
+	if c := st.Cancel; c != nil {
+		p("cancel", "requested %s: the run stops before its next iteration (runner-cancel --clear withdraws it)", cancelWho(c))
+	}
 	switch st.Baseline {
 	case "":
 	case "pass":
@@ -254,15 +305,16 @@ func printText(w io.Writer, st Status) {
 		p("node", "%s", s.Status)
 	}
 	n := st.Nodes
-	p("tree", "%d nodes: %d passed, %d open, %d stuck", n.Total, n.Passed, n.Open, n.Stuck)
+	p("tree", "%s: %d passed, %d open, %d stuck", vocab.Plural(n.Total, "node", "nodes"), n.Passed, n.Open, n.Stuck)
 	u, b := st.Usage, st.Budgets
 	p("usage", "%d tokens of %s, $%.4f of %s", u.InputTokens+u.OutputTokens, limit(float64(b.MaxTokens), "%.0f"), u.CostUSD, limit(b.MaxCostUSD, "$%.2f"))
 	if len(st.Recent) > 0 {
 		fmt.Fprintln(w, "last iterations")
-		fmt.Fprintf(w, "  %5s  %-20s %-11s %-7s %8s %8s %9s\n", "iter", "node", "status", "guard", "duration", "tokens", "cost")
+		t := cli.Table{Header: []string{"iter", "node", "result", "guard", "duration", "tokens", "cost"}, Right: map[int]bool{0: true, 4: true, 5: true, 6: true}, Indent: "  "}
 		for _, r := range st.Recent {
-			fmt.Fprintf(w, "  %5d  %-20s %-11s %-7s %8s %8d %9s\n", r.Iter, r.NodeID, r.Status, r.Guard, iterdir.ShortDuration(r.DurationMS), r.Tokens, fmt.Sprintf("$%.4f", r.CostUSD))
+			t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Result, r.Guard, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD))
 		}
+		t.Write(w, 0)
 	}
 	for _, e := range st.Log {
 		p("log", "%s %s: %s", e.At.Format(time.RFC3339), e.Kind, e.Message)
@@ -272,6 +324,18 @@ func printText(w io.Writer, st Status) {
 	}
 }
 
+// cancelWho says who asked for a cancel and when.
+func cancelWho(c *cancel.Pending) string {
+	by := "by an unknown hand"
+	if c.By != "" {
+		by = "by " + c.By
+		if c.PID > 0 {
+			by += fmt.Sprintf(" (pid %d)", c.PID)
+		}
+	}
+	return by + " at " + c.At.Format(time.RFC3339)
+}
+
 func limit(v float64, format string) string {
 	if v == 0 {
 		return "unlimited"
@@ -279,28 +343,57 @@ func limit(v float64, format string) string {
 	return fmt.Sprintf(format, v)
 }
 
-// runs prints every run record.
+// Listed is a run record as runner-status --runs lists it: with the
+// worktree it lives in ("" for this checkout).
+type Listed struct {
+	runrecord.Record
+	Worktree string `json:"worktree"`
+}
+
+// runs prints every run record: this checkout's, then each run worktree's.
 func (o *Options) runs(env *cli.Env) error {
 	recs, bad, err := runrecord.List(env.Abs(layout.Runs))
 	if err != nil {
 		return exit.Errorf(exit.Negative, "read %s: %v", layout.Runs, fsutil.Cause(err))
 	}
+	list := make([]Listed, 0, len(recs))
+	for _, r := range recs {
+		list = append(list, Listed{Record: r})
+	}
+	if repo, err := git.Open(env.Dir); err == nil {
+		ws, _ := worktree.List(repo)
+		for _, w := range ws {
+			if w.Path == repo.Root() {
+				continue
+			}
+			wrecs, wbad, err := runrecord.List(filepath.Join(w.Path, filepath.FromSlash(layout.Runs)))
+			if err != nil {
+				env.Warnf("read the records of %s: %v", w.Path, fsutil.Cause(err))
+				continue
+			}
+			bad = append(bad, wbad...)
+			for _, r := range wrecs {
+				list = append(list, Listed{Record: r, Worktree: w.Path})
+			}
+		}
+	}
 	for _, e := range bad {
 		env.Warnf("%v", e)
 	}
-	if recs == nil {
-		recs = []runrecord.Record{}
-	}
 	if o.JSON || o.Wanted() {
 		return o.PrintJSON(env, struct {
-			Version int                `json:"version"`
-			Runs    []runrecord.Record `json:"runs"`
-		}{1, recs})
+			Version int      `json:"version"`
+			Runs    []Listed `json:"runs"`
+		}{1, list})
 	}
-	fmt.Fprintf(env.Stdout, "%-24s %-11s %-20s %5s %11s %9s  %s\n", "record", "status", "started", "iters", "passed", "cost", "reason")
-	for _, r := range recs {
-		fmt.Fprintf(env.Stdout, "%-24s %-11s %-20s %5d %11s %9s  %s\n", r.ID, r.Status, r.StartedAt.Format("2006-01-02T15:04:05Z"), r.Iterations,
-			fmt.Sprintf("%d/%d", r.Nodes.Passed, r.Nodes.Total), fmt.Sprintf("$%.4f", r.Usage.CostUSD), r.Reason)
+	t := cli.Table{Header: []string{"record", "status", "started", "iters", "passed", "cost", "where", "reason"}, Right: map[int]bool{3: true, 4: true, 5: true}}
+	for _, r := range list {
+		where := "."
+		if r.Worktree != "" {
+			where = env.Rel(r.Worktree)
+		}
+		t.Add(r.ID, r.Status, r.StartedAt.Format("2006-01-02T15:04:05Z"), fmt.Sprint(r.Iterations),
+			fmt.Sprintf("%d/%d", r.Nodes.Passed, r.Nodes.Total), fmt.Sprintf("$%.4f", r.Usage.CostUSD), where, r.Reason)
 	}
-	return nil
+	return t.Write(env.Stdout, 0)
 }

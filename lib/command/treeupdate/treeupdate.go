@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/agentout"
@@ -112,6 +113,9 @@ func (o *Options) Run(env *cli.Env) error {
 	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError:
 		next = snap
 		res.Result = o.Outcome
+		if o.Outcome == OutcomeRunnerError && o.Iter != "" {
+			res.Summary = runnerErrorSummary(env.Abs(o.Iter))
+		}
 	default:
 		maxAttempts := o.MaxAttempts
 		if maxAttempts == 0 {
@@ -336,4 +340,34 @@ func dedupe(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// runnerErrorSummary is the iteration's summary for a runner error: why,
+// from the agent's or the guard's record when either could not run, and
+// runner_error.log, as iter-log list and the commit's body show it; ""
+// when none says.
+func runnerErrorSummary(dir string) string {
+	var why []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" && len(why) < 3 && !slices.Contains(why, s) {
+			why = append(why, s)
+		}
+	}
+	var a iterdir.Agent
+	if iterdir.Read(dir, iterdir.AgentFile, &a) == nil && a.Class != "" && a.Class != "ok" {
+		add(a.Message)
+	}
+	var g iterdir.Guard
+	if iterdir.Read(dir, iterdir.GuardFile, &g) == nil && g.Outcome == "error" {
+		add(g.Message)
+	}
+	if data, err := fsutil.ReadFile(filepath.Join(dir, iterdir.RunnerErrorLog), "", 1<<20); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			add(l)
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "runner error: " + strings.Join(why, "; ")
 }
