@@ -94,8 +94,13 @@ type Agent struct {
 	LogBytes       int64 `json:"log_bytes"`
 	LogTruncated   bool  `json:"log_truncated"`
 	// EscapedKilled counts processes the agent left running outside its
-	// process group (setsid, double fork) that were killed when it ended.
-	EscapedKilled int `json:"escaped_killed"`
+	// process group (setsid, double fork) that were killed when it ended;
+	// Escaped says what they were (their command lines, as they present
+	// themselves), and CLIHelpers how many of them were the agent CLI's
+	// own helpers (its executable), not processes the agent started.
+	EscapedKilled int      `json:"escaped_killed"`
+	Escaped       []string `json:"escaped,omitempty"`
+	CLIHelpers    int      `json:"cli_helpers,omitempty"`
 	// Cancel is set when .runner/cancel appeared during the session: by
 	// the operator (lib/cancel.Request) or by the session itself (issue
 	// 17: void, an agent error).
@@ -129,8 +134,10 @@ type Guard struct {
 	LogBytes     int64    `json:"log_bytes"`
 	LogTruncated bool     `json:"log_truncated"`
 	// EscapedKilled counts processes the guard left running outside its
-	// process group (setsid, double fork) that were killed when it ended.
-	EscapedKilled int `json:"escaped_killed"`
+	// process group (setsid, double fork) that were killed when it ended;
+	// Escaped says what they were.
+	EscapedKilled int      `json:"escaped_killed"`
+	Escaped       []string `json:"escaped,omitempty"`
 	// Cancel: as in Agent, for the guard's run.
 	Cancel  *cancel.Verdict `json:"cancel,omitempty"`
 	Sandbox string          `json:"sandbox,omitempty"` // "bwrap" when the guard ran confined

@@ -24,24 +24,46 @@ func becomeSubreaper() error {
 	return nil
 }
 
+// Escaped is a process that outlived its process group and was killed.
+type Escaped struct {
+	PID     int    `json:"pid"`
+	PPID    int    `json:"ppid"`    // its parent when the group ended (before it was reparented)
+	Command string `json:"command"` // Command's answer, as it presented itself
+}
+
 // killChildren SIGKILLs and reaps every child of this process, over and
 // over, until none is left: a dying child's own children are reparented
 // to this subreaper before it can be reaped, so each round finds the next
-// generation. It returns how many processes it killed. Call it only when
+// generation. It returns the processes it killed, with each one's parent
+// as the process table showed it before the first kill. Call it only when
 // no other child of this process is expected (no exec.Cmd in flight): it
 // reaps whatever it finds. Members of the process group pgid (already
 // killed with it) and zombies are reaped but not counted.
-func killChildren(pgid int) int {
-	killed := 0
+func killChildren(pgid int) []Escaped {
+	var killed []Escaped
 	self := os.Getpid()
+	parents := map[int]int{}
+	eachProcess(func(pid int, stat []byte) {
+		if _, ppid, _, ok := parseStatFields(stat); ok {
+			parents[pid] = ppid
+		}
+	})
 	for round := 0; round < 1000; round++ {
 		kids := childrenOf(self)
 		if len(kids) == 0 {
 			return killed
 		}
 		for _, k := range kids {
-			if syscall.Kill(k.pid, syscall.SIGKILL) == nil && k.pgrp != pgid && k.state != 'Z' && k.state != 'X' {
-				killed++
+			counted := k.pgrp != pgid && k.state != 'Z' && k.state != 'X'
+			e := Escaped{PID: k.pid, PPID: self}
+			if p, ok := parents[k.pid]; ok {
+				e.PPID = p
+			}
+			if counted {
+				e.Command = Command(k.pid) // read before the kill: a dead process has no cmdline
+			}
+			if syscall.Kill(k.pid, syscall.SIGKILL) == nil && counted {
+				killed = append(killed, e)
 			}
 		}
 		for _, k := range kids {
@@ -56,6 +78,26 @@ func killChildren(pgid int) int {
 		}
 	}
 	return killed
+}
+
+// Command is how a process presents itself: its command line (arguments
+// joined by spaces, at most 200 bytes), else its name; "" when it is
+// gone. The process chooses both: for display only.
+func Command(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err == nil && len(data) > 0 {
+		s := strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(data, "\x00")), "\x00", " "))
+		if len(s) > 200 {
+			s = s[:200]
+		}
+		if s != "" {
+			return s
+		}
+	}
+	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+		return strings.TrimSpace(string(comm))
+	}
+	return ""
 }
 
 type child struct {

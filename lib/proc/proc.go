@@ -104,8 +104,10 @@ type Result struct {
 	// it, the others carried on and the process was not disturbed.
 	OutputErr error
 	// Escaped counts the descendants that outlived the group and were
-	// killed (only with Spec.KillEscaped).
-	Escaped int
+	// killed (only with Spec.KillEscaped), and EscapedProcs says what
+	// each was.
+	Escaped      int
+	EscapedProcs []Escaped
 }
 
 // StartError reports that the command could not be started: not found in
@@ -263,7 +265,8 @@ wait:
 	}
 	sup.finish()
 	if s.KillEscaped {
-		res.Escaped = killChildren(pgid)
+		res.EscapedProcs = killChildren(pgid)
+		res.Escaped = len(res.EscapedProcs)
 	}
 
 	st := cmd.ProcessState

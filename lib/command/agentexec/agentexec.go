@@ -42,6 +42,7 @@ import (
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of agent-exec.
@@ -213,7 +214,11 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
 	if rec.EscapedKilled > 0 {
-		env.Warnf("killed %d process(es) the agent left running outside its process group", rec.EscapedKilled)
+		left, helpers := agent.SplitEscaped(backend.Name(), res.Proc.EscapedProcs)
+		rec.Escaped, rec.CLIHelpers = agent.Commands(res.Proc.EscapedProcs, 200), len(helpers)
+		if len(left) > 0 {
+			env.Warnf("killed %s the agent left running outside its process group: %s", vocab.Plural(len(left), "process", "processes"), strings.Join(agent.Commands(left, 60), ", "))
+		}
 	}
 	rec.Class, rec.Message = res.Class, res.Message
 	if rec.Argv == nil {

@@ -32,6 +32,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Outcomes recorded in guard.json.
@@ -104,7 +105,7 @@ func (o *Options) Run(env *cli.Env) error {
 	rec, code, synced := guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {
-		env.Warnf("killed %d process(es) the guard left running outside its process group", rec.EscapedKilled)
+		env.Warnf("killed %s the guard left running outside its process group: %s", vocab.Plural(rec.EscapedKilled, "process", "processes"), strings.Join(rec.Escaped, ", "))
 	}
 	var violations []string
 	if sealed != nil {
@@ -223,6 +224,13 @@ func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
 		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
 		EscapedKilled: res.Escaped,
+	}
+	for _, e := range res.EscapedProcs {
+		c := strings.Join(strings.Fields(e.Command), " ")
+		if len(c) > 60 {
+			c = c[:60] + "…"
+		}
+		rec.Escaped = append(rec.Escaped, c)
 	}
 	if cfg.Sandbox.ConfinesGuard() {
 		rec.Sandbox = cfg.Sandbox.Mode
