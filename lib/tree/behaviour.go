@@ -52,7 +52,9 @@ func Immutability(prev, next *Node) Problems {
 	pathIn := func(root *Node, id string) string { _, p := Find(root, id); return p }
 	// check compares the passed node b (whose parent in prev is parent)
 	// with a, its counterpart under the same parent in next, or nil when
-	// next has no node b.ID there. ok reports b unchanged.
+	// next has no node b.ID there. ok reports b's subtree unchanged; a
+	// problem with an empty id means b itself is unchanged and only its
+	// descendants differ (they are reported, b is not).
 	check := func(b, parent, a *Node) (p idProblem, ok bool) {
 		id, aParent := b.ID, parent
 		if a == nil {
@@ -65,10 +67,12 @@ func Immutability(prev, next *Node) Problems {
 		switch {
 		case parentID(parent) != parentID(aParent):
 			return idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' moved from parent '%s' to '%s'", id, parentID(parent), parentID(aParent))}}, false
-		case !equalUnordered(b, a):
-			return idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}}, false
+		case equalUnordered(b, a):
+			return idProblem{}, true
+		case sameOwn(b, a):
+			return idProblem{}, false
 		}
-		return idProblem{}, true
+		return idProblem{id, Problem{LayerImmutability, pathIn(next, id), fmt.Sprintf("passed node '%s' changed in next tree", id)}}, false
 	}
 	// walk checks b and, unless b is passed and unchanged, its subtree; a
 	// is b's counterpart in next as for check.
@@ -79,7 +83,9 @@ func Immutability(prev, next *Node) Problems {
 			if ok {
 				return // unchanged, with everything below it
 			}
-			found = append(found, p)
+			if p.id != "" {
+				found = append(found, p)
+			}
 		}
 		var byID map[string]*Node // a's children by id, once one is out of place
 		for i, c := range b.Children {
@@ -161,6 +167,30 @@ func equalUnordered(a, b *Node) bool {
 	}
 	for i := range x {
 		if !equalUnordered(x[i], y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameOwn reports whether a and b are equal in their own fields, have the
+// same children by id, and equal subtrees under every child of a that has
+// not passed: what differs, if anything, lies in a passed child's subtree,
+// which reports it.
+func sameOwn(a, b *Node) bool {
+	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
+		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
+		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
+		len(a.Children) != len(b.Children) {
+		return false
+	}
+	kids := make(map[string]*Node, len(b.Children))
+	for _, c := range b.Children {
+		kids[c.ID] = c
+	}
+	for _, c := range a.Children {
+		d := kids[c.ID]
+		if d == nil || (!c.Passes && !equalUnordered(c, d)) {
 			return false
 		}
 	}
