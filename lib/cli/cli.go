@@ -135,6 +135,8 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 			kongplete.Complete(parser,
 				kongplete.WithPredictor("dir", complete.PredictDirs("*")),
 				kongplete.WithPredictor("file", complete.PredictFiles("*")),
+				kongplete.WithPredictor("node", predictNodes),
+				kongplete.WithPredictor("run", predictRuns),
 				kongplete.WithExitFunc(func(c int) { panic(exitPanic(c)) }))
 		}
 		kctx, err = parser.Parse(args)

@@ -27,7 +27,7 @@ import (
 
 // runFlag picks the run whose iterations are read.
 type runFlag struct {
-	Run string `placeholder:"RUN-ID" help:"The run to read (default: the current run of run_state.json)."`
+	Run string `placeholder:"RUN-ID" predictor:"run" help:"The run to read (default: the current run of run_state.json)."`
 }
 
 func (f runFlag) dir(env *cli.Env) (string, string, error) {

@@ -40,7 +40,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // BeginCmd is `iter-log begin`.
 type BeginCmd struct {
-	Selected string `required:"" placeholder:"ID" help:"The selected leaf (from tree-select)."`
+	Selected string `required:"" placeholder:"ID" predictor:"node" help:"The selected leaf (from tree-select)."`
 	Now      string `hidden:"" help:"Start time (RFC 3339), for tests."`
 }
 

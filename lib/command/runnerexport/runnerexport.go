@@ -31,7 +31,7 @@ const BranchPrefix = "treeloop/"
 // Options is the command line of runner-export.
 type Options struct {
 	cli.Chdir
-	RunID  string `name:"run" placeholder:"RUN-ID" help:"The run to export (default: the current run of run_state.json)."`
+	RunID  string `name:"run" placeholder:"RUN-ID" predictor:"run" help:"The run to export (default: the current run of run_state.json)."`
 	Branch string `placeholder:"NAME" env:"RUNNER_EXPORT_BRANCH" help:"The branch to write (default: treeloop/<run-id>)."`
 	Onto   string `placeholder:"REV" env:"RUNNER_EXPORT_ONTO" help:"Start the branch from REV, the nodes' changes merged onto it in memory (default: the commit the run started from)."`
 	Squash bool   `help:"One commit for all the passed nodes instead of one per node."`

@@ -66,7 +66,7 @@ func (c *ListCmd) Run(env *cli.Env) error {
 
 // RemoveCmd is `runner-worktree remove`.
 type RemoveCmd struct {
-	Run_ string `arg:"" name:"run" placeholder:"RUN-ID|DIR" help:"The run id or the worktree's directory."`
+	Run_ string `arg:"" name:"run" placeholder:"RUN-ID|DIR" predictor:"run" help:"The run id or the worktree's directory."`
 }
 
 // Run removes the worktree.

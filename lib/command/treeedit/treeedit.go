@@ -61,7 +61,7 @@ func StuckHint(id string) string {
 
 // RetryCmd is `tree-edit retry`.
 type RetryCmd struct {
-	ID       string `arg:"" placeholder:"ID" help:"The node."`
+	ID       string `arg:"" placeholder:"ID" predictor:"node" help:"The node."`
 	Attempts int    `placeholder:"N" help:"Also set max_attempts to N (>= 1)."`
 }
 
@@ -81,7 +81,7 @@ func (c *RetryCmd) Run(env *cli.Env) error {
 
 // DecomposeCmd is `tree-edit decompose`.
 type DecomposeCmd struct {
-	ID string `arg:"" placeholder:"ID" help:"The leaf."`
+	ID string `arg:"" placeholder:"ID" predictor:"node" help:"The leaf."`
 }
 
 // Run makes the leaf a decomposition target.
@@ -100,7 +100,7 @@ func (c *DecomposeCmd) Run(env *cli.Env) error {
 
 // SetCmd is `tree-edit set`.
 type SetCmd struct {
-	ID    string `arg:"" placeholder:"ID" help:"The node."`
+	ID    string `arg:"" placeholder:"ID" predictor:"node" help:"The node."`
 	Field string `arg:"" enum:"title,goal,acceptance" placeholder:"FIELD" help:"title, goal or acceptance."`
 	Value string `arg:"" placeholder:"VALUE" help:"The new text; for acceptance a JSON array of strings, e.g. '[\"tests pass\"]'."`
 }

@@ -44,7 +44,7 @@ type Options struct {
 	Snapshot    string   `placeholder:"FILE" help:"The tree before the agent ran (default DIR/tree.before.json; with --base, the tree committed in the base and this flag is refused)."`
 	Output      string   `placeholder:"FILE" help:"The agent output JSON (default DIR/output.json)."`
 	ErrorLog    string   `placeholder:"FILE" help:"Where the reasons of an agent error go (default DIR/agent_error.log)."`
-	Selected    string   `required:"" placeholder:"ID" help:"The selected leaf's id."`
+	Selected    string   `required:"" placeholder:"ID" predictor:"node" help:"The selected leaf's id."`
 	Guard       string   `enum:"pass,fail,skipped" default:"skipped" help:"Guard outcome: pass, fail or skipped."`
 	Outcome     string   `enum:"agent,timeout,interrupted,runner-error" default:"agent" help:"agent (judge output and edits); timeout, interrupted or runner-error (restore the snapshot, consume no attempt)."`
 	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
