@@ -116,6 +116,7 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		kong.Exit(func(c int) { panic(exitPanic(c)) }),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
+		kong.ValueFormatter(helpValue),
 		kong.Bind(env),
 	}, opts...)
 	options = append(options, kong.Embed(&versionFlag{}))

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // ResultVersion is the version of meta.json (schemas/eval_result.v1.schema.json).
@@ -122,9 +123,9 @@ func Classify(loopExit int, checks []CheckResult, why string) (outcome, reason s
 			}
 		}
 		if failed == 0 {
-			return Success, fmt.Sprintf("complete; %d checks passed", len(checks))
+			return Success, fmt.Sprintf("complete; %s passed", vocab.Plural(len(checks), "check", "checks"))
 		}
-		return Fail, fmt.Sprintf("complete; %d of %d checks failed, first %s", failed, len(checks), first)
+		return Fail, fmt.Sprintf("complete; %d of %s failed, first %s", failed, vocab.Plural(len(checks), "check", "checks"), first)
 	case 3:
 		return Stuck, "runner-loop exited 3 (stuck): " + why
 	case 4:

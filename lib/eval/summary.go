@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // SummaryVersion is the version of summary-<eval-run-id>.json
@@ -159,7 +160,7 @@ func LoadSummary(path string) (Summary, error) {
 // Markdown renders the summary's table: one row per case × backend.
 func (s Summary) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## eval %s: %d of %d attempts", s.EvalRunID, s.Finished, s.Attempts)
+	fmt.Fprintf(&b, "## eval %s: %d of %s", s.EvalRunID, s.Finished, vocab.Plural(s.Attempts, "attempt", "attempts"))
 	if s.Interrupted {
 		b.WriteString(" (interrupted)")
 	}

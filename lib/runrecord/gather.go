@@ -13,6 +13,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // CountNodes counts the tree's nodes: passed, stuck (open leaves whose
@@ -62,7 +63,7 @@ func ReadRepo(root string) (*Repo, error) {
 	}
 	t, ps := tree.Load(data)
 	if len(ps) > 0 {
-		return nil, fmt.Errorf("%s is invalid (%d errors, first: %s); run tree-validate", layout.Tree, len(ps), ps[0])
+		return nil, fmt.Errorf("%s is invalid (%s, first: %s); run tree-validate", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
 	rp.Tree = t
 	if rp.State, err = runstate.Load(filepath.Join(root, layout.RunState)); err != nil {

@@ -422,7 +422,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 		}
 	}
 	if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
-		fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
+		fmt.Fprintf(env.Stdout, "killed %s the interrupted agent left running\n", vocab.Plural(n, "process", "processes"))
 	}
 	// The digest of the unfinished session's seal: given by the step, or
 	// kept from an earlier --restore of this iteration. The session's

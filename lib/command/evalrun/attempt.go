@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/eval"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Grace periods: how long a loop may take to record its iteration after
@@ -145,7 +146,7 @@ func (r *runner) finished(label string, res eval.Result, note string) {
 	if note != "" {
 		note = " (" + note + ")"
 	}
-	r.progressf("%s: %s after %d iterations in %.1fs (loop %.1fs)%s [%d/%d done]", label, res.Outcome, res.Iterations,
+	r.progressf("%s: %s after %s in %.1fs (loop %.1fs)%s [%d/%d done]", label, res.Outcome, vocab.Plural(res.Iterations, "iteration", "iterations"),
 		float64(res.DurationMS.Total)/1000, float64(res.DurationMS.Loop)/1000, note, done, r.total)
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of eval-run.
@@ -119,7 +120,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return err
 	}
 	if o.Check {
-		fmt.Fprintf(env.Stdout, "ok: %d cases, %d backends (%s), %d attempts\n", len(cases), len(backends), strings.Join(backends, ", "), len(attempts))
+		fmt.Fprintf(env.Stdout, "ok: %s, %s (%s), %s\n", vocab.Plural(len(cases), "case", "cases"), vocab.Plural(len(backends), "backend", "backends"), strings.Join(backends, ", "), vocab.Plural(len(attempts), "attempt", "attempts"))
 		return nil
 	}
 	return r.runAll(cases, backends, attempts)
@@ -398,7 +399,7 @@ feed:
 		}
 	}
 	if o.FailUnexpected && unexpected > 0 {
-		return exit.Errorf(exit.Negative, "%d of %d attempts did not reach their case's expected outcome", unexpected, len(got))
+		return exit.Errorf(exit.Negative, "%d of %s did not reach their case's expected outcome", unexpected, vocab.Plural(len(got), "attempt", "attempts"))
 	}
 	if o.FailUnder > 0 && len(got) > 0 && float64(succ)/float64(len(got)) < o.FailUnder {
 		return exit.Errorf(exit.Negative, "success rate %d/%d is below --fail-under %v", succ, len(got), o.FailUnder)

@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of iter-log.
@@ -61,7 +62,7 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 	n := rs.NextIter
 	if n > cfg.MaxIterations {
 		fmt.Fprintln(env.Stdout, "limit=max-iterations")
-		return exit.Errorf(exit.Limit, "iteration limit reached: %d iterations run, max_iterations=%d (raise it in %s or with RUNNER_MAX_ITERATIONS)", n-1, cfg.MaxIterations, layout.Config)
+		return exit.Errorf(exit.Limit, "iteration limit reached: %s run, max_iterations=%d (raise it in %s or with RUNNER_MAX_ITERATIONS)", vocab.Plural(n-1, "iteration", "iterations"), cfg.MaxIterations, layout.Config)
 	}
 	// Run budgets (issue "Agent backends" §3): checked before an iteration
 	// starts, against what the run's sessions reported so far.

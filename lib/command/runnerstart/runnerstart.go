@@ -29,6 +29,7 @@ import (
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/setup"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of runner-start.
@@ -161,7 +162,7 @@ func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
 	}
 	root, ps := tree.Load(treeData)
 	if len(ps) > 0 {
-		return Result{}, exit.Errorf(exit.Negative, "%s is invalid (%d errors; see tree-validate): %v", layout.Tree, len(ps), ps[0])
+		return Result{}, exit.Errorf(exit.Negative, "%s is invalid (%s; see tree-validate): %v", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
 	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if err != nil {

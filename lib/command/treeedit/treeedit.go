@@ -30,6 +30,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of tree-edit.
@@ -156,7 +157,7 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 	}
 	prev, ps := tree.Load(data)
 	if len(ps) > 0 {
-		return refused("%s is invalid (%d errors, first: %s); run tree-validate", layout.Tree, len(ps), ps[0])
+		return refused("%s is invalid (%s, first: %s); run tree-validate", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
 	n, at := locate(prev, id)
 	if n == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of tree-select.
@@ -60,7 +61,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	root, ps := tree.Load(data)
 	if len(ps) > 0 {
-		return exit.Errorf(exit.Negative, "%s is invalid (%d errors, first: %s); run tree-validate for all of them", name, len(ps), ps[0])
+		return exit.Errorf(exit.Negative, "%s is invalid (%s, first: %s); run tree-validate for all of them", name, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
 	sel := tree.Select(root)
 	if o.JSON || o.Wanted() {
