@@ -3,6 +3,12 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 bin := justfile_directory() / "bin"
 
+# The commit the commands are built from, stamped at link time: --version
+# says it even where go build records no VCS information (-buildvcs=false,
+# a GOFLAGS default on some machines).
+commit := `git rev-parse HEAD 2>/dev/null || true` + `test -z "$(git status --porcelain 2>/dev/null)" || echo -dirty`
+ldflags := "-X github.com/treeloop/treeloop/lib/cli.commit=" + commit
+
 # Static binaries: no dynamic loader at every start (the step runs a dozen
 # short-lived commands).
 export CGO_ENABLED := "0"
@@ -32,12 +38,12 @@ test:
 # Build every command into ./bin.
 build:
     mkdir -p {{bin}}
-    go build -o {{bin}} ./cmd/...
+    go build -ldflags '{{ldflags}}' -o {{bin}} ./cmd/...
 
 # Install the commands and porcelain scripts into GOBIN (or ~/go/bin), and
 # bash completion for each (tools/install-completions).
 install:
-    go install ./cmd/...
+    go install -ldflags '{{ldflags}}' ./cmd/...
     install -m 0755 tools/runner-step tools/runner-loop "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
     tools/install-completions "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
 

@@ -206,36 +206,44 @@ func (printVersion) BeforeReset(app *kong.Kong) error {
 	return nil
 }
 
-// version is set at link time (-ldflags "-X github.com/treeloop/treeloop/lib/cli.version=v1.2.3");
-// without it Version reads the module version and VCS revision that go
-// build records.
-var version = ""
+// version and commit are set at link time (-ldflags "-X
+// github.com/treeloop/treeloop/lib/cli.version=v1.2.3 -X
+// github.com/treeloop/treeloop/lib/cli.commit=<sha>[-dirty]"; just build,
+// just install): a build without VCS stamping (-buildvcs=false, GOFLAGS)
+// still says its commit.
+var (
+	version = ""
+	commit  = ""
+)
 
 // Version is treeloop's version: the link-time version, else the module
-// version (go install …@vX), else "devel" with the VCS revision and
-// "-dirty" when the checkout had changes.
+// version (go install …@vX), else "devel"; then "+" and the commit (12
+// hex digits, "-dirty" when the checkout had changes) that go build
+// recorded, else the link-time commit, when either is known.
 func Version() string {
-	if version != "" {
-		return version
-	}
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	v := "devel"
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
+	v, rev, dirty := version, commit, ""
+	if ok {
+		if m := bi.Main.Version; v == "" && m != "" && m != "(devel)" {
+			v = m
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
 			}
 		}
+	}
+	if v == "" {
+		v = "devel"
+	}
+	rev, linkDirty := strings.CutSuffix(rev, "-dirty")
+	if linkDirty {
+		dirty = "-dirty"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]

@@ -37,3 +37,17 @@ func TestHelpShowsDefaults(t *testing.T) {
 		}
 	}
 }
+
+// A build without VCS stamping says the commit stamped at link time.
+func TestVersionSaysTheLinkedCommit(t *testing.T) {
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "", "0123456789abcdef0123456789abcdef01234567-dirty"
+	// A test binary records no VCS settings: the linked commit is it.
+	if got := Version(); got != "devel+0123456789ab-dirty" {
+		t.Errorf("Version() = %q", got)
+	}
+	version = "v1.2.3"
+	if got := Version(); got != "v1.2.3+0123456789ab-dirty" {
+		t.Errorf("Version() with a linked version = %q", got)
+	}
+}
