@@ -36,3 +36,61 @@ func TestReadmeMatchesCommands(t *testing.T) {
 		}
 	}
 }
+
+// The README's exit table says what runner-step's own header says for
+// each code it exits with, word for word, and lists every one of them.
+func TestReadmeExitTableMatchesRunnerStep(t *testing.T) {
+	root := repoRoot()
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := os.ReadFile(filepath.Join(root, "tools", "runner-step"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header's "# Exit: 0 …, 1 …" list, its continuation lines joined.
+	var exit strings.Builder
+	in := false
+	for _, l := range strings.Split(string(step), "\n") {
+		switch {
+		case strings.HasPrefix(l, "# Exit: "):
+			in = true
+			exit.WriteString(strings.TrimPrefix(l, "# Exit: "))
+		case in && strings.HasPrefix(l, "#       "):
+			exit.WriteString(" " + strings.TrimSpace(strings.TrimPrefix(l, "#")))
+		default:
+			in = false
+		}
+	}
+	want := map[string]string{}
+	depth, start := 0, 0
+	text := strings.TrimSuffix(exit.String(), ".")
+	for i, r := range text + "," {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				item := strings.TrimSpace(text[start:i])
+				code, desc, _ := strings.Cut(item, " ")
+				want[strings.ReplaceAll(code, "/", " / ")] = desc
+				start = i + 1
+			}
+		}
+	}
+	if len(want) < 10 {
+		t.Fatalf("runner-step's Exit: header lists %d codes: %v", len(want), want)
+	}
+	got := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| ([0-9][0-9 /]*) \\| [^|]+ \\| ([^|]+) \\|$").FindAllStringSubmatch(string(readme), -1) {
+		got[strings.TrimSpace(m[1])] = strings.TrimSpace(m[2])
+	}
+	for code, desc := range want {
+		if got[code] != desc {
+			t.Errorf("README's exit table, code %s, runner-step column: %q, runner-step says %q", code, got[code], desc)
+		}
+	}
+}

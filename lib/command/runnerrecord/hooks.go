@@ -10,6 +10,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/runrecord"
@@ -58,7 +59,7 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	res, err := proc.Run(in, proc.Spec{
 		Argv:     argv,
 		Dir:      env.Dir,
-		Env:      append(os.Environ(), vars...),
+		Env:      hookEnv(os.Environ(), vars),
 		Stdin:    bytes.NewReader(runrecord.Encode(*r)),
 		Log:      capped,
 		Deadline: time.Now().Add(hooks.Timeout()),
@@ -89,6 +90,33 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	msg = name + " (" + argv[0] + "): " + msg
 	r.AddLog(time.Now(), kind, msg)
 	env.Warnf("hook %s; the run goes on", msg)
+}
+
+// private are variables of the runner's own commands that a hook must
+// not see: the step's facts (lib/git's StepVars), the loop's record and
+// the trace clock.
+var private = append([]string{"TREELOOP_RECORD", "RUNNER_TRACE_T0"}, git.StepVars...)
+
+// hookEnv is a hook's environment: env without the runner's private
+// variables and without any earlier value of the documented ones, then
+// vars (the documented RUNNER_* of this event).
+func hookEnv(env, vars []string) []string {
+	drop := map[string]bool{}
+	for _, n := range private {
+		drop[n] = true
+	}
+	for _, kv := range vars {
+		n, _, _ := strings.Cut(kv, "=")
+		drop[n] = true
+	}
+	drop["RUNNER_ITERATION"], drop["RUNNER_NODE_ID"] = true, true // documented, set only with a last iteration
+	out := make([]string, 0, len(env)+len(vars))
+	for _, kv := range env {
+		if n, _, _ := strings.Cut(kv, "="); !drop[n] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, vars...)
 }
 
 // lastLine is the last non-empty line of s, at most 200 bytes.
