@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -109,4 +110,36 @@ func argSummary(input any) string {
 	}
 	b, _ := json.Marshal(input)
 	return string(b)
+}
+
+// SniffBackend names the CLI whose JSON event stream starts with head (the
+// stream's first bytes): each opens with an event of its own type, Claude
+// Code "system" (init), Codex "thread.started", OpenCode "step_start",
+// Gemini CLI "init"; "" when head says none of them. It lets a reader
+// render the events of a session still running, before agent.json names
+// the backend.
+func SniffBackend(head []byte) string {
+	for _, line := range bytes.Split(head, []byte{'\n'}) {
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &ev) != nil {
+			return ""
+		}
+		switch ev.Type {
+		case "system":
+			return "claude"
+		case "thread.started":
+			return "codex"
+		case "step_start":
+			return "opencode"
+		case "init":
+			return "gemini"
+		}
+		return ""
+	}
+	return ""
 }

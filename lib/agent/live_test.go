@@ -45,3 +45,20 @@ func TestLiveView(t *testing.T) {
 		}
 	}
 }
+
+// Each CLI's stream names it by its first event; other text does not.
+func TestSniffBackend(t *testing.T) {
+	for head, want := range map[string]string{
+		`{"type":"system","subtype":"init","cwd":"/r"}` + "\n":             "claude",
+		`{"type":"thread.started","thread_id":"x"}` + "\n{\"type\":\"item": "codex",
+		`{"type":"step_start","part":{}}`:                                  "opencode",
+		"Warning: no colors\n" + `{"type":"init","model":"m"}` + "\n":      "gemini",
+		`{"type":"item.completed"}` + "\n":                                 "",
+		"plain text\n":                                                     "",
+		"":                                                                 "",
+	} {
+		if got := SniffBackend([]byte(head)); got != want {
+			t.Errorf("SniffBackend(%q) = %q, want %q", head, got, want)
+		}
+	}
+}

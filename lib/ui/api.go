@@ -421,6 +421,11 @@ func (s *Server) serveCompact(w http.ResponseWriter, root *os.Root, dir string, 
 	if data, _, err := readFile(root, path.Join(dir, iterdir.AgentFile), maxRecord); err == nil && json.Unmarshal(data, &a) == nil {
 		backend = a.Backend
 	}
+	if backend == "" { // the session still runs: its first event says which CLI
+		head := make([]byte, min(size, 4096))
+		n, _ := f.ReadAt(head, 0)
+		backend = agent.SniffBackend(head[:n])
+	}
 	off := max(size-maxEvents, 0)
 	buf := make([]byte, size-off)
 	n, _ := f.ReadAt(buf, off)

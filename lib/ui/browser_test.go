@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -514,4 +515,50 @@ func BenchmarkEventLatency(b *testing.B) {
 	b.ReportMetric(lat[len(lat)/2], "median-ms")
 	b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
 	b.ReportMetric(lat[len(lat)-1], "max-ms")
+}
+
+// What an operator reads at a glance, in a narrow window: every column
+// as wide as its content (the node's and the goal's take the rest), an
+// inner node's count labelled, the empty usage chart naming the backend
+// that ran, the running session's CLI events in the compact view rather
+// than raw JSON, and a pending cancel with who asked and when.
+func TestBrowserOperatorView(t *testing.T) {
+	dir := fixture(t)
+	it1 := filepath.Join(dir, ".runner/iterations/run-a/0001")
+	var m iterdir.Meta
+	if err := iterdir.Read(it1, iterdir.MetaFile, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Mode = "decompose"
+	m.Agent.Backend, m.Agent.Usage = "codex", iterdir.Usage{}
+	writeJSONFile(t, filepath.Join(it1, iterdir.MetaFile), m)
+	writeJSONFile(t, filepath.Join(it1, iterdir.AgentFile), m.Agent)
+	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/events.jsonl"),
+		`{"type":"system","subtype":"init","cwd":"/r"}`+"\n"+
+			`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"go test ./..."}}]}}`+"\n")
+	writeText(t, filepath.Join(dir, ".runner/cancel"), "by=\"ops\" pid=7 at=2026-01-02T03:04:05Z\n")
+	s := start(t, Options{Root: dir})
+	ctx := tab(t)
+	run(t, ctx, "a narrow window", chromedp.EmulateViewport(960, 700), chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "live", `document.body.dataset.state === "live"`)
+	waitJS(t, ctx, "the compact events of the running session", `document.querySelector("#live-tail").textContent.includes("claude: tool Bash: go test ./...")`)
+	if raw := eval[bool](t, ctx, `document.querySelector("#live-tail").textContent.includes('{"type"')`); raw {
+		t.Error("the live tail shows raw JSON events")
+	}
+	waitJS(t, ctx, "the chart's note", `document.querySelector("svg.chart text").textContent === "No token usage reported by the codex backend"`)
+	if got := eval[string](t, ctx, `document.querySelector('#tree [data-id="root"] .badge').textContent`); got != "1/2 passed" {
+		t.Errorf("the root's badge: %q", got)
+	}
+	waitJS(t, ctx, "the pending cancel", `!document.querySelector("#cancel-note").hidden`)
+	if got := eval[string](t, ctx, `document.querySelector("#cancel-note").textContent`); !strings.HasPrefix(got, "cancel requested by ops at ") {
+		t.Errorf("the cancel note: %q", got)
+	}
+	cut := `[...document.querySelectorAll("table td:not(.grow), table th:not(.grow)")].filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent).join("|")`
+	for _, view := range []string{"#/iterations", "#/runs"} {
+		run(t, ctx, view, chromedp.Navigate(s.url+"/"+view))
+		waitJS(t, ctx, view+"'s table", `document.querySelector("table tbody tr")`)
+		if got := eval[string](t, ctx, cut); got != "" {
+			t.Errorf("%s: cells cut short: %s", view, got)
+		}
+	}
 }

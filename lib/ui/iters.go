@@ -36,6 +36,9 @@ type IterSummary struct {
 	CostUSD        float64    `json:"cost_usd"`
 	Running        bool       `json:"running"`
 	Commit         string     `json:"commit"`
+	// Backend is the agent backend that ran ("" when no session ran or,
+	// while it runs, before agent.json is written).
+	Backend string `json:"backend"`
 }
 
 // Tokens is an iteration's reported token usage.
@@ -167,6 +170,7 @@ func (c *iterCache) get(root *os.Root, run, name string, n int) (IterSummary, bo
 	if data, _, err := readFile(root, path.Join(dir, iterdir.AgentFile), maxRecord); err == nil && json.Unmarshal(data, &a) == nil {
 		sum.Tokens = Tokens{a.Usage.InputTokens, a.Usage.OutputTokens, a.Usage.CachedTokens}
 		sum.CostUSD = a.Usage.CostUSD
+		sum.Backend = a.Backend
 	}
 	return sum, true
 }
@@ -186,6 +190,7 @@ func fromMeta(run string, n int, m iterdir.Meta) IterSummary {
 		u := m.Agent.Usage
 		sum.Tokens = Tokens{u.InputTokens, u.OutputTokens, u.CachedTokens}
 		sum.CostUSD = u.CostUSD
+		sum.Backend = m.Agent.Backend
 	}
 	return sum
 }

@@ -205,9 +205,9 @@
           h("span", { class: "twisty", text: leaf ? "" : open ? "▾" : "▸" }),
           h("span", { class: "mark", text: mark, "aria-label": st }),
           h("span", { class: "title", text: n.title || n.id }),
-          leaf ? null : h("span", { class: "badge", text: e.passed + "/" + e.total }),
+          leaf ? null : h("span", { class: "badge passed-count", text: `${e.passed - (n.passes ? 1 : 0)}/${e.total - 1} passed`, title: `${e.passed - (n.passes ? 1 : 0)} of the ${e.total - 1} nodes under it passed` }),
           leaf ? h("span", { class: "badge " + n.next, text: n.next }) : null,
-          h("span", { class: "att" + (hot ? " hot" : ""), text: n.attempts + "/" + n.max_attempts, title: "attempts" })));
+          leaf || n.attempts ? h("span", { class: "att" + (hot ? " hot" : ""), text: n.attempts + "/" + n.max_attempts, title: `attempts ${n.attempts} of ${n.max_attempts}` }) : null));
       if (open) li.append(h("ul", { role: "group" }, n.children.map((c) => item(c, level + 1))));
       return li;
     };
@@ -276,6 +276,11 @@
   function renderHeader() {
     const rs = state.runState && state.runState.run_state;
     $("#run-id").textContent = rs && rs.run_id ? rs.run_id : "no run";
+    const c = state.runState && state.runState.cancel;
+    const note = $("#cancel-note");
+    note.hidden = !c;
+    note.textContent = c ? `cancel requested ${c.by ? "by " + c.by : "by an unknown hand"} at ${fmtTime(c.at)}` : "";
+    note.title = c ? "The run stops before its next iteration; runner-cancel --clear withdraws the request." : "";
     const btn = $("#cancel");
     btn.hidden = !(state.config && state.config.allow_cancel);
     if (state.runState && state.runState.cancel_requested) {
@@ -455,13 +460,18 @@
     }
     const base = `/api/iterations/${encodeURIComponent(r.run)}/${r.iter}/`;
     const n = (state.config && state.config.tail_lines) || 120;
-    const files = running() ? [state.liveFile, "executor.log"] : ["guard.log", "executor.log"];
+    // An agent CLI's JSON event stream reads as agent-exec's live view:
+    // messages and tool calls, one line each.
+    const events = "events.jsonl";
+    const files = running() ? (state.liveFile === "guard.log" ? ["guard.log", events, "executor.log"] : [events, "executor.log"]) : ["guard.log", events, "executor.log"];
     let text = "";
     let file = "";
     for (const f of files) {
       try {
-        text = (await api(base + f + "?tail=" + n)).body;
-        file = f;
+        const body = (await api(base + f + "?tail=" + n + (f === events ? "&view=compact" : ""))).body;
+        if (f === events && !body) continue; // a command backend has none: its log says more
+        text = body;
+        file = f === events ? "agent events" : f;
         break;
       } catch (e) { /* not there (yet): the next */ }
     }
@@ -480,17 +490,17 @@
 
   function viewIterations(list, full) {
     if (!list.length) return h("div", { class: "empty", text: "No iterations yet." });
-    const cols = [["run", "14%"], ["iter", "6%"], ["node", "22%"], ["mode", "10%"], ["status", "12%"], ["guard", "8%"], ["duration", "10%"], ["tokens", "10%"], ["cost", "8%"]];
+    // Columns as wide as their content; the node's takes the rest.
+    const cols = ["run", "iter", "node", "mode", "status", "guard", "duration", "tokens", "cost"];
     return h("table", { class: "iters" },
-      h("colgroup", null, cols.map(([, w]) => { const c = h("col"); c.style.width = w; return c; })),
-      h("thead", null, h("tr", null, cols.map(([c]) => h("th", { class: ["iter", "duration", "tokens", "cost"].includes(c) ? "num" : "", text: c })))),
+      h("thead", null, h("tr", null, cols.map((c) => h("th", { class: ["iter", "duration", "tokens", "cost"].includes(c) ? "num" : c === "node" ? "grow" : "", text: c })))),
       h("tbody", null, list.map((it) => h("tr", {
         tabindex: "0", "data-key": "it:" + iterKey(it), "data-href": `#/iter/${encodeURIComponent(it.run)}/${it.iter}`,
         onclick: () => { location.hash = `#/iter/${encodeURIComponent(it.run)}/${it.iter}`; },
       },
         h("td", { text: it.run, title: it.run }),
         h("td", { class: "num", text: it.iter }),
-        h("td", { text: it.node_id, title: it.node_path }),
+        h("td", { class: "grow", text: it.node_id, title: it.node_path }),
         h("td", { text: it.mode }),
         statusCell(iterStatus(it)),
         h("td", { class: "s-" + it.guard, text: it.guard || "" }),
@@ -504,10 +514,10 @@
     const runs = state.runs.runs.slice().reverse();
     const probs = state.runs.problems.map((p) => h("div", { class: "err", text: p }));
     if (!runs.length) return h("div", null, h("div", { class: "empty", text: "No run records yet (.runner/runs/)." }), probs);
-    const cols = [["run", "20%"], ["status", "11%"], ["started", "17%"], ["duration", "10%"], ["iterations", "9%"], ["nodes", "13%"], ["tokens", "10%"], ["cost", "10%"]];
-    return h("div", null, probs, h("table", null,
-      h("colgroup", null, cols.map(([, w]) => { const c = h("col"); c.style.width = w; return c; })),
-      h("thead", null, h("tr", null, cols.map(([c]) => h("th", { text: c })))),
+    // Columns as wide as their content; the goal takes the rest.
+    const cols = ["run", "status", "started", "duration", "iterations", "nodes", "tokens", "cost", "goal"];
+    return h("div", null, probs, h("table", { class: "runs" },
+      h("thead", null, h("tr", null, cols.map((c) => h("th", { class: ["duration", "iterations", "tokens", "cost"].includes(c) ? "num" : c === "goal" ? "grow" : "", text: c })))),
       h("tbody", null, runs.map((r) => h("tr", {
         tabindex: "0", "data-key": "run:" + r.id, "data-href": "#/runs/" + encodeURIComponent(r.id),
         onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.id); },
@@ -519,7 +529,8 @@
         h("td", { class: "num", text: r.iterations }),
         h("td", { text: `${r.nodes.passed}/${r.nodes.total} passed` + (r.nodes.stuck ? `, ${r.nodes.stuck} stuck` : "") }),
         h("td", { class: "num", text: fmtInt(r.usage.input_tokens + r.usage.output_tokens) }),
-        h("td", { class: "num", text: fmtCost(r.usage.cost_usd) }))))));
+        h("td", { class: "num", text: fmtCost(r.usage.cost_usd) }),
+        h("td", { class: "grow", text: r.goal_title, title: r.goal_title }))))));
   }
 
   async function viewRun(id) {
@@ -671,7 +682,7 @@
       h("span", null, h("span", { class: "sw out" }), "output tokens"),
       h("span", null, h("span", { class: "sw cost" }), "cost (USD)"));
     if (!iters.some((it) => tokensOf(it) || it.cost_usd)) {
-      svg.append(h("text", { x: W / 2, y: H / 2, "text-anchor": "middle", text: iters.length ? "No token usage reported (the command backend reports none)" : "No iterations yet" }));
+      svg.append(h("text", { x: W / 2, y: H / 2, "text-anchor": "middle", text: iters.length ? noUsage(iters) : "No iterations yet" }));
       return h("div", null, legend, svg);
     }
     const maxTok = Math.max(1, ...iters.map(tokensOf));
@@ -700,6 +711,13 @@
     const step = Math.max(1, Math.ceil(iters.length / 12));
     iters.forEach((it, i) => { if (i % step === 0) svg.append(h("text", { x: L + i * bw + bw / 2, y: H - 8, "text-anchor": "middle", text: it.iter })); });
     return h("div", null, legend, svg);
+  }
+  // noUsage says why the chart is empty: the backends of these iterations
+  // reported no tokens.
+  function noUsage(iters) {
+    const backends = [...new Set(iters.map((it) => it.backend).filter(Boolean))];
+    if (!backends.length) return "No token usage reported: no agent session ran";
+    return `No token usage reported by the ${backends.join(", ")} backend${backends.length > 1 ? "s" : ""}`;
   }
   function fmtShort(n) {
     return n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e3 ? (n / 1e3).toFixed(1) + "k" : String(n);
@@ -733,7 +751,7 @@
     });
     on("log_appended", (ev) => {
       const r = running();
-      if (r && iterKey(r) === evKey(ev.id) && (ev.file === "guard.log" || ev.file === "executor.log")) {
+      if (r && iterKey(r) === evKey(ev.id) && (ev.file === "guard.log" || ev.file === "executor.log" || ev.file === "events.jsonl")) {
         state.liveFile = ev.file;
         refresh("tail");
       }
