@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // The README documents what exists: every command in cmd/ has a row in
@@ -92,5 +94,31 @@ func TestReadmeExitTableMatchesRunnerStep(t *testing.T) {
 		if got[code] != desc {
 			t.Errorf("README's exit table, code %s, runner-step column: %q, runner-step says %q", code, got[code], desc)
 		}
+	}
+}
+
+// README's table of the outcome fields' words is lib/vocab's, generated:
+// UPDATE_README=1 rewrites it.
+func TestReadmeWords(t *testing.T) {
+	path := filepath.Join(repoRoot(), "README.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open, end = "<!-- words: generated from lib/vocab (go test ./testscripts -run TestReadmeWords) -->\n", "<!-- /words -->"
+	i, j := strings.Index(string(data), open), strings.Index(string(data), end)
+	if i < 0 || j < i {
+		t.Fatalf("README has no %q … %q section", open, end)
+	}
+	want := vocab.Markdown()
+	if got := string(data[i+len(open) : j]); got != want {
+		if os.Getenv("UPDATE_README") == "1" {
+			out := string(data[:i+len(open)]) + want + string(data[j:])
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README's words table differs from lib/vocab's (UPDATE_README=1 go test ./testscripts -run TestReadmeWords):\n%s", want)
 	}
 }

@@ -20,24 +20,25 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Failure classes recorded in agent.json and meta.json.
 const (
-	ClassOK            = "ok"
-	ClassTimeout       = "timeout"        // the iteration deadline ended the session
-	ClassHang          = "hang"           // no output for agent_idle_timeout_secs
-	ClassInterrupted   = "interrupted"    // SIGINT, SIGTERM or .runner/cancel
-	ClassStartError    = "start_error"    // the executable could not be started
-	ClassConfig        = "config"         // the CLI refused its settings, input or workspace
-	ClassNoOutput      = "no_output"      // no structured output
-	ClassInvalidOutput = "invalid_output" // output not valid for the schema or the mode
-	ClassAuth          = "auth"           // authentication failed
-	ClassRateLimit     = "rate_limit"     // usage or rate limit
-	ClassAPIError      = "api_error"      // API error or outage
-	ClassTurnLimit     = "turn_limit"     // the CLI's turn limit ended the session
-	ClassPermission    = "permission"     // the CLI refused a needed permission
-	ClassPolicy        = "policy"         // the session broke a rule: protected path, moved HEAD
+	ClassOK            = string(vocab.ClassOK)
+	ClassTimeout       = string(vocab.ClassTimeout)       // the iteration deadline ended the session
+	ClassHang          = string(vocab.ClassHang)          // no output for agent_idle_timeout_secs
+	ClassInterrupted   = string(vocab.ClassInterrupted)   // SIGINT, SIGTERM or .runner/cancel
+	ClassStartError    = string(vocab.ClassStartError)    // the executable could not be started
+	ClassConfig        = string(vocab.ClassConfig)        // the CLI refused its settings, input or workspace
+	ClassNoOutput      = string(vocab.ClassNoOutput)      // no structured output
+	ClassInvalidOutput = string(vocab.ClassInvalidOutput) // output not valid for the schema or the mode
+	ClassAuth          = string(vocab.ClassAuth)          // authentication failed
+	ClassRateLimit     = string(vocab.ClassRateLimit)     // usage or rate limit
+	ClassAPIError      = string(vocab.ClassAPIError)      // API error or outage
+	ClassTurnLimit     = string(vocab.ClassTurnLimit)     // the CLI's turn limit ended the session
+	ClassPermission    = string(vocab.ClassPermission)    // the CLI refused a needed permission
+	ClassPolicy        = string(vocab.ClassPolicy)        // the session broke a rule: protected path, moved HEAD
 )
 
 // RunnerClasses are the classes that are runner errors: no attempt is

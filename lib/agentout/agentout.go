@@ -11,6 +11,7 @@ import (
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // MaxBytes is the largest output file accepted (1 MiB).
@@ -100,7 +101,7 @@ func plainlyValid(v any) bool {
 		return false
 	}
 	kids, ok := m["children"].([]any)
-	if !ok || len(kids) > 50 || (status == "decomposed") != (len(kids) > 0) {
+	if !ok || len(kids) > 50 || (status == string(vocab.StatusDecomposed)) != (len(kids) > 0) {
 		return false
 	}
 	for _, k := range kids {

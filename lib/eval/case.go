@@ -22,6 +22,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Case is one eval case, eval/cases/<id>.toml (seed 000 §13.2). Paths in
@@ -101,12 +102,12 @@ type Check struct {
 
 // Outcomes (seed 000 §13.4 with this project's exit codes).
 const (
-	Success = "success" // the loop completed and every check passed
-	Fail    = "fail"    // the loop completed and a check failed
-	Stuck   = "stuck"   // exit 3
-	Limit   = "limit"   // exit 4: max_iterations or a run budget
-	Timeout = "timeout" // exit 124, or the case's timeout_secs ran out
-	Error   = "error"   // anything else, with the reason
+	Success = string(vocab.OutcomeSuccess) // the loop completed and every check passed
+	Fail    = string(vocab.OutcomeFail)    // the loop completed and a check failed
+	Stuck   = string(vocab.OutcomeStuck)   // exit 3
+	Limit   = string(vocab.OutcomeLimit)   // exit 4: max_iterations or a run budget
+	Timeout = string(vocab.OutcomeTimeout) // exit 124, or the case's timeout_secs ran out
+	Error   = string(vocab.OutcomeError)   // anything else, with the reason
 )
 
 // Outcomes lists every outcome in table order.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Commit is one commit of a run's history, with what its subject says
@@ -112,7 +113,7 @@ func ParseSubject(subject, runID string) (iter int, node, status, guard string, 
 func PassedBy(h History) map[string]Commit {
 	m := map[string]Commit{}
 	for _, c := range h.Commits {
-		if c.Iter > 0 && c.Status == "done" && c.Guard == "pass" {
+		if c.Iter > 0 && c.Status == string(vocab.StatusDone) && c.Guard == string(vocab.GuardPass) {
 			m[c.Node] = c
 		}
 	}

@@ -155,13 +155,13 @@ func (b Body) writeTree(w *strings.Builder) {
 func nodeState(n *tree.Node) string {
 	switch {
 	case n.Passes:
-		return "passed"
+		return string(vocab.NodePassed)
 	case !n.IsLeaf():
-		return "open"
+		return string(vocab.NodeOpen)
 	case n.Attempts >= n.MaxAttempts:
-		return fmt.Sprintf("stuck (attempts %d/%d)", n.Attempts, n.MaxAttempts)
+		return fmt.Sprintf("%s (attempts %d/%d)", vocab.NodeStuck, n.Attempts, n.MaxAttempts)
 	}
-	return fmt.Sprintf("open (attempts %d/%d)", n.Attempts, n.MaxAttempts)
+	return fmt.Sprintf("%s (attempts %d/%d)", vocab.NodeOpen, n.Attempts, n.MaxAttempts)
 }
 
 // writeEvidence is the guard's verdict on each passed leaf.
@@ -173,7 +173,7 @@ func (b Body) writeEvidence(w *strings.Builder) {
 	w.WriteString("| node | iteration | loop commit | guard | exit | time | tests passed |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, s := range b.Plan.Steps {
 		e, ok := b.Evidence[s.Node.ID]
-		guard, code, dur, tests := "pass", "", "", ""
+		guard, code, dur, tests := string(vocab.GuardPass), "", "", ""
 		if ok && e.Guard != nil {
 			guard = "`" + cell(strings.Join(e.Guard.Argv, " ")) + "`: " + e.Guard.Outcome
 			code = fmt.Sprint(e.Guard.ExitCode)
@@ -250,15 +250,25 @@ func (b Body) writeIterations(w *strings.Builder) {
 	}
 }
 
-// subjectResult is an iteration's result as its commit subject tells it.
+// subjectResult is an iteration's result as its commit subject tells it
+// (an agent error reads as retry there: its status).
 func subjectResult(c Commit) string {
-	switch {
-	case c.Status == "done" && c.Guard == "pass":
-		return "passed"
-	case c.Status == "done":
-		return "failed"
+	switch vocab.Status(c.Status) {
+	case vocab.StatusDone:
+		if c.Guard == string(vocab.GuardPass) {
+			return string(vocab.ResultPassed)
+		}
+		return string(vocab.ResultFailed)
+	case vocab.StatusDecomposed:
+		return string(vocab.ResultDecomposed)
+	case vocab.StatusTimeout:
+		return string(vocab.ResultTimeout)
+	case vocab.StatusInterrupted:
+		return string(vocab.ResultInterrupted)
+	case vocab.StatusRunnerError:
+		return string(vocab.ResultRunnerError)
 	}
-	return c.Status
+	return string(vocab.ResultRetry)
 }
 
 // inline is s on one line for Markdown text.

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // The phases of an iteration in progress, as the files the step has
 // written so far tell them.
 const (
-	PhaseAgent  = "agent"  // begin.json written, the agent's session not ended (no agent.json)
-	PhaseGuard  = "guard"  // the session ended and the guard runs (guard.log, no guard.json)
-	PhaseRecord = "record" // agent and guard ended: the tree update, the log and the commit
+	PhaseAgent  = string(vocab.PhaseAgent)  // begin.json written, the agent's session not ended (no agent.json)
+	PhaseGuard  = string(vocab.PhaseGuard)  // the session ended and the guard runs (guard.log, no guard.json)
+	PhaseRecord = string(vocab.PhaseRecord) // agent and guard ended: the tree update, the log and the commit
 )
 
 // Running is the iteration in progress (runner-status, iter-log list).

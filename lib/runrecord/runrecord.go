@@ -23,18 +23,19 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // The run statuses.
 const (
-	Running     = "running"
-	Complete    = "complete"
-	Stuck       = "stuck"
-	Limit       = "limit"
-	Timeout     = "timeout"
-	Interrupted = "interrupted"
-	Canceled    = "canceled"
-	Error       = "error"
+	Running     = string(vocab.RunRunning)
+	Complete    = string(vocab.RunComplete)
+	Stuck       = string(vocab.RunStuck)
+	Limit       = string(vocab.RunLimit)
+	Timeout     = string(vocab.RunTimeout)
+	Interrupted = string(vocab.RunInterrupted)
+	Canceled    = string(vocab.RunCanceled)
+	Error       = string(vocab.RunError)
 )
 
 // MaxLog is the most log entries a record keeps; older ones are dropped.

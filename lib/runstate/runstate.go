@@ -15,6 +15,7 @@ import (
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // State is run_state.json. Pointers are JSON null when nil.
@@ -135,11 +136,14 @@ func check(v any) string {
 				bad = "not an integer >= 1"
 			}
 		case "last_status":
-			if !oneOf(x, "done", "retry", "decomposed", "agent_error", "timeout", "interrupted", "runner_error") {
+			// An iteration status, or agent_error (the schema's word here
+			// for an agent error's retry: context-write tells the next
+			// session so).
+			if !oneOf(x, string(vocab.StatusDone), string(vocab.StatusRetry), string(vocab.StatusDecomposed), "agent_error", string(vocab.StatusTimeout), string(vocab.StatusInterrupted), string(vocab.StatusRunnerError)) {
 				bad = "not null or a status"
 			}
 		case "last_guard":
-			if !oneOf(x, "pass", "fail", "skipped") {
+			if !oneOf(x, string(vocab.GuardPass), string(vocab.GuardFail), string(vocab.GuardSkipped)) {
 				bad = "not null, pass, fail or skipped"
 			}
 		case "last_iter":

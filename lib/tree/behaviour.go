@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Agent statuses (DESIGN.md decision 3).
 const (
-	AgentDone       = "done"
-	AgentRetry      = "retry"
-	AgentDecomposed = "decomposed"
+	AgentDone       = string(vocab.StatusDone)
+	AgentRetry      = string(vocab.StatusRetry)
+	AgentDecomposed = string(vocab.StatusDecomposed)
 )
 
 // AgentStatuses lists the statuses an agent may report in mode (the

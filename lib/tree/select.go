@@ -3,13 +3,15 @@ package tree
 import (
 	"fmt"
 	"slices"
+
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Selection states reported by Select.
 const (
-	StatusOpen     = "open"     // an open leaf with attempts left
-	StatusComplete = "complete" // no open leaf remains
-	StatusStuck    = "stuck"    // the leftmost open leaf has attempts == max_attempts
+	StatusOpen     = string(vocab.NodeOpen)  // an open leaf with attempts left
+	StatusComplete = "complete"              // no open leaf remains
+	StatusStuck    = string(vocab.NodeStuck) // the leftmost open leaf has attempts == max_attempts
 )
 
 // Selection is the result of Select. Node and Path are set unless the tree is

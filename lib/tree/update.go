@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Guard outcomes.
 const (
-	GuardPass    = "pass"
-	GuardFail    = "fail"
-	GuardSkipped = "skipped"
+	GuardPass    = string(vocab.GuardPass)
+	GuardFail    = string(vocab.GuardFail)
+	GuardSkipped = string(vocab.GuardSkipped)
 )
 
 // NewChild is a child an agent proposed in a decomposed output.

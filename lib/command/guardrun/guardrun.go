@@ -37,11 +37,11 @@ import (
 
 // Outcomes recorded in guard.json.
 const (
-	Pass        = "pass"
-	Fail        = "fail"
-	Timeout     = "timeout"
-	Interrupted = "interrupted"
-	Error       = "error" // the guard could not run: a runner error
+	Pass        = string(vocab.GuardPass)
+	Fail        = string(vocab.GuardFail)
+	Timeout     = string(vocab.GuardTimeout)
+	Interrupted = string(vocab.GuardInterrupted)
+	Error       = string(vocab.GuardError) // the guard could not run: a runner error
 )
 
 // Options is the command line of guard-run.

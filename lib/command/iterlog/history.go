@@ -22,6 +22,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 	"github.com/treeloop/treeloop/lib/worktree"
 )
 
@@ -147,10 +148,12 @@ type FileStat struct {
 	Binary  bool   `json:"binary"`
 }
 
-// Failure is why an iteration did not go through: the agent's failure
-// class and message, the agent-error reasons, a runner error.
+// Failure is why an iteration did not go through: its result, the
+// agent's failure class and message, the agent-error reasons, a runner
+// error.
 type Failure struct {
-	Class       string   `json:"class"`
+	Result      string   `json:"result"` // meta.json's result (lib/vocab)
+	Class       string   `json:"class"`  // agent.json's class when not ok, else ""
 	Message     string   `json:"message"`
 	Reasons     []string `json:"reasons"`
 	RunnerError string   `json:"runner_error"`
@@ -212,7 +215,7 @@ func (s *ShowCmd) Run(env *cli.Env) error {
 	p("commit", "%s", m.Commit)
 	p("summary", "%s", m.Summary)
 	if f := sh.Failure; f != nil {
-		p("failure", "%s: %s", f.Class, f.Message)
+		p("failure", "%s", strings.Join(nonEmpty(f.Result, f.Class, f.Message), ": "))
 		for _, r := range f.Reasons {
 			p("", "- %s", r)
 		}
@@ -244,27 +247,19 @@ func (s *ShowCmd) Run(env *cli.Env) error {
 
 // failure is why m did not go through, nil when it did.
 func failure(m iterdir.Meta, idir string) *Failure {
-	f := &Failure{Reasons: m.Reasons}
+	f := &Failure{Result: m.Result, Reasons: m.Reasons}
 	if f.Reasons == nil {
 		f.Reasons = []string{}
 	}
-	if m.Agent != nil && m.Agent.Class != "" && m.Agent.Class != "ok" {
+	if m.Agent != nil && m.Agent.Class != "" && m.Agent.Class != string(vocab.ClassOK) {
 		f.Class, f.Message = m.Agent.Class, m.Agent.Message
-	}
-	if m.AgentError && f.Class == "" {
-		f.Class = "agent_error"
 	}
 	if b, err := fsutil.ReadFile(filepath.Join(idir, iterdir.RunnerErrorLog), "", 1<<20); err == nil {
 		f.RunnerError = strings.TrimSpace(string(b))
-		if f.Class == "" {
-			f.Class = "runner_error"
-		}
 	}
-	switch m.Status {
-	case "timeout", "interrupted":
-		if f.Class == "" {
-			f.Class = m.Status
-		}
+	switch vocab.Result(m.Result) {
+	case vocab.ResultAgentError, vocab.ResultRunnerError, vocab.ResultTimeout, vocab.ResultInterrupted:
+		return f
 	}
 	if f.Class == "" && len(m.Reasons) == 0 && f.RunnerError == "" {
 		return nil
@@ -344,4 +339,15 @@ func termWidth(env *cli.Env) int {
 		return 0
 	}
 	return int(ws.Col)
+}
+
+// nonEmpty is the strings of ss that are not "".
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -152,19 +152,7 @@ type EndCmd struct {
 // statusOf maps tree-update's result to the iteration status of meta.json
 // and the commit message (an agent error counts as retry, DESIGN.md
 // decision 5).
-func statusOf(result string) string {
-	switch result {
-	case "passed", "failed":
-		return tree.AgentDone
-	case "decomposed":
-		return tree.AgentDecomposed
-	case "timeout", "interrupted":
-		return result
-	case "runner-error":
-		return "runner_error"
-	}
-	return tree.AgentRetry
-}
+func statusOf(result string) string { return string(vocab.StatusOf(vocab.Result(result))) }
 
 // Run completes the iteration's log.
 func (e *EndCmd) Run(env *cli.Env) error {
@@ -180,7 +168,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	m := iterdir.Meta{
 		Version: 1, RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID,
 		NodePath: begin.NodePath, Mode: begin.Mode, Status: statusOf(upd.Result), Result: upd.Result,
-		Guard: upd.Guard, AgentError: upd.Result == "agent-error", Reasons: upd.Reasons,
+		Guard: upd.Guard, AgentError: upd.Result == string(vocab.ResultAgentError), Reasons: upd.Reasons,
 		AttemptsBefore: begin.Attempts, AttemptsAfter: upd.Attempts, MaxAttempts: upd.MaxAttempts,
 		Passes: upd.Passes, Summary: upd.Summary, StartedAt: begin.StartedAt, HeadBefore: begin.HeadBefore,
 	}
@@ -246,7 +234,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	// about (context-write). A runner error was no attempt and is never
 	// shown to the agent (seed 002, DESIGN.md decision 5): it leaves them
 	// as they were; meta.json and the commit still record it.
-	if m.Status != "runner_error" {
+	if m.Status != string(vocab.StatusRunnerError) {
 		last := m.Status
 		if m.AgentError {
 			last = "agent_error"

@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of loop-commit.
@@ -184,7 +185,7 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	// in a paragraph of its own after the summary, where the ratchet reads
 	// the run's best back from (lib/ratchet): git history, not a file the
 	// agent could rewrite.
-	if g := m.GuardRun; m.Result == "passed" && g != nil && g.Ratchet != nil && g.Ratchet.Held {
+	if g := m.GuardRun; m.Result == string(vocab.ResultPassed) && g != nil && g.Ratchet != nil && g.Ratchet.Held {
 		msg += "\n\n" + ratchet.TrailerLine(g.Ratchet.Count)
 	}
 	sha, err := c.commit(repo, subject, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})

@@ -294,7 +294,7 @@ func printText(w io.Writer, st Status) {
 	}
 	switch st.Baseline {
 	case "":
-	case "pass":
+	case string(vocab.GuardPass):
 		p("baseline", "green: the guard passed when the run started")
 	default:
 		p("baseline", "red start: the guard's outcome was %s when the run started (see %s/%s/%s)", st.Baseline, layout.Iterations, st.RunID, guardrun.BaselineLog)
@@ -305,7 +305,7 @@ func printText(w io.Writer, st Status) {
 		p("node", "%s", s.Status)
 	}
 	n := st.Nodes
-	p("tree", "%s: %d passed, %d open, %d stuck", vocab.Plural(n.Total, "node", "nodes"), n.Passed, n.Open, n.Stuck)
+	p("tree", "%s: %d %s, %d %s, %d %s", vocab.Plural(n.Total, "node", "nodes"), n.Passed, vocab.NodePassed, n.Open, vocab.NodeOpen, n.Stuck, vocab.NodeStuck)
 	u, b := st.Usage, st.Budgets
 	p("usage", "%d tokens of %s, $%.4f of %s", u.InputTokens+u.OutputTokens, limit(float64(b.MaxTokens), "%.0f"), u.CostUSD, limit(b.MaxCostUSD, "$%.2f"))
 	if len(st.Recent) > 0 {

@@ -25,14 +25,15 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-update words the schema problems of an agent's tree edits
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Outcomes of an iteration that tree-update handles.
 const (
-	OutcomeAgent       = "agent"        // the agent finished: judge its output and edits
-	OutcomeTimeout     = "timeout"      // the iteration timed out: snapshot restored, no attempt consumed
-	OutcomeInterrupted = "interrupted"  // the iteration was interrupted: likewise
-	OutcomeRunnerError = "runner-error" // a runner error (spawn, I/O): likewise, never the agent's fault
+	OutcomeAgent       = "agent"                         // the agent finished: judge its output and edits
+	OutcomeTimeout     = string(vocab.ResultTimeout)     // the iteration timed out: snapshot restored, no attempt consumed
+	OutcomeInterrupted = string(vocab.ResultInterrupted) // the iteration was interrupted: likewise
+	OutcomeRunnerError = string(vocab.ResultRunnerError) // a runner error (spawn, I/O): likewise, never the agent's fault
 )
 
 // Options is the command line of tree-update.
@@ -134,7 +135,7 @@ func (o *Options) Run(env *cli.Env) error {
 			if err := tree.Transition(next, o.Selected, tree.Outcome{Status: tree.AgentRetry, Guard: tree.GuardSkipped}, maxAttempts); err != nil {
 				return exit.Wrap(exit.RunnerError, err)
 			}
-			res.Result = "agent-error"
+			res.Result = string(vocab.ResultAgentError)
 			res.Reasons = reasons
 			res.Summary = "agent error: " + strings.Join(reasons, "; ")
 		}
@@ -187,7 +188,7 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 		fmt.Fprintln(env.Stdout, line)
 	}
-	if res.Result == "agent-error" {
+	if res.Result == string(vocab.ResultAgentError) {
 		for _, r := range reasons {
 			env.Errorf("agent error: %s", r)
 		}
@@ -314,17 +315,17 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, tre
 	res.Guard = guard
 	switch {
 	case out.Status == tree.AgentDone && guard == tree.GuardPass:
-		res.Result = "passed"
+		res.Result = string(vocab.ResultPassed)
 	case out.Status == tree.AgentDone:
-		res.Result = "failed"
+		res.Result = string(vocab.ResultFailed)
 	case out.Status == tree.AgentDecomposed:
-		res.Result = "decomposed"
+		res.Result = string(vocab.ResultDecomposed)
 		n, _ := tree.Find(edited, o.Selected)
 		for _, c := range n.Children {
 			res.Children = append(res.Children, c.ID)
 		}
 	default:
-		res.Result = "retry"
+		res.Result = string(vocab.ResultRetry)
 	}
 	return edited, nil, nil
 }
@@ -358,7 +359,7 @@ func runnerErrorSummary(dir string) string {
 		add(a.Message)
 	}
 	var g iterdir.Guard
-	if iterdir.Read(dir, iterdir.GuardFile, &g) == nil && g.Outcome == "error" {
+	if iterdir.Read(dir, iterdir.GuardFile, &g) == nil && g.Outcome == string(vocab.GuardError) {
 		add(g.Message)
 	}
 	if data, err := fsutil.ReadFile(filepath.Join(dir, iterdir.RunnerErrorLog), "", 1<<20); err == nil {
