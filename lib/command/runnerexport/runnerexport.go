@@ -73,12 +73,14 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	workDir, err := runWorkTree(repo, runID)
+	workDir, checkedOut, err := runWorkTree(repo, runID)
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	if err := clean(workDir); err != nil {
-		return err
+	if checkedOut {
+		if err := clean(workDir); err != nil {
+			return err
+		}
 	}
 	plan, err := export.NewPlan(repo, runID)
 	if err != nil {
@@ -141,23 +143,24 @@ func (o *Options) runID(env *cli.Env) (string, error) {
 }
 
 // runWorkTree is the work tree the run works in: the one its branch is
-// checked out in (a worktree run's, or this checkout), else this
-// checkout, where an in-place run left its logs.
-func runWorkTree(repo *git.Repo, runID string) (string, error) {
+// checked out in (a worktree run's, or this checkout; checkedOut), else
+// this checkout, where an in-place run left its logs.
+func runWorkTree(repo *git.Repo, runID string) (dir string, checkedOut bool, err error) {
 	ws, err := worktree.List(repo)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	for _, w := range ws {
 		if w.RunID == runID {
-			return w.Path, nil
+			return w.Path, true, nil
 		}
 	}
-	return repo.Root(), nil
+	return repo.Root(), false, nil
 }
 
-// clean refuses a work tree with uncommitted changes: an iteration in
-// progress, or work the run branch does not hold.
+// clean refuses the run's work tree with uncommitted changes: an
+// iteration in progress, or work the run branch does not hold. (A
+// checkout on another branch holds nothing of the run's.)
 func clean(dir string) error {
 	wr, err := git.Open(dir)
 	if err != nil {
