@@ -59,14 +59,6 @@ func TestNotesDropTheTemplate(t *testing.T) {
 	}
 }
 
-func TestCodeFenceOutgrowsBackticks(t *testing.T) {
-	for s, want := range map[string]string{"plain": "```", "a ``` b": "````", "`````": "``````"} {
-		if got := codeFence(s); got != want {
-			t.Errorf("codeFence(%q) = %q, want %q", s, got, want)
-		}
-	}
-}
-
 // runRepo is a git repository whose history is a small run: helpers
 // commit trees with the loop's subjects.
 type runRepo struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/prompt"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -189,7 +190,7 @@ func (b Body) writeEvidence(w *strings.Builder) {
 		if !ok || e.GuardTail == "" {
 			continue
 		}
-		fence := codeFence(e.GuardTail)
+		fence := prompt.Fence(e.GuardTail)
 		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: the guard's last lines</summary>\n\n%stext\n%s\n%s\n\n</details>\n", s.Node.ID, fence, e.GuardTail, fence)
 	}
 	if len(b.Evidence) < len(b.Plan.Steps) {
@@ -289,18 +290,4 @@ func orNone(s string) string {
 		return "None recorded."
 	}
 	return s
-}
-
-// codeFence is a backtick fence longer than any run of backticks in s.
-func codeFence(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }

@@ -160,3 +160,18 @@ func cut(body string, keep int, tail bool) string {
 func marker(n int) string {
 	return fmt.Sprintf("[… %d bytes cut to fit prompt_budget_bytes]\n", n)
 }
+
+// Fence is a Markdown code fence for s: backticks, one more than the
+// longest run of them in s (three at least), so s cannot close it.
+func Fence(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}

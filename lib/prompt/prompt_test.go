@@ -119,3 +119,11 @@ func TestCutOnRuneBoundary(t *testing.T) {
 		}
 	}
 }
+
+func TestFenceOutgrowsBackticks(t *testing.T) {
+	for s, want := range map[string]string{"plain": "```", "a ``` b": "````", "`````": "``````"} {
+		if got := Fence(s); got != want {
+			t.Errorf("Fence(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -290,22 +290,8 @@ func (in *inputs) failure() string {
 	if err != nil {
 		return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d; its log is not available here (%v). Run the guard yourself to see the failure.\n", guard, it, fsutil.Cause(err))
 	}
-	f := fence(string(log))
+	f := prompt.Fence(string(log))
 	return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d. Its output:\n\n%stext\n%s\n%s\n", guard, it, f, strings.TrimRight(string(log), "\n"), f)
-}
-
-// fence is a code fence longer than any backtick run in s.
-func fence(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 // oneLine puts s on one line: line breaks become spaces, nothing else
