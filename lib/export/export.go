@@ -273,17 +273,24 @@ func Build(repo *git.Repo, p Plan, o Options) (Result, error) {
 			return res, err
 		}
 	}
-	head, err := commits(repo, p, steps, trees, onto, o.Squash, &res)
+	if ontoTree == "" {
+		ontoTree = emptyTree(p.Tip)
+	}
+	head, err := commits(repo, p, steps, trees, onto, ontoTree, o.Squash, &res)
 	if err != nil {
 		return res, err
+	}
+	if len(res.Commits) == 0 {
+		return res, fmt.Errorf("%s already holds every change the run's passed leaves made: nothing to export onto it", short(onto))
 	}
 	res.Head = head
 	return res, setBranch(repo, o, p, &res)
 }
 
-// commits writes the export's commits on onto, each node's (or one for
-// all with squash) with the tree of trees, and returns the last.
-func commits(repo *git.Repo, p Plan, steps []Step, trees []string, onto string, squash bool, res *Result) (string, error) {
+// commits writes the export's commits on onto (whose tree is ontoTree),
+// each node's (or one for all with squash) with the tree of trees, none
+// that would change nothing, and returns the last.
+func commits(repo *git.Repo, p Plan, steps []Step, trees []string, onto, ontoTree string, squash bool, res *Result) (string, error) {
 	head := onto
 	parents := func() []string {
 		if head == "" {
@@ -293,6 +300,9 @@ func commits(repo *git.Repo, p Plan, steps []Step, trees []string, onto string, 
 	}
 	if squash {
 		last := steps[len(steps)-1]
+		if trees[len(trees)-1] == ontoTree {
+			return head, nil
+		}
 		msg := SquashMessage(p, steps)
 		c, err := repo.CommitTree(trees[len(trees)-1], parents(), msg, last.Loop.Author, last.Loop.Committer)
 		if err != nil {
@@ -306,7 +316,7 @@ func commits(repo *git.Repo, p Plan, steps []Step, trees []string, onto string, 
 		res.Commits = append(res.Commits, e)
 		return c, nil
 	}
-	prevTree := ""
+	prevTree := ontoTree
 	for i, s := range steps {
 		if trees[i] == prevTree {
 			continue // replayed onto another base, its change was already there

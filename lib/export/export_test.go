@@ -167,6 +167,14 @@ func TestPlanAndBuild(t *testing.T) {
 	if got := r.git("log", "-1", "--format=%an %ad %cn", "--date=iso-strict", "out"); got != "A 2026-01-02T03:04:05+00:00 C" {
 		t.Errorf("the loop commit's identities and date: %q", got)
 	}
+	// Onto a commit that already has the change: no empty commit, no branch.
+	r.git("branch", "same", "out")
+	if _, err := Build(r.repo, p, Options{Branch: "out2", Onto: "same"}); err == nil || !strings.Contains(err.Error(), "nothing to export onto it") {
+		t.Fatalf("onto a commit with the change: %v", err)
+	}
+	if ok, _ := r.repo.BranchExists("out2"); ok {
+		t.Fatal("a branch was written")
+	}
 }
 
 // A subject that claims a pass its tree does not hold is not believed;
