@@ -50,6 +50,15 @@ const MaxBodyBytes = 4096
 // left out when empty.
 func FullMessage(subject, summary string) string {
 	var lines []string
+	// A control character (U+0000 among them, which git refuses in a
+	// message) is dropped: the message is rebuilt the same way on
+	// recovery, so one git refuses would stop every later step.
+	summary = strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, summary)
 	for _, l := range strings.Split(summary, "\n") {
 		if l = strings.TrimRight(l, " \t\r"); l != "" {
 			lines = append(lines, l)
