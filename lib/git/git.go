@@ -54,7 +54,10 @@ func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, err
 	// iteration exists to recover) leaves no stale lock for the next
 	// step's `git add` to fail on (issue 17: a cause of the crash
 	// harness's failures). Writes still take it.
-	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0"), env...)
+	// GIT_NO_REPLACE_OBJECTS=1: a replace ref (refs/replace/, which a
+	// session can write) never swaps an object the runner reads; the rest
+	// of the hermetic environment comes from the step (Hermetic).
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1"), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -106,6 +106,9 @@ type Result struct {
 	// Escaped counts the descendants that outlived the group and were
 	// killed (only with Spec.KillEscaped).
 	Escaped int
+	// Contained reports that the command ran under its own init in a PID
+	// namespace (Spec.KillEscaped where the kernel allows it).
+	Contained bool
 }
 
 // StartError reports that the command could not be started: not found in
@@ -182,9 +185,20 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, &StartError{Name: s.Argv[0], Err: err}
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		p.closeAll()
-		return res, &StartError{Name: s.Argv[0], Err: err}
+	var status *os.File
+	if s.KillEscaped {
+		// A session: under its own init in a PID namespace (contain.go),
+		// else, where the kernel refuses, as a child subreaper.
+		var contained *exec.Cmd
+		if contained, status = startContained(cmd, s); status != nil {
+			cmd, res.Contained = contained, true
+		}
+	}
+	if !res.Contained {
+		if err := cmd.Start(); err != nil {
+			p.closeAll()
+			return res, &StartError{Name: s.Argv[0], Err: err}
+		}
 	}
 	p.closeChildEnds()
 	pgid := cmd.Process.Pid
@@ -262,7 +276,7 @@ wait:
 		}
 	}
 	sup.finish()
-	if s.KillEscaped {
+	if s.KillEscaped && !res.Contained {
 		res.Escaped = killChildren(pgid)
 	}
 
@@ -271,6 +285,22 @@ wait:
 		res.ExitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal().String()
+		}
+	}
+	if status != nil {
+		// The init exits as the command did; its report says whether
+		// the command died by a signal, which its own exit cannot.
+		code, sig, escaped, startErr := initStatus(status)
+		status.Close()
+		res.Escaped = escaped
+		switch {
+		case startErr != "":
+			p.closeOurEnds()
+			return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: errors.New(startErr)}
+		case sig != 0 && res.Signal == "":
+			res.ExitCode, res.Signal = -1, sig.String()
+		case code >= 0 && res.Signal == "":
+			res.ExitCode = code
 		}
 	}
 

@@ -1,0 +1,283 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Containment (DESIGN.md decision 21): a session (Spec.KillEscaped) runs
+// under an init of its own in a new PID namespace, a copy of this
+// executable started as InitName. Inside the namespace the init is PID 1,
+// which no process there can kill (the kernel drops SIGKILL and SIGSTOP
+// sent to a namespace's init from inside it, and every other signal it
+// handles); nothing inside can name a process outside (a PID namespace
+// shows only its own). The init starts the command in its own process
+// group, forwards the signals it gets to every process of the namespace,
+// reaps whatever is orphaned there, and once the command has exited kills
+// everything left and exits with the command's status. When the init
+// dies, by any cause (the parent's Pdeathsig when the runner is killed,
+// SIGKILL to its group at the end of a grace period), the kernel kills
+// every process of the namespace: no process a session starts outlives
+// it, whatever its environment, session or process group. Not root, the
+// namespace comes with a user namespace mapping the caller's ids to
+// themselves. Where the kernel refuses them, Run falls back to being a
+// child subreaper (Result.Contained false; runner-check says so).
+
+// InitName is argv[0] of a session's init; argv[1] is the session's tag
+// (its iteration directory, else its working directory), which
+// LiveSessions looks for; argv[2] is "--", argv[3] the command's
+// executable and argv[4:] the command's own argv.
+const InitName = "treeloop-session-init"
+
+// statusFD is the descriptor on which the init reports how the command
+// ended ("exit N", "signal N") and how many processes it killed that had
+// left the command's process group ("escaped N").
+const statusFD = 3
+
+func init() {
+	if len(os.Args) > 4 && os.Args[0] == InitName && os.Args[2] == "--" {
+		os.Exit(runInit(os.Args[3], os.Args[4:]))
+	}
+}
+
+// runInit is the init's whole life (see Containment); it returns its exit
+// status.
+func runInit(exe string, argv []string) int {
+	status := os.NewFile(statusFD, "status")
+	syscall.CloseOnExec(statusFD)
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
+	go func() {
+		for s := range sigs {
+			syscall.Kill(-1, s.(syscall.Signal)) // every process of the namespace but the init
+		}
+	}()
+	p, err := os.StartProcess(exe, argv, &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Env: os.Environ()})
+	if err != nil {
+		fmt.Fprintf(status, "start %s\n", err)
+		return 127
+	}
+	var ws syscall.WaitStatus
+	for {
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || pid == p.Pid {
+			break
+		}
+	}
+	fmt.Fprintf(status, "escaped %d\n", escapedInNamespace())
+	syscall.Kill(-1, syscall.SIGKILL)
+	for {
+		var rest syscall.WaitStatus
+		if _, err := syscall.Wait4(-1, &rest, 0, nil); errors.Is(err, syscall.ECHILD) || err != nil && !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if ws.Signaled() {
+		fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
+		return 128 + int(ws.Signal())
+	}
+	fmt.Fprintf(status, "exit %d\n", ws.ExitStatus())
+	return ws.ExitStatus()
+}
+
+// escapedInNamespace counts the live processes of the init's namespace
+// outside its process group (the command's): those that left it with
+// setsid or setpgid. /proc is the parent namespace's, so every process is
+// listed there, and its ns/pid link names its namespace.
+func escapedInNamespace() int {
+	if err := syscall.Kill(-1, 0); errors.Is(err, syscall.ESRCH) {
+		return 0 // nothing left but the init
+	}
+	self, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return 0
+	}
+	me, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	_, _, group, _ := parseStatFields(me)
+	n := 0
+	eachProcess(func(pid int, stat []byte) {
+		state, _, pgrp, ok := parseStatFields(stat)
+		if !ok || pgrp == group || state == 'Z' || state == 'X' {
+			return
+		}
+		if ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid"); err == nil && ns == self {
+			n++
+		}
+	})
+	return n
+}
+
+// containAttr is the SysProcAttr of a session's init: a new PID namespace
+// (and user namespace when not root), its own process group, killed with
+// its parent.
+func containAttr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWPID}
+	if uid := os.Getuid(); uid != 0 {
+		gid := os.Getgid()
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return a
+}
+
+var (
+	containOnce sync.Once
+	containErr  error
+)
+
+// Containment reports whether sessions run in a PID namespace here, by
+// starting one init around `true` once per process; the error says why not.
+// runner-check shows it.
+func Containment() error {
+	containOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			containErr = err
+			return
+		}
+		if _, err := os.Stat("/bin/true"); err != nil {
+			containErr = err
+			return
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			containErr = err
+			return
+		}
+		defer r.Close()
+		p, err := os.StartProcess(exe, []string{InitName, "probe", "--", "/bin/true", "true"}, &os.ProcAttr{
+			Files: []*os.File{nil, nil, nil, w},
+			Sys:   containAttr(),
+		})
+		w.Close()
+		if err != nil {
+			containErr = err
+			return
+		}
+		st, err := p.Wait()
+		if err == nil && !st.Success() {
+			err = fmt.Errorf("the namespace's init ended with %v", st)
+		}
+		containErr = err
+	})
+	return containErr
+}
+
+// initStatus reads the init's report from r: the command's exit code or
+// signal, how many escaped processes it killed, and a start error.
+func initStatus(r *os.File) (code int, sig syscall.Signal, escaped int, startErr string) {
+	code = -1
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		word, rest, _ := strings.Cut(sc.Text(), " ")
+		n, _ := strconv.Atoi(rest)
+		switch word {
+		case "exit":
+			code = n
+		case "signal":
+			sig = syscall.Signal(n)
+		case "escaped":
+			escaped = n
+		case "start":
+			startErr = rest
+		}
+	}
+	return code, sig, escaped, startErr
+}
+
+// LiveSessions lists the inits of sessions still alive whose tag lies
+// under root (a repository), as "pid <n>: <command>": a session of an
+// earlier iteration that is still running, which the next iteration must
+// not start beside.
+func LiveSessions(root string) []string {
+	var live []string
+	root = strings.TrimSuffix(root, "/")
+	eachProcess(func(pid int, _ []byte) {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			return
+		}
+		args := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+		if len(args) < 5 || args[0] != InitName || args[2] != "--" {
+			return
+		}
+		if args[1] != root && !strings.HasPrefix(args[1], root+"/") {
+			return
+		}
+		live = append(live, fmt.Sprintf("pid %d: %s (session of %s)", pid, strings.Join(args[4:], " "), args[1]))
+	})
+	return live
+}
+
+// KillSessions SIGKILLs the inits of live sessions tagged tag exactly
+// (their namespaces die with them) and returns how many.
+func KillSessions(tag string) int {
+	n := 0
+	eachProcess(func(pid int, _ []byte) {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			return
+		}
+		args := strings.Split(string(data), "\x00")
+		if len(args) >= 3 && args[0] == InitName && args[1] == tag && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
+	})
+	return n
+}
+
+// startContained starts cmd (built, its pipes set, not started) under a
+// session init in a new PID namespace, as a new command with the same
+// working directory, environment and descriptors, and returns it with the
+// read end of the init's status pipe; a nil status when the kernel
+// refused (cmd is then still unstarted, for the caller to start plainly).
+func startContained(cmd *exec.Cmd, s Spec) (*exec.Cmd, *os.File) {
+	if cmd.Err != nil {
+		return nil, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil
+	}
+	tag := s.Dir
+	for _, kv := range cmd.Environ() {
+		if v, ok := strings.CutPrefix(kv, "RUNNER_ITER_DIR="); ok && v != "" {
+			tag = v
+		}
+	}
+	if tag == "" {
+		tag, _ = os.Getwd()
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil
+	}
+	c := &exec.Cmd{
+		Path: exe, Args: append([]string{InitName, tag, "--", cmd.Path}, cmd.Args...),
+		Dir: cmd.Dir, Env: cmd.Env, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
+		ExtraFiles: []*os.File{w}, SysProcAttr: containAttr(),
+	}
+	err = c.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, nil
+	}
+	return c, r
+}
