@@ -283,7 +283,9 @@ type File struct {
 }
 
 // ShowFiles is ShowFile for several files in one git process (issue 16),
-// returned in order, each with its own answer; the error is git's failure.
+// returned in order, each with its own answer; the error is git's failure,
+// or an *ErrTampered: a file read at a commit is verified by its hash up
+// to the commit's id (verify.go).
 func (r *Repo) ShowFiles(files ...File) ([]File, error) {
 	res := slices.Clone(files)
 	var in strings.Builder
@@ -297,7 +299,7 @@ func (r *Repo) ShowFiles(files ...File) ([]File, error) {
 		if f.Rev == "" || f.Rev == ":" {
 			in.WriteString(":" + f.Path + "\n")
 		} else {
-			in.WriteString(f.Rev + "^{commit}\n" + f.Rev + ":" + f.Path + "\n")
+			in.WriteString(strings.Join(chainRequests(f.Rev, f.Path), "\n") + "\n")
 		}
 	}
 	out, err := run(r.root, []byte(in.String()), "cat-file", "--batch")
@@ -306,18 +308,18 @@ func (r *Repo) ShowFiles(files ...File) ([]File, error) {
 	}
 	for i := range res {
 		f := &res[i]
-		var typ string
-		var body []byte
-		var ok bool
 		if f.Rev != "" && f.Rev != ":" {
-			typ, _, out, ok = batchObject(out)
-			if !ok || typ != "commit" {
-				_, _, out, _ = batchObject(out) // the path's answer
-				f.Err = fmt.Errorf("git rev-parse: unknown revision %s", f.Rev)
-				continue
+			// Verified from the commit down (verify.go).
+			if f.Data, f.OK, out, f.Err = verifyChain(f.Rev, f.Path, out); f.Err != nil {
+				var tampered *ErrTampered
+				if errors.As(f.Err, &tampered) {
+					return nil, f.Err
+				}
 			}
+			continue
 		}
-		typ, body, out, ok = batchObject(out)
+		typ, body, rest, ok := batchObject(out)
+		out = rest
 		switch {
 		case !ok:
 			// missing

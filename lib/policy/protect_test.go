@@ -76,27 +76,3 @@ func TestScope(t *testing.T) {
 		}
 	}
 }
-
-// TestDisjoint: the logs are checked beside the protected paths only when
-// no path of the scope is the run's iteration directory, holds it or lies
-// under it.
-func TestDisjoint(t *testing.T) {
-	const logs = ".runner/iterations/r1"
-	for _, c := range []struct {
-		scope []string
-		want  bool
-	}{
-		{Scope([]string{"justfile", "ci"}), true},
-		{Scope([]string{".runner/iterations-old"}), true},
-		{nil, false}, // the whole work tree
-		{Scope([]string{".runner"}), false},
-		{Scope([]string{".runner/iterations"}), false},
-		{Scope([]string{logs}), false},
-		{Scope([]string{logs + "/0001/agent.json"}), false},
-		{Scope([]string{".runner/iterations/r*/x"}), false},
-	} {
-		if got := disjoint(c.scope, logs); got != c.want {
-			t.Errorf("disjoint(%q) = %v, want %v", c.scope, got, c.want)
-		}
-	}
-}

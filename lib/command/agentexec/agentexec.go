@@ -37,9 +37,9 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
+	"github.com/treeloop/treeloop/lib/session"
 )
 
 // Options is the command line of agent-exec.
@@ -62,6 +62,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the session.
 func (o *Options) Run(env *cli.Env) error {
+	// The user's git config as it is now, before a session could change
+	// it, for every git process of this command (runner-step's, when it
+	// started this one).
+	if err := git.Hermetic(env.Dir); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
 	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
@@ -77,10 +83,10 @@ func (o *Options) Run(env *cli.Env) error {
 	// there. The seal is taken while config.toml is read from the base
 	// (issue 16: both start git processes), and complete before the
 	// session starts; a config.toml that cannot be read wins over it.
-	var sealed *policy.Session
+	var sealed *session.Session
 	var sealErr error
 	if !o.Restore {
-		sealed, sealErr = policy.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
+		sealed, sealErr = session.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
 			iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
 	}
 	it, err := loading.Wait()
@@ -93,12 +99,6 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
 	}
 	if o.Restore {
-		// A crash that killed agent-exec killed its agent too (Pdeathsig),
-		// but not what the agent had started: find those by the iteration
-		// directory in their environment.
-		if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
-			fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
-		}
 		return o.restore(env, repo, it)
 	}
 	promptPath := filepath.Join(dir, iterdir.PromptFile)
@@ -417,33 +417,22 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	} else if data, err := os.ReadFile(marker); err == nil {
 		digest = strings.TrimSpace(string(data))
 	}
-	reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, it.Config.ProtectedPaths, begin.StartedAt)
+	// A crash that killed agent-exec killed its session's init too
+	// (Pdeathsig), and with it the session; where no namespace held it,
+	// what the agent started is found by the iteration directory in its
+	// environment.
+	killed, reasons, gitOK, err := session.Restore(repo, begin.RunID, dir, begin.Branch, it.Base, it.Config.ProtectedPaths, begin.StartedAt, digest)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
-	gitOK, indexOK := true, true
-	if digest != "" {
-		if gitOK, indexOK, err = policy.CheckSealed(repo, begin.RunID, digest); err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %s: %v", iterdir.SealedFile, err)
-		}
-	}
-	if indexOK {
-		more, err := policy.RestoreLogs(repo, begin.RunID, dir, "the agent")
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %v", err)
-		}
-		reasons = append(reasons, more...)
-	} else {
-		if err := policy.DropSealIndex(repo, begin.RunID); err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %v", err)
-		}
-		reasons = append(reasons, "the seal index of the run's iteration logs changed during the session: the earlier iterations' logs could not be checked; the index is rebuilt from the files as they are")
+	if n := killed.Sessions + killed.Tagged; n > 0 {
+		fmt.Fprintf(env.Stdout, "killed %d process(es) the interrupted agent left running\n", n)
 	}
 	for _, r := range reasons {
 		fmt.Fprintln(env.Stdout, r)
 	}
 	if !gitOK {
-		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
+		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) or the user's configuration (~/.gitconfig, ~/.config/go/env, …) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
 	}
 	return nil
 }

@@ -30,9 +30,9 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
+	"github.com/treeloop/treeloop/lib/session"
 )
 
 // Outcomes recorded in guard.json.
@@ -61,6 +61,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
+	// The user's git config as it is now, before a session could change
+	// it, for every git process of this command (runner-step's, when it
+	// started this one).
+	if err := git.Hermetic(env.Dir); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
 	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
@@ -69,10 +75,10 @@ func (o *Options) Run(env *cli.Env) error {
 	// alone, guard-run only runs the guard. The seal is taken while
 	// config.toml is read from the base (issue 16: both start git
 	// processes); a config.toml that cannot be read wins over it.
-	var sealed *policy.Session
+	var sealed *session.Session
 	var sealErr error
 	if o.Base.Base != "" {
-		sealed, sealErr = policy.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
+		sealed, sealErr = session.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
 	}
 	it, err := loading.Wait()
 	if err != nil {

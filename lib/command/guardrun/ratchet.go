@@ -60,7 +60,7 @@ func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	var stdout, all bytes.Buffer
 	spec := proc.Spec{
 		Argv: cfg.Guard.Ratchet, Dir: env.Dir, Deadline: deadline,
-		Env:    append(os.Environ(), EnvGuardLog+"="+logPath),
+		Env:    append(git.Strip(os.Environ()), EnvGuardLog+"="+logPath),
 		Stdout: proc.NewCappedWriter(&stdout, ratchetOutputLimit),
 		Log:    proc.NewCappedWriter(&all, ratchetOutputLimit),
 	}

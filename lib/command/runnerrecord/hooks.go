@@ -10,6 +10,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/runrecord"
@@ -58,7 +59,7 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	res, err := proc.Run(in, proc.Spec{
 		Argv:     argv,
 		Dir:      env.Dir,
-		Env:      append(os.Environ(), vars...),
+		Env:      append(git.Strip(os.Environ()), vars...),
 		Stdin:    bytes.NewReader(runrecord.Encode(*r)),
 		Log:      capped,
 		Deadline: time.Now().Add(hooks.Timeout()),

@@ -108,6 +108,12 @@ func BootstrapMessage(runID string) string { return "chore(loop): start run " + 
 
 // Run starts or resumes the run.
 func (o *Options) Run(env *cli.Env) error {
+	// The user's git config as it is now, before a session could change
+	// it, for every git process of this command (runner-step's, when it
+	// started this one).
+	if err := git.Hermetic(env.Dir); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
 	var res Result
 	var err error
 	if o.Worktree {
