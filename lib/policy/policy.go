@@ -36,8 +36,11 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // that can hold a protected path (Scope; issue 16), and nothing is staged:
 // the step stages every change once, in iter-log end. since is when the
 // session started: what it created at a protected path where git ignores
-// it is removed too (removeIgnoredProtected; zero: not looked for).
-func Enforce(repo *git.Repo, who, branch, base string, protected []string, since time.Time) ([]string, error) {
+// it is removed too (removeIgnoredProtected; zero: not looked for). held
+// is the tracked protected files' raw bytes from before the session
+// (Hold; nil after a session that ended unchecked): those are compared and
+// put back byte for byte, and git's view of them is not asked.
+func Enforce(repo *git.Repo, who, branch, base string, protected []string, since time.Time, held *Held) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
 	if err != nil {
@@ -61,6 +64,13 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 			return nil, err
 		}
 	}
+	if held != nil {
+		more, err := held.restore(repo, who, base, protected)
+		if err != nil {
+			return nil, err
+		}
+		reasons = append(reasons, more...)
+	}
 	changed, ignored, err := changesUnhidden(repo, base, Scope(protected), protected)
 	if err != nil {
 		return nil, err
@@ -72,7 +82,7 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 	reasons = append(reasons, more...)
 	for _, p := range changed {
 		glob, appendOnly, ok := ProtectedBy(p, protected)
-		if !ok {
+		if !ok || held != nil && held.Has(p) {
 			continue
 		}
 		_, found, err := repo.ShowFile(base, p)
@@ -112,7 +122,8 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 // path.Match's "*" never crosses a "/". It is nil, meaning the whole work
 // tree, when a glob's first element is a pattern or the glob is not a
 // clean relative path. So a check limited to Scope misses nothing
-// ProtectedBy would report.
+// ProtectedBy would report. The attributes files on the way to those
+// paths are in it too (AttributesProtected).
 func Scope(entries []string) []string {
 	scope := slices.Clone(RunnerOwned)
 	for _, e := range entries {
@@ -130,7 +141,7 @@ func Scope(entries []string) []string {
 		}
 		scope = append(scope, prefix)
 	}
-	return scope
+	return append(scope, attributesScope(scope)...)
 }
 
 // removeIgnoredProtected removes what the session created, among the
@@ -265,6 +276,9 @@ func unhideProtected(repo *git.Repo, scope, protected []string) (cleared bool, e
 func ProtectedBy(p string, entries []string) (rule string, appendOnly, ok bool) {
 	if slices.Contains(RunnerOwned, p) {
 		return "runner-owned", false, true
+	}
+	if AttributesProtected(p, entries) {
+		return "git attributes of protected paths", false, true
 	}
 	for _, e := range entries {
 		g, ao := config.ProtectedGlob(e)

@@ -36,7 +36,20 @@ type Session struct {
 	git          *gitSettings
 	home         *homeSettings
 	logs         *iterLogs
-	taken        time.Time // when the seal was taken, before the session
+	held         *policy.Held // the protected files' raw bytes (Hold)
+	taken        time.Time    // when the seal was taken, before the session
+}
+
+// Hold reads the raw bytes of the tracked protected files (protected: the
+// protected_paths globs, known once config.toml is read), which Check
+// compares byte for byte. Call it after Seal, before the session starts.
+func (s *Session) Hold(protected []string) error {
+	h, err := policy.Hold(s.repo, protected)
+	if err != nil {
+		return err
+	}
+	s.held = h
+	return nil
 }
 
 // Seal takes hold before a session: repo's git settings and the run's
@@ -192,7 +205,7 @@ func (s *Session) Check(who string, protected []string) ([]string, error) {
 	if apart {
 		go checkLogs()
 	}
-	more, err = policy.Enforce(s.repo, who, s.branch, s.base, protected, s.taken)
+	more, err = policy.Enforce(s.repo, who, s.branch, s.base, protected, s.taken, s.held)
 	if !apart {
 		checkLogs()
 	}
@@ -224,7 +237,7 @@ type Killed struct {
 func Restore(repo *git.Repo, runID, iterDir, branch, base string, protected []string, since time.Time, digest string) (killed Killed, reasons []string, settingsOK bool, err error) {
 	killed.Sessions = proc.KillSessions(iterDir)
 	killed.Tagged = proc.KillTagged("RUNNER_ITER_DIR=" + iterDir)
-	reasons, err = policy.Enforce(repo, "the agent", branch, base, protected, since)
+	reasons, err = policy.Enforce(repo, "the agent", branch, base, protected, since, nil)
 	if err != nil {
 		return killed, nil, false, err
 	}

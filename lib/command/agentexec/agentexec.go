@@ -141,6 +141,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if sealErr != nil {
 		return exit.Errorf(exit.RunnerError, "%v", sealErr)
 	}
+	if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
 	o.Tell(env, sealed.Digest())
 	// Issue 17: who creates the cancel file during the session, the
 	// operator (lib/cancel.Request) or the session itself.

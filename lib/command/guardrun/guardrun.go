@@ -13,35 +13,31 @@
 package guardrun
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
-	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/proc"
-	"github.com/treeloop/treeloop/lib/sandbox"
 	"github.com/treeloop/treeloop/lib/session"
 )
 
-// Outcomes recorded in guard.json.
+// Outcomes recorded in guard.json (lib/guard).
 const (
-	Pass        = "pass"
-	Fail        = "fail"
-	Timeout     = "timeout"
-	Interrupted = "interrupted"
-	Error       = "error" // the guard could not run: a runner error
+	Pass        = guard.Pass
+	Fail        = guard.Fail
+	Timeout     = guard.Timeout
+	Interrupted = guard.Interrupted
+	Error       = guard.Error
 )
 
 // Options is the command line of guard-run.
@@ -99,16 +95,19 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	if sealed != nil {
+		if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
 		o.Tell(env, sealed.Digest())
 	}
-	var best Best
+	var best guard.Best
 	if len(cfg.Guard.Ratchet) > 0 {
-		if best, err = RunBest(env.Dir, begin.RunID, it.Base); err != nil {
+		if best, err = guard.RunBest(env.Dir, begin.RunID, it.Base); err != nil {
 			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
 		}
 	}
 	// guard.log reaches the disk while the session is checked (issue 16).
-	rec, code, synced := guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
+	rec, code, synced := guard.Run(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {
 		env.Warnf("killed %d process(es) the guard left running outside its process group", rec.EscapedKilled)
@@ -180,92 +179,4 @@ func appendLog(path string, reasons []string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// Guard runs the guard of cfg in env.Dir until deadline, confined when
-// [sandbox] guard is set, its output capped into logPath, then the test
-// ratchet after a pass (against best). It returns the record for
-// guard.json and the exit code of the outcome (0 pass, 1 fail, 124, 130/143,
-// 6 when the guard could not run). Shared by guard-run and the guard
-// baseline of runner-start.
-func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
-	rec, code, synced := guard(in, env, cfg, deadline, logPath, best)
-	return synced(rec, code)
-}
-
-// guard is Guard returning before the log's fsync, which runs meanwhile
-// (proc.RunToFileSyncing): synced, called once before the log is reported
-// written, waits for it and gives the record and the code Guard gives,
-// the outcome an error when the log could not be synced.
-func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int, synced func(iterdir.Guard, int) (iterdir.Guard, int)) {
-	// The guard's environment is ours without the step's variables
-	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
-	// as agent-exec is, so what the guard leaves behind (setsid, a double
-	// fork) is killed too. RUNNER_ITER_DIR tags its processes as an
-	// agent's are: should guard-run itself be killed, agent-exec --restore
-	// finds what the guard left running by it.
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
-	// [sandbox] guard = true (issue 15): the guard runs confined like the
-	// agent, without any of the agent's runner files writable.
-	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
-	var runErr error
-	if sandboxed {
-		var sb *sandbox.Sandbox
-		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
-			spec.Argv, runErr = sb.Wrap(spec.Argv)
-		}
-	}
-	var res proc.Result
-	var info proc.LogInfo
-	logSynced := func() error { return nil }
-	if runErr == nil {
-		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
-	}
-	synced = func(rec iterdir.Guard, code int) (iterdir.Guard, int) {
-		if err := logSynced(); err != nil {
-			// As a failed write of the log: the guard's run proves
-			// nothing, the ratchet's count included.
-			rec.Outcome, code, rec.Ratchet = Error, exit.RunnerError, nil
-			rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(err))
-		}
-		return rec, code
-	}
-	rec = iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-		EscapedKilled: res.Escaped,
-	}
-	if sandboxed {
-		rec.Sandbox = config.SandboxBwrap
-	}
-	var se *proc.StartError
-	switch {
-	case errors.As(runErr, &se):
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("the guard could not start: %v (install it, or set [guard] command in %s)", se, layout.Config)
-	case runErr != nil:
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(runErr))
-	case res.Canceled:
-		rec.Outcome, code = Interrupted, in.Code()
-		rec.Message = "guard interrupted by " + in.Cause()
-	case res.TimedOut:
-		rec.Outcome, code = Timeout, exit.Timeout
-		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))
-	case res.ExitCode == 0:
-		rec.Outcome, code = Pass, exit.OK
-		// The test ratchet (issue 15) may still turn the pass into a
-		// failure: fewer tests passing than the run's best.
-		if len(cfg.Guard.Ratchet) > 0 {
-			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best)
-			appendNote(env, logPath, rec.Message)
-		}
-	default:
-		rec.Outcome, code = Fail, exit.Negative
-		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
-		if res.Signal != "" {
-			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
-		}
-	}
-	return rec, code, synced
 }

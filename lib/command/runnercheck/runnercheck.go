@@ -23,10 +23,10 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/sandbox"
 )
@@ -106,7 +106,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.Guard && ctx.ConfigErr == nil {
 		// The guard baseline (issue 15): the one check that runs something.
 		env.Dir = ctx.Root
-		r := Result{Name: "guard-baseline", Problems: trimName("guard", guardrun.CheckBaseline(env, ctx.Config))}
+		r := Result{Name: "guard-baseline", Problems: trimName("guard", guard.CheckBaseline(env, ctx.Config))}
 		r.OK = len(r.Problems) == 0
 		rep.OK = rep.OK && r.OK
 		rep.Checks = append(rep.Checks, r)
