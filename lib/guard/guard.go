@@ -19,6 +19,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
@@ -56,6 +57,13 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
 	// [sandbox] guard = true (issue 15): the guard runs confined like the
 	// agent, without any of the agent's runner files writable.
+	// With a ratchet, the guard's whole output (not the capped log) is
+	// read for test events: the ratchet by names.
+	var events *ratchet.Events
+	if len(cfg.Guard.Ratchet) > 0 {
+		events = ratchet.NewEvents()
+		spec.Tee = events
+	}
 	sandboxed := cfg.Sandbox.Mode == config.SandboxBwrap && cfg.Sandbox.Guard
 	var runErr error
 	if sandboxed {
@@ -106,8 +114,9 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		// The test ratchet (issue 15) may still turn the pass into a
 		// failure: fewer tests passing than the run's best.
 		if len(cfg.Guard.Ratchet) > 0 {
-			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best)
-			appendNote(env, logPath, rec.Message)
+			events.Close()
+			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best, events)
+			Note(env, logPath, rec.Message)
 		}
 	default:
 		rec.Outcome, code = Fail, exit.Negative

@@ -137,6 +137,9 @@ type Guard struct {
 	// Ratchet is the test ratchet's verdict after a green guard; nil when
 	// [guard] ratchet is off or the guard did not pass.
 	Ratchet *Ratchet `json:"ratchet,omitempty"`
+	// Notes are what the runner saw in the guard's run and tells the
+	// reader without failing it (a new TestMain or test-file init).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Ratchet is the test ratchet's record in guard.json (issue 15).
@@ -148,6 +151,16 @@ type Ratchet struct {
 	ExitCode   int      `json:"exit_code"`
 	DurationMS int64    `json:"duration_ms"`
 	Held       bool     `json:"held"` // the count is not below the best: the guard's pass stands
+	// Names is how many tests the guard's output reports passing (go
+	// test -json or -v), -1 when it reports none; Failed and Missing name
+	// the tests it reports failing and those of the run's best that did
+	// not pass (either fails the guard).
+	Names   int      `json:"names"`
+	Failed  []string `json:"failed,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	// Passed is the names that passed (not in guard.json: the runner
+	// keeps them in layout.TestsPassed once the guard's pass stands).
+	Passed []string `json:"-"`
 }
 
 // Update is update.json: what tree-update decided.

@@ -28,6 +28,7 @@ import (
 	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/session"
 )
 
@@ -139,6 +140,9 @@ func (o *Options) Run(env *cli.Env) error {
 			rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
 		}
 	}
+	if err := o.afterPass(env, &rec, it); err != nil {
+		return err
+	}
 	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
@@ -179,4 +183,34 @@ func appendLog(path string, reasons []string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// afterPass, with [guard] ratchet and the step's base: the tests a pass
+// that stands reported passing become the run's best names
+// (layout.TestsPassed, committed with the iteration), and a TestMain or
+// test-file init the session added is noted in guard.log and guard.json.
+func (o *Options) afterPass(env *cli.Env, rec *iterdir.Guard, it stepctx.Iteration) error {
+	if rec.Ratchet == nil || o.Base.Base == "" {
+		return nil
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	notes, err := guard.EntryPoints(repo, it.Base)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "test ratchet: %v", err)
+	}
+	for _, n := range notes {
+		env.Warnf("%s", n)
+		rec.Notes = append(rec.Notes, n)
+		guard.Note(env, filepath.Join(it.Dir, iterdir.GuardLog), "note: "+n)
+	}
+	if rec.Outcome != Pass || len(rec.Ratchet.Passed) == 0 {
+		return nil
+	}
+	if err := fsutil.WriteAtomic(env.Abs(layout.TestsPassed), ratchet.FormatNames(it.Begin.RunID, rec.Ratchet.Passed), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", layout.TestsPassed, fsutil.Cause(err))
+	}
+	return nil
 }
