@@ -155,7 +155,9 @@ func Missing(best, passed []string) []string {
 }
 
 // NamesHeader starts the names file (layout.TestsPassed) for run runID.
-func NamesHeader(runID string) string { return "# treeloop: tests passed at the best of run " + runID + "\n" }
+func NamesHeader(runID string) string {
+	return "# treeloop: tests passed at the best of run " + runID + "\n"
+}
 
 // FormatNames is the names file's bytes: the header, then one name a line.
 func FormatNames(runID string, names []string) []byte {
