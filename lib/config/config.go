@@ -72,7 +72,7 @@ type Setup struct {
 // decision 19): how the agent, and by choice the guard, are confined.
 type Sandbox struct {
 	Mode     string   `toml:"mode"`     // SandboxNone or SandboxBwrap
-	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too
+	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too (the default; false only when written so)
 	Network  string   `toml:"network"`  // NetworkHost or NetworkNone
 	Writable []string `toml:"writable"` // absolute or ~/ paths the sandboxed command may write (the CLI's home, a cache)
 	Readable []string `toml:"readable"` // absolute or ~/ paths under the hidden home it may read
@@ -196,7 +196,7 @@ func Default() Config {
 			Fallback:    []string{},
 		},
 		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
-		Sandbox: Sandbox{Mode: SandboxNone, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
+		Sandbox: Sandbox{Mode: SandboxNone, Guard: true, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{}},
 	}
 }

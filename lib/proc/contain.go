@@ -202,11 +202,13 @@ func initStatus(r *os.File) (code int, sig syscall.Signal, escaped int, startErr
 }
 
 // LiveSessions lists the inits of sessions still alive whose tag lies
-// under root (a repository), as "pid <n>: <command>": a session of an
-// earlier iteration that is still running, which the next iteration must
-// not start beside.
+// under root (a repository), as "pid <n>: <command> (session of <tag>)":
+// a session of an earlier iteration that is still running, which the
+// next iteration must not start beside. Without any, it lists the
+// processes whose environment names an iteration directory under root
+// (RUNNER_ITER_DIR), as a session without a namespace leaves them.
 func LiveSessions(root string) []string {
-	var live []string
+	var live, tagged []string
 	root = strings.TrimSuffix(root, "/")
 	eachProcess(func(pid int, _ []byte) {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
@@ -215,6 +217,12 @@ func LiveSessions(root string) []string {
 		}
 		args := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
 		if len(args) < 5 || args[0] != InitName || args[2] != "--" {
+			// Without a namespace (the fallback), a session's
+			// processes carry its iteration directory in their
+			// environment, unless they cleared it.
+			if dir, ok := iterTag(pid); ok && pid != os.Getpid() && (dir == root || strings.HasPrefix(dir, root+"/")) {
+				tagged = append(tagged, fmt.Sprintf("pid %d: %s (session of %s)", pid, strings.Join(args, " "), dir))
+			}
 			return
 		}
 		if args[1] != root && !strings.HasPrefix(args[1], root+"/") {
@@ -222,6 +230,9 @@ func LiveSessions(root string) []string {
 		}
 		live = append(live, fmt.Sprintf("pid %d: %s (session of %s)", pid, strings.Join(args[4:], " "), args[1]))
 	})
+	if len(live) == 0 {
+		return tagged // processes of a session that ran without a namespace
+	}
 	return live
 }
 
@@ -280,4 +291,35 @@ func startContained(cmd *exec.Cmd, s Spec) (*exec.Cmd, *os.File) {
 		return nil, nil
 	}
 	return c, r
+}
+
+// ContainmentHint is why sessions here would likely run without a PID
+// namespace, "" when nothing says so, from the kernel's settings alone
+// (no process started: runner-check runs before every step): not root,
+// and unprivileged user namespaces are off.
+func ContainmentHint() string {
+	if os.Getuid() == 0 {
+		return ""
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(data)) == "0" {
+		return "kernel.unprivileged_userns_clone = 0"
+	}
+	if data, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(data)) == "0" {
+		return "user.max_user_namespaces = 0"
+	}
+	return ""
+}
+
+// iterTag is RUNNER_ITER_DIR in the environment of process pid.
+func iterTag(pid int) (string, bool) {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", false
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "RUNNER_ITER_DIR="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }

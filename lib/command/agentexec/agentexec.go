@@ -153,7 +153,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	// [sandbox] mode = "bwrap" (issue 15): the session runs confined.
 	if cfg.Sandbox.Mode == config.SandboxBwrap {
-		release, err := confine(&req, cfg.Sandbox, env.Dir, outPath)
+		release, err := confine(&req, cfg.Agent, cfg.Sandbox, env.Dir, outPath)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 		}

@@ -15,13 +15,18 @@ import (
 // DESIGN.md decision 4 leaves to it, nothing else of the runner's. The
 // output file is created empty beforehand so that it can be bound
 // writable; release removes it again when the agent left it empty.
-func confine(req *agent.Request, cfg config.Sandbox, root, outPath string) (release func(), err error) {
-	if err := os.WriteFile(outPath, nil, 0o644); err != nil {
-		return nil, fmt.Errorf("create the output file: %w", err)
+func confine(req *agent.Request, cfg config.Agent, sb config.Sandbox, root, outPath string) (release func(), err error) {
+	files := agent.SandboxFiles(cfg, req.IterDir, outPath)
+	for _, f := range files {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return nil, fmt.Errorf("create %s: %w", filepath.Base(f), err)
+		}
 	}
 	release = func() {
-		if st, err := os.Lstat(outPath); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
-			os.Remove(outPath)
+		for _, f := range files {
+			if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+				os.Remove(f)
+			}
 		}
 	}
 	abs := func(rel []string) []string {
@@ -31,11 +36,11 @@ func confine(req *agent.Request, cfg config.Sandbox, root, outPath string) (rele
 		}
 		return out
 	}
-	sb, err := sandbox.New(cfg, root, append(abs(sandbox.AgentWritable), outPath), abs(sandbox.AgentReadOnly))
+	box, err := sandbox.New(sb, root, append(abs(sandbox.AgentWritable), files...), abs(sandbox.AgentReadOnly))
 	if err != nil {
 		release()
 		return nil, err
 	}
-	req.Sandbox = sb.Wrap
+	req.Sandbox = box.Wrap
 	return release, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
 )
@@ -92,6 +93,11 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "%v", err)
+	}
+	// No step starts beside a session of an earlier one that still runs
+	// (DESIGN.md decision 21): whatever it does would land in this one.
+	if live := proc.LiveSessions(repo.Root()); len(live) > 0 {
+		return exit.Errorf(exit.Negative, "a session of an earlier iteration is still running (%s): stop it (kill the pid) before the next step", strings.Join(live, "; "))
 	}
 	// One git status gives the branch, HEAD and the changes (issue 16).
 	st, err := repo.Status()

@@ -27,7 +27,9 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/guard"
+	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
@@ -73,6 +75,9 @@ type Result struct {
 	Name     string   `json:"name"`
 	OK       bool     `json:"ok"`
 	Problems []string `json:"problems"`
+	// Notes say what a passing check's setting means (an unconfined
+	// guard, sessions without a PID namespace); they fail nothing.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Report is the --json output.
@@ -100,6 +105,9 @@ func (o *Options) Run(env *cli.Env) error {
 			r.Problems = append(r.Problems, c.Run(ctx)...)
 		}
 		r.OK = len(r.Problems) == 0
+		if c.Name == "sandbox" && ctx.ConfigErr == nil {
+			r.Notes = sandboxNotes(ctx.Config)
+		}
 		rep.OK = rep.OK && r.OK
 		rep.Checks = append(rep.Checks, r)
 	}
@@ -120,6 +128,9 @@ func (o *Options) Run(env *cli.Env) error {
 			if r.OK {
 				fmt.Fprintf(env.Stdout, "%s: ok\n", r.Name)
 			}
+			for _, n := range r.Notes {
+				fmt.Fprintf(env.Stdout, "%s: note: %s\n", r.Name, n)
+			}
 			for _, p := range r.Problems {
 				fmt.Fprintf(env.Stdout, "%s: %s\n", r.Name, p)
 			}
@@ -137,7 +148,84 @@ func checkSandbox(ctx *Context) []string {
 	if ctx.Config.Sandbox.Mode != config.SandboxBwrap {
 		return nil
 	}
-	return trimName("sandbox", sandbox.Check())
+	if p := sandbox.Check(); len(p) > 0 {
+		return trimName("sandbox", p)
+	}
+	if err := dryRun(ctx); err != nil {
+		return []string{fmt.Sprintf("%v: list what the agent needs in [sandbox] writable or readable of %s, or set [sandbox] mode = \"none\"", err, layout.Config)}
+	}
+	return nil
+}
+
+// sandboxNotes says what the sandbox settings leave open: a guard
+// outside the bwrap sandbox, and sessions without a PID namespace of
+// their own (lib/proc: where the kernel refuses one, a session's
+// processes are held by a child subreaper and their environment only).
+func sandboxNotes(cfg config.Config) []string {
+	var notes []string
+	if cfg.Sandbox.Mode == config.SandboxBwrap && !cfg.Sandbox.Guard {
+		notes = append(notes, "the guard runs unconfined ([sandbox] guard = false): the tests and scripts the agent wrote run with your permissions, outside the sandbox, and can do what the sandbox kept the agent from (write git's objects and refs, your home directory, the runner's files); only the checks after the guard stand between them and a pass. Set guard = true to confine it")
+	}
+	if why := proc.ContainmentHint(); why != "" {
+		notes = append(notes, "sessions run without a PID namespace of their own ("+why+"): what a session starts is held by a child subreaper and found by its environment, so a process that clears its environment and outlives a killed agent-exec or guard-run escapes; allow user namespaces, or use [sandbox] mode = \"bwrap\"")
+	}
+	return notes
+}
+
+// dryRun proves the sandbox and the agent together, under the mounts a
+// session gets (lib/sandbox Probe), in a scratch iteration directory:
+// its output files writable, and an agent CLI's --version. A passed dry
+// run is remembered (sandbox.ProbeKey) until the configuration or the
+// executable changes.
+func dryRun(ctx *Context) error {
+	cfg := ctx.Config
+	if cfg.Agent.Backend == "replay" {
+		return nil
+	}
+	bin := agent.Executable(cfg.Agent)
+	key := sandbox.ProbeKey(cfg, bin)
+	if key != "" {
+		if _, err := os.Stat(key); err == nil {
+			return nil
+		}
+	}
+	iters := filepath.Join(ctx.Root, layout.Iterations)
+	if err := os.MkdirAll(iters, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(iters, ".dry-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	files := agent.SandboxFiles(cfg.Agent, dir, filepath.Join(dir, iterdir.OutputFile))
+	for _, f := range files {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return err
+		}
+	}
+	var writable, readOnly []string
+	for _, rel := range sandbox.AgentWritable {
+		writable = append(writable, filepath.Join(ctx.Root, filepath.FromSlash(rel)))
+	}
+	for _, rel := range sandbox.AgentReadOnly {
+		readOnly = append(readOnly, filepath.Join(ctx.Root, filepath.FromSlash(rel)))
+	}
+	box, err := sandbox.New(cfg.Sandbox, ctx.Root, append(writable, files...), readOnly)
+	if err != nil {
+		return err
+	}
+	var argv []string
+	if cfg.Agent.Backend != "command" && bin != "" {
+		argv = []string{bin, "--version"}
+	}
+	if err := box.Probe(files, argv); err != nil {
+		return err
+	}
+	if key != "" && os.MkdirAll(filepath.Dir(key), 0o755) == nil {
+		os.WriteFile(key, []byte("ok\n"), 0o644)
+	}
+	return nil
 }
 
 // trimName drops the "<name>: " a problem from another package starts
