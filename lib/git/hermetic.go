@@ -42,22 +42,19 @@ func hermeticName(name string) bool {
 type Entry struct{ Key, Value string }
 
 // ParseSnapshot reads `git config --list -z --show-scope --includes`:
-// records "<scope>\t<key>\n<value>" (no "\n<value>" for a key without a
+// "<scope>" NUL "<key>\n<value>" NUL (no "\n<value>" for a key without a
 // value, which git reads as true), keeping the system, global and
-// command-line ones in order.
+// command-line entries in order.
 func ParseSnapshot(out []byte) []Entry {
 	var entries []Entry
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		scope, kv, ok := bytes.Cut(rec, []byte{'\t'})
-		if !ok {
-			continue
-		}
-		switch string(scope) {
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(fields); i += 2 {
+		switch string(fields[i]) {
 		case "system", "global", "command":
 		default:
 			continue
 		}
-		key, value, found := bytes.Cut(kv, []byte{'\n'})
+		key, value, found := bytes.Cut(fields[i+1], []byte{'\n'})
 		v := string(value)
 		if !found {
 			v = "true"

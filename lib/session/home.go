@@ -39,13 +39,15 @@ func UserConfig(home, xdg, goenv string) []userDir {
 	dirs := []userDir{
 		// git, npm and yarn, pip, python's distutils
 		{home, []string{".gitconfig", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pydistutils.cfg", ".pypirc", ".gemrc", ".pip"}},
-		// git's XDG files (config, attributes, ignore), go env -w, pip, npm
-		{xdg, []string{"git", "go", "pip", "npm", "pypoetry", "uv"}},
+		// git's XDG files (config, attributes, ignore), pip, npm, poetry, uv
+		{xdg, []string{"git", "pip", "npm", "pypoetry", "uv"}},
+		// go env -w (the go command keeps its telemetry beside it)
+		{filepath.Join(xdg, "go"), []string{"env"}},
 		{filepath.Join(home, ".cargo"), []string{"config", "config.toml"}},
 		{filepath.Join(home, ".m2"), []string{"settings.xml"}},
 		{filepath.Join(home, ".gradle"), []string{"gradle.properties", "init.gradle", "init.gradle.kts", "init.d"}},
 	}
-	if goenv != "" && goenv != "off" && filepath.IsAbs(goenv) && !within(filepath.Join(xdg, "go"), goenv) {
+	if goenv != "" && goenv != "off" && filepath.IsAbs(goenv) && goenv != filepath.Join(xdg, "go", "env") {
 		dirs = append(dirs, userDir{filepath.Dir(goenv), []string{filepath.Base(goenv)}})
 	}
 	return dirs
