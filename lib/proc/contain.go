@@ -53,21 +53,34 @@ func init() {
 func runInit(exe string, argv []string) int {
 	status := os.NewFile(statusFD, "status")
 	syscall.CloseOnExec(statusFD)
+	// kill(-1, …) reaches every process of the caller's PID namespace
+	// but itself: only the namespace's own init (PID 1) may send it.
+	// Started any other way (by hand, under this name), this program
+	// only runs the command and signals nothing but it.
+	isInit := os.Getpid() == 1
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
-	go func() {
-		for s := range sigs {
-			syscall.Kill(-1, s.(syscall.Signal)) // every process of the namespace but the init
-		}
-	}()
 	p, err := os.StartProcess(exe, argv, &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Env: os.Environ()})
 	if err != nil {
 		fmt.Fprintf(status, "start %s\n", err)
 		return 127
 	}
+	target := p.Pid
+	if isInit {
+		target = -1 // every process of the namespace but the init
+	}
+	go func() {
+		for s := range sigs {
+			syscall.Kill(target, s.(syscall.Signal))
+		}
+	}()
 	var ws syscall.WaitStatus
+	wait := -1 // the init reaps every orphan of the namespace
+	if !isInit {
+		wait = p.Pid
+	}
 	for {
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		pid, err := syscall.Wait4(wait, &ws, 0, nil)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -75,12 +88,14 @@ func runInit(exe string, argv []string) int {
 			break
 		}
 	}
-	fmt.Fprintf(status, "escaped %d\n", escapedInNamespace())
-	syscall.Kill(-1, syscall.SIGKILL)
-	for {
-		var rest syscall.WaitStatus
-		if _, err := syscall.Wait4(-1, &rest, 0, nil); errors.Is(err, syscall.ECHILD) || err != nil && !errors.Is(err, syscall.EINTR) {
-			break
+	if isInit {
+		fmt.Fprintf(status, "escaped %d\n", escapedInNamespace())
+		syscall.Kill(-1, syscall.SIGKILL)
+		for {
+			var rest syscall.WaitStatus
+			if _, err := syscall.Wait4(-1, &rest, 0, nil); errors.Is(err, syscall.ECHILD) || err != nil && !errors.Is(err, syscall.EINTR) {
+				break
+			}
 		}
 	}
 	if ws.Signaled() {
@@ -96,6 +111,9 @@ func runInit(exe string, argv []string) int {
 // setsid or setpgid. /proc is the parent namespace's, so every process is
 // listed there, and its ns/pid link names its namespace.
 func escapedInNamespace() int {
+	if os.Getpid() != 1 {
+		return 0
+	}
 	if err := syscall.Kill(-1, 0); errors.Is(err, syscall.ESRCH) {
 		return 0 // nothing left but the init
 	}

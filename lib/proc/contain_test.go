@@ -3,6 +3,7 @@ package proc
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,5 +77,40 @@ func TestLiveSessions(t *testing.T) {
 	if !gone(shPid, 3*time.Second) {
 		syscall.Kill(shPid, syscall.SIGKILL)
 		t.Errorf("the session's command %d outlived its init", shPid)
+	}
+}
+
+// TestInitOutsideNamespace: this program started under the init's name
+// outside a PID namespace (not PID 1) runs the command and signals only
+// it: a SIGTERM it gets reaches no other process.
+func TestInitOutsideNamespace(t *testing.T) {
+	sentinel := exec.Command("sleep", "100")
+	if err := sentinel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sentinel.Process.Kill()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command says ready once started, after the init's handlers.
+	fake := &exec.Cmd{Path: exe, Args: []string{InitName, t.TempDir(), "--", "/bin/sh", "sh", "-c", "echo ready; exec sleep 100"}}
+	out, err := fake.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the stand-in init's command: %q, %v", line, err)
+	}
+	fake.Process.Signal(syscall.SIGTERM)
+	err = fake.Wait()
+	if st, ok := fake.ProcessState.Sys().(syscall.WaitStatus); !ok || st.ExitStatus() != 128+int(syscall.SIGTERM) {
+		t.Errorf("the stand-in init: %v, %v", err, fake.ProcessState)
+	}
+	if err := sentinel.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("a process outside was signalled: %v", err)
 	}
 }
