@@ -70,6 +70,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		var sb *sandbox.Sandbox
 		if sb, runErr = sandbox.New(cfg.Sandbox, env.Dir, nil, nil); runErr == nil {
 			spec.Argv, runErr = sb.Wrap(spec.Argv)
+			spec.OwnNamespace = true // bwrap's own PID namespace holds the guard
 		}
 	}
 	var res proc.Result

@@ -77,6 +77,11 @@ type Spec struct {
 	// that left the group with setsid or a double fork too. Set it only
 	// where no other child runs concurrently (Run reaps all children).
 	KillEscaped bool
+	// OwnNamespace says the command makes a PID namespace of its own
+	// and is its init (bwrap --unshare-pid --die-with-parent): with
+	// KillEscaped, it runs without the session init of contain.go, which
+	// would give it a /proc that is not its namespace's.
+	OwnNamespace bool
 }
 
 // Result describes how a run ended. At most one of TimedOut, Idle and
@@ -186,7 +191,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	start := time.Now()
 	var status *os.File
-	if s.KillEscaped {
+	if s.KillEscaped && !s.OwnNamespace {
 		// A session: under its own init in a PID namespace (contain.go),
 		// else, where the kernel refuses, as a child subreaper.
 		var contained *exec.Cmd
