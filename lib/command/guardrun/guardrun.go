@@ -127,23 +127,38 @@ func (o *Options) Run(env *cli.Env) error {
 	if verdict.Appeared {
 		rec.Cancel = &verdict
 	}
-	if len(violations) > 0 {
-		if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
-		}
-		// Whatever the guard's exit status: it ran against files it
-		// changed, so it proves nothing. A guard that stopped itself by
-		// creating the cancel file is not an interruption either. A
-		// timeout or an operator's interrupt keeps its outcome.
-		if rec.Outcome == Pass || rec.Outcome == Fail || rec.Outcome == Interrupted && verdict.By == cancel.BySession {
-			rec.Outcome, code = Fail, exit.Negative
-			rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
-		}
+	if err := failFor(&rec, &code, violations, verdict, dir); err != nil {
+		return err
 	}
+	return o.report(env, rec, code, it)
+}
+
+// failFor makes the guard's run a failure when the checks after it found
+// violations (appended to guard.log): whatever the guard's exit status,
+// it ran against files it changed, so it proves nothing. A guard that
+// stopped itself by creating the cancel file is not an interruption
+// either. A timeout or an operator's interrupt keeps its outcome.
+func failFor(rec *iterdir.Guard, code *int, violations []string, verdict cancel.Verdict, dir string) error {
+	if len(violations) == 0 {
+		return nil
+	}
+	if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
+	}
+	if rec.Outcome == Pass || rec.Outcome == Fail || rec.Outcome == Interrupted && verdict.By == cancel.BySession {
+		rec.Outcome, *code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
+	}
+	return nil
+}
+
+// report records the guard's run (after the ratchet's names and notes:
+// afterPass) in guard.json and prints it; the error carries its code.
+func (o *Options) report(env *cli.Env, rec iterdir.Guard, code int, it stepctx.Iteration) error {
 	if err := o.afterPass(env, &rec, it); err != nil {
 		return err
 	}
-	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
+	if err := iterdir.Write(it.Dir, iterdir.GuardFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
 	if o.JSON || o.Wanted() {
