@@ -20,8 +20,8 @@ import (
 // sent to a namespace's init from inside it, and every other signal it
 // handles); nothing inside can name a process outside (a PID namespace
 // shows only its own). The init starts the command in its own process
-// group, forwards the signals it gets to every process of the namespace,
-// reaps whatever is orphaned there, and once the command has exited kills
+// group, forwards the signals it gets to the command, reaps whatever is
+// orphaned there, and once the command has exited kills
 // everything left and exits with the command's status. When the init
 // dies, by any cause (the parent's Pdeathsig when the runner is killed,
 // SIGKILL to its group at the end of a grace period), the kernel kills
@@ -65,13 +65,12 @@ func runInit(exe string, argv []string) int {
 		fmt.Fprintf(status, "start %s\n", err)
 		return 127
 	}
-	target := p.Pid
-	if isInit {
-		target = -1 // every process of the namespace but the init
-	}
+	// A signal the init gets goes on to the command. (A signal to the
+	// session's process group reaches the command itself; what left the
+	// group is killed, and counted, when the command has ended.)
 	go func() {
 		for s := range sigs {
-			syscall.Kill(target, s.(syscall.Signal))
+			syscall.Kill(p.Pid, s.(syscall.Signal))
 		}
 	}()
 	var ws syscall.WaitStatus
