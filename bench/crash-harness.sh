@@ -25,6 +25,9 @@ trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
 cp tools/runner-step "$work/bin/" || exit 6 # the code under test, fixed at the start
 export PATH="$work/bin:$PATH"
+# The repositories below choose no sandbox (runner-init would write bwrap
+# where it works): this measures the runner itself.
+export RUNNER_SANDBOX=none
 export GIT_AUTHOR_NAME=crash GIT_AUTHOR_EMAIL=crash@example.com GIT_COMMITTER_NAME=crash GIT_COMMITTER_EMAIL=crash@example.com
 cat > "$work/agent" <<'SH'
 #!/usr/bin/env bash

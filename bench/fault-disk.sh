@@ -14,6 +14,9 @@ cleanup() { cd / && umount "$mnt" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
 export PATH="$work/bin:$PWD/tools:$PATH"
+# The repositories below choose no sandbox (runner-init would write bwrap
+# where it works): this measures the runner itself.
+export RUNNER_SANDBOX=none
 export GIT_AUTHOR_NAME=fault GIT_AUTHOR_EMAIL=fault@example.com GIT_COMMITTER_NAME=fault GIT_COMMITTER_EMAIL=fault@example.com
 mkdir -p "$mnt"
 mount -t tmpfs -o size=16m tmpfs "$mnt" || { echo "fault-disk: cannot mount a tmpfs (run as root)" >&2; exit 6; }

@@ -25,6 +25,9 @@ if [ -n "$base" ]; then
   builds=(base new)
 fi
 export PATH="$work/new:$PATH"
+# The repositories below choose no sandbox (runner-init would write bwrap
+# where it works): this measures the runner itself.
+export RUNNER_SANDBOX=none
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 
 # A repository of 100 files with a started run, a 100-node tree and one

@@ -13,6 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
 export PATH="$work/bin:$PWD/tools:$PATH"
+# The repositories below choose no sandbox (runner-init would write bwrap
+# where it works): this measures the runner itself.
+export RUNNER_SANDBOX=none
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 

@@ -26,6 +26,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree ./bench/gostart
 export PATH="$work/bin:$PWD/tools:$PATH"
+# No sandbox unless RUNNER_SANDBOX=bwrap (runner-init would write bwrap where
+# it works): the overhead of the runner itself, comparable across builds.
+export RUNNER_SANDBOX=${RUNNER_SANDBOX:-none}
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

@@ -13,6 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/...
 export PATH="$work/bin:$PATH"
+# The repositories below choose no sandbox (runner-init would write bwrap
+# where it works): this measures the runner itself.
+export RUNNER_SANDBOX=none
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 repo=$work/repo
 git init -q -b main "$repo"

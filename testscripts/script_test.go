@@ -87,6 +87,10 @@ func TestScripts(t *testing.T) {
 			if c := goCache(); c != "" {
 				env.Setenv("GOCACHE", c)
 			}
+			// runner-init writes [sandbox] mode = "bwrap" where bubblewrap
+			// works; the scripts choose it themselves (RUNNER_SANDBOX=bwrap
+			// or auto), so that a script means the same on any machine.
+			env.Setenv("RUNNER_SANDBOX", "none")
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")
 			env.Values[heldLocks{}] = map[string]*os.File{}

@@ -158,10 +158,6 @@ func TestFunctionSize(t *testing.T) {
 // commandImportDebt lists the imports of one command package by another
 // that exist today ("importer imported"); the list only shrinks.
 var commandImportDebt = map[string]bool{
-	"lib/command/contextwrite lib/command/guardrun": true,
-	"lib/command/runnercheck lib/command/guardrun":  true,
-	"lib/command/runnerstart lib/command/guardrun":  true,
-	"lib/command/runnerstatus lib/command/guardrun": true,
 	"lib/command/runnerstatus lib/command/treeedit": true,
 	"lib/command/treeselect lib/command/treeedit":   true,
 }

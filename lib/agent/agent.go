@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -183,4 +184,34 @@ func Measures(backend string) (tokens, cost bool) {
 		return true, false
 	}
 	return false, false
+}
+
+// SandboxFiles are the files of the iteration directory iterDir a session
+// under cfg writes besides the repository (outPath, its output; Codex's
+// last message, for a codex backend or fallback): the sandbox binds them
+// writable, so they must exist when it starts.
+func SandboxFiles(cfg config.Agent, iterDir, outPath string) []string {
+	files := []string{outPath}
+	if cfg.Backend == "codex" || slices.Contains(cfg.Fallback, "codex") {
+		files = append(files, filepath.Join(iterDir, CodexMessageFile))
+	}
+	return files
+}
+
+// SandboxHome is where backend's CLI keeps its login, settings and
+// sessions under the home directory ("~/" paths): under the bwrap sandbox
+// the home is hidden, and these are bound writable ([sandbox] writable,
+// which runner-init fills in).
+func SandboxHome(backend string) []string {
+	switch backend {
+	case "codex":
+		return []string{"~/.codex"}
+	case "claude":
+		return []string{"~/.claude", "~/.claude.json"}
+	case "opencode":
+		return []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"}
+	case "gemini":
+		return []string{"~/.gemini"}
+	}
+	return nil
 }

@@ -57,9 +57,17 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 	if err := os.WriteFile(schemaPath, []byte(schema+"\n"), 0o644); err != nil {
 		return Result{}, err
 	}
+	// A fresh, empty file: a stale one (or what a session left there) is
+	// never read as this session's message, and under the sandbox the
+	// file is bound writable (it must exist when the session starts).
 	if err := os.Remove(msgPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Result{}, err
 	}
+	f, err := os.OpenFile(msgPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return Result{}, err
+	}
+	f.Close()
 	argv := []string{bin, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
 		"--dangerously-bypass-approvals-and-sandbox", "-C", req.Root,
 		"--output-schema", schemaPath, "-o", msgPath}

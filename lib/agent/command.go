@@ -42,7 +42,7 @@ func (Command) Run(ctx context.Context, req Request) (Result, error) {
 	pr, err := proc.Run(ctx, proc.Spec{
 		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Tee: req.Tee, Deadline: req.Deadline, IdleTimeout: req.IdleTimeout,
-		KillEscaped: !req.InContainer,
+		KillEscaped: !req.InContainer, OwnNamespace: req.Sandbox != nil,
 	})
 	res.Proc = pr
 	if err != nil {

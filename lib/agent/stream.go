@@ -34,7 +34,7 @@ func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]
 	pr, err := proc.Run(ctx, proc.Spec{
 		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Stdout: multiWriter(req.Events, split), Tee: req.Tee,
-		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: !req.InContainer,
+		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: !req.InContainer, OwnNamespace: req.Sandbox != nil,
 	})
 	split.flush()
 	return pr, err

@@ -4,6 +4,7 @@
 package agentout
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -73,6 +74,9 @@ func Parse(data []byte, mode string) (Output, error) {
 		}
 		o.Children = append(o.Children, nc)
 	}
+	if err := controlChars(o); err != nil {
+		return Output{}, err
+	}
 	ok := false
 	for _, s := range Allowed(mode) {
 		ok = ok || s == o.Status
@@ -138,4 +142,30 @@ func runes(s string, min, max int) bool {
 	}
 	n := utf8.RuneCountInString(s)
 	return n >= min && n <= max
+}
+
+// controlChars refuses a control character other than newline and tab in
+// the text the runner writes on (tree.ControlChar): the summary goes into
+// the iteration's commit message, which git refuses with U+0000.
+func controlChars(o Output) error {
+	field := func(name, text string) error {
+		if r, ok := tree.ControlChar(text); ok {
+			return tree.ControlProblem(name, r)
+		}
+		return nil
+	}
+	if err := field("summary", o.Summary); err != nil {
+		return err
+	}
+	for i, c := range o.Children {
+		at := fmt.Sprintf("children[%d].", i)
+		err := errors.Join(field(at+"title", c.Title), field(at+"goal", c.Goal))
+		for k, a := range c.Acceptance {
+			err = errors.Join(err, field(fmt.Sprintf("%sacceptance[%d]", at, k), a))
+		}
+		if err != nil {
+			return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
+	return nil
 }

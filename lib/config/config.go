@@ -74,7 +74,7 @@ type Sandbox struct {
 	Mode     string   `toml:"mode"`     // SandboxNone, SandboxBwrap or SandboxDocker
 	Engine   string   `toml:"engine"`   // mode "docker": EngineDocker or EnginePodman
 	Image    string   `toml:"image"`    // mode "docker": the image sessions run in; DefaultImage runs the host's /usr and /etc
-	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too
+	Guard    bool     `toml:"guard"`    // run the guard in the sandbox too (the default; false only when written so)
 	Network  string   `toml:"network"`  // NetworkHost or NetworkNone
 	Writable []string `toml:"writable"` // absolute or ~/ paths the sandboxed command may write (the CLI's home, a cache)
 	Readable []string `toml:"readable"` // absolute or ~/ paths it may read: under the hidden home, or (mode "docker") anywhere

@@ -1,5 +1,10 @@
 package config
 
+import (
+	"strconv"
+	"strings"
+)
+
 // defaultTOML is the file runner-init writes; Parse of it gives Default().
 const defaultTOML = `# treeloop runner configuration (.runner/state/config.toml).
 # Every key is optional: a key left out takes the value shown here.
@@ -100,7 +105,8 @@ mode = "none"
 # runner-check --build-image); any other image runs as it is.
 engine = "docker"
 image = "treeloop-host"
-# Confine the guard the same way.
+# Confine the guard the same way (it runs the tests the agent wrote):
+# false only if you accept that those run with your permissions.
 guard = true
 # "host" (agent CLIs need their API) or "none" (no network at all).
 network = "host"
@@ -121,3 +127,20 @@ commands = []
 // DefaultTOML returns the commented default config.toml that runner-init
 // writes. Parse of it returns Default().
 func DefaultTOML() []byte { return []byte(defaultTOML) }
+
+// WithChoices is the default config.toml text with [agent] backend,
+// [sandbox] mode and [sandbox] writable set (runner-init's choices); the
+// rest, comments included, as DefaultTOML has it.
+func WithChoices(toml []byte, backend, mode string, writable []string) []byte {
+	s := string(toml)
+	s = strings.Replace(s, "\nbackend = \"command\"\n", "\nbackend = "+strconv.Quote(backend)+"\n", 1)
+	s = strings.Replace(s, "\nmode = \"none\"\n", "\nmode = "+strconv.Quote(mode)+"\n", 1)
+	if len(writable) > 0 {
+		q := make([]string, len(writable))
+		for i, w := range writable {
+			q[i] = strconv.Quote(w)
+		}
+		s = strings.Replace(s, "\nwritable = []\n", "\nwritable = ["+strings.Join(q, ", ")+"]\n", 1)
+	}
+	return []byte(s)
+}

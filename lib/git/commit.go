@@ -3,6 +3,7 @@ package git
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,13 +40,13 @@ import (
 // the index no longer matches, costs the write-tree. `git commit` ignores
 // it: it commits the index.
 func (r *Repo) CommitIndexAs(by, message string, staged Staged) (string, error) {
-	dirs, plain := r.plainGitDir()
-	if !plain || hasCommitHook(filepath.Join(dirs, "hooks")) {
-		return r.CommitAs(by, message)
-	}
 	parent, err := r.HeadCommit()
 	if err != nil {
 		return r.CommitAs(by, message)
+	}
+	dirs, plain := r.plainGitDir()
+	if !plain || hasCommitHook(filepath.Join(dirs, "hooks")) {
+		return r.commitChecked(by, message, parent, staged)
 	}
 	msg := Cleanup(message)
 	if msg == "" {
@@ -70,7 +71,7 @@ func (r *Repo) CommitIndexAs(by, message string, staged Staged) (string, error) 
 		return "", cfg.err
 	}
 	if !cfg.c.plain() {
-		return r.CommitAs(by, message)
+		return r.commitChecked(by, message, parent, staged)
 	}
 	if err != nil {
 		return "", err
@@ -275,4 +276,37 @@ func Cleanup(message string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// commitChecked commits through git commit (the user's hooks and the
+// settings only it honours run) and then holds the commit to what the
+// runner staged (DESIGN.md decision 21): a hook that changed the index, or
+// anything else that makes the committed tree differ from the staged one,
+// is an error and the branch goes back to parent.
+func (r *Repo) commitChecked(by, message, parent string, staged Staged) (string, error) {
+	want := r.stagedTree(staged)
+	if want == "" {
+		var err error
+		if want, err = r.WriteTree(by); err != nil {
+			return "", err
+		}
+	}
+	commit, err := r.CommitAs(by, message)
+	if err != nil {
+		return "", err
+	}
+	out, err := r.Run("rev-parse", "--verify", commit+"^{tree}")
+	if err != nil {
+		return "", err
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		if _, uerr := runEnv(r.root, nil, nil, "update-ref", "-m", "treeloop: a commit that is not what was staged, undone", "HEAD", parent, commit); uerr != nil {
+			return "", fmt.Errorf("git commit: the committed tree %.12s is not the staged %.12s (a commit hook changed it), and moving the branch back failed: %v", got, want, uerr)
+		}
+		if _, rerr := r.Run("read-tree", want); rerr != nil {
+			return "", rerr
+		}
+		return "", fmt.Errorf("git commit: the committed tree %.12s is not the staged %.12s (a commit hook changed what was staged); the branch is back at %.12s", got, want, parent)
+	}
+	return commit, nil
 }

@@ -54,7 +54,10 @@ func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, err
 	// iteration exists to recover) leaves no stale lock for the next
 	// step's `git add` to fail on (issue 17: a cause of the crash
 	// harness's failures). Writes still take it.
-	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0"), env...)
+	// GIT_NO_REPLACE_OBJECTS=1: a replace ref (refs/replace/, which a
+	// session can write) never swaps an object the runner reads; the rest
+	// of the hermetic environment comes from the step (Hermetic).
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1"), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -280,7 +283,9 @@ type File struct {
 }
 
 // ShowFiles is ShowFile for several files in one git process (issue 16),
-// returned in order, each with its own answer; the error is git's failure.
+// returned in order, each with its own answer; the error is git's failure,
+// or an *ErrTampered: a file read at a commit is verified by its hash up
+// to the commit's id (verify.go).
 func (r *Repo) ShowFiles(files ...File) ([]File, error) {
 	res := slices.Clone(files)
 	var in strings.Builder
@@ -294,7 +299,7 @@ func (r *Repo) ShowFiles(files ...File) ([]File, error) {
 		if f.Rev == "" || f.Rev == ":" {
 			in.WriteString(":" + f.Path + "\n")
 		} else {
-			in.WriteString(f.Rev + "^{commit}\n" + f.Rev + ":" + f.Path + "\n")
+			in.WriteString(strings.Join(chainRequests(f.Rev, f.Path), "\n") + "\n")
 		}
 	}
 	out, err := run(r.root, []byte(in.String()), "cat-file", "--batch")
@@ -303,18 +308,18 @@ func (r *Repo) ShowFiles(files ...File) ([]File, error) {
 	}
 	for i := range res {
 		f := &res[i]
-		var typ string
-		var body []byte
-		var ok bool
 		if f.Rev != "" && f.Rev != ":" {
-			typ, _, out, ok = batchObject(out)
-			if !ok || typ != "commit" {
-				_, _, out, _ = batchObject(out) // the path's answer
-				f.Err = fmt.Errorf("git rev-parse: unknown revision %s", f.Rev)
-				continue
+			// Verified from the commit down (verify.go).
+			if f.Data, f.OK, out, f.Err = verifyChain(f.Rev, f.Path, out); f.Err != nil {
+				var tampered *ErrTampered
+				if errors.As(f.Err, &tampered) {
+					return nil, f.Err
+				}
 			}
+			continue
 		}
-		typ, body, out, ok = batchObject(out)
+		typ, body, rest, ok := batchObject(out)
+		out = rest
 		switch {
 		case !ok:
 			// missing

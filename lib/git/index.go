@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -252,4 +253,45 @@ func inScope(name []byte, scope []string) bool {
 		}
 	}
 	return false
+}
+
+// TrackedPaths lists the paths of git's index at or under scope's paths
+// (every path when scope is empty), stage 0 and conflicts alike, once
+// each: read from the index file itself when it is of the plain kind
+// hiddenInIndex reads, else from `git ls-files`.
+func (r *Repo) TrackedPaths(scope ...string) ([]string, error) {
+	if paths, ok := r.trackedInIndex(scope); ok {
+		return paths, nil
+	}
+	out, err := runEnv(r.root, literal(scope), nil, append([]string{"ls-files", "-z", "--cached"}, pathspec(scope)...)...)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Compact(splitZ(out)), nil
+}
+
+func (r *Repo) trackedInIndex(scope []string) (paths []string, ok bool) {
+	if gitEnvElsewhere() {
+		return nil, false
+	}
+	for _, s := range scope {
+		if s == "" || s == "." || path.Clean(s) != s || path.IsAbs(s) || s == ".." || strings.HasPrefix(s, "../") {
+			return nil, false
+		}
+	}
+	gitDir := filepath.Join(r.root, ".git")
+	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
+		return nil, false
+	}
+	data, release, err := fsutil.MapFile(filepath.Join(gitDir, "index"), "", 1<<40)
+	if err != nil {
+		return nil, false
+	}
+	defer release()
+	ok = walkIndex(data, false, func(name []byte, _, _ uint16) {
+		if inScope(name, scope) && (len(paths) == 0 || paths[len(paths)-1] != string(name)) {
+			paths = append(paths, string(name))
+		}
+	}, nil)
+	return paths, ok
 }

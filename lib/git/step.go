@@ -25,10 +25,11 @@ const (
 // StepVars lists the step's variables.
 var StepVars = []string{StepRoot, StepBranch, StepHead}
 
-// Strip returns env without the step's variables: the environment of an
-// agent or a guard.
+// Strip returns env without the step's variables and with the user's own
+// git variables in place of the hermetic ones (HermeticEnv): the
+// environment of an agent or a guard.
 func Strip(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+	return slices.DeleteFunc(userEnv(slices.Clone(env)), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(StepVars, name)
 	})

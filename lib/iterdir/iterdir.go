@@ -105,8 +105,8 @@ type Agent struct {
 	// the operator (lib/cancel.Request) or by the session itself (issue
 	// 17: void, an agent error).
 	Cancel *cancel.Verdict `json:"cancel,omitempty"`
-	// Sandbox is the [sandbox] mode the session ran under: "bwrap"; empty
-	// when it was not confined.
+	// Sandbox is the [sandbox] mode the session ran under: "bwrap" or
+	// "docker"; empty when it was not confined.
 	Sandbox string `json:"sandbox,omitempty"`
 	// Fallbacks are the hand-overs to [agent] fallback backends, in order
 	// (issue 15); Backend is the one that ran last.
@@ -140,10 +140,13 @@ type Guard struct {
 	Escaped       []string `json:"escaped,omitempty"`
 	// Cancel: as in Agent, for the guard's run.
 	Cancel  *cancel.Verdict `json:"cancel,omitempty"`
-	Sandbox string          `json:"sandbox,omitempty"` // "bwrap" when the guard ran confined
+	Sandbox string          `json:"sandbox,omitempty"` // "bwrap" or "docker" when the guard ran confined
 	// Ratchet is the test ratchet's verdict after a green guard; nil when
 	// [guard] ratchet is off or the guard did not pass.
 	Ratchet *Ratchet `json:"ratchet,omitempty"`
+	// Notes are what the runner saw in the guard's run and tells the
+	// reader without failing it (a new TestMain or test-file init).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Ratchet is the test ratchet's record in guard.json (issue 15).
@@ -155,6 +158,16 @@ type Ratchet struct {
 	ExitCode   int      `json:"exit_code"`
 	DurationMS int64    `json:"duration_ms"`
 	Held       bool     `json:"held"` // the count is not below the best: the guard's pass stands
+	// Names is how many tests the guard's output reports passing (go
+	// test -json or -v), -1 when it reports none; Failed and Missing name
+	// the tests it reports failing and those of the run's best that did
+	// not pass (either fails the guard).
+	Names   int      `json:"names"`
+	Failed  []string `json:"failed,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	// Passed is the names that passed (not in guard.json: the runner
+	// keeps them in layout.TestsPassed once the guard's pass stands).
+	Passed []string `json:"-"`
 }
 
 // Update is update.json: what tree-update decided.

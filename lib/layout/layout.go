@@ -18,6 +18,7 @@ const (
 	AgentOutputSchema = ".runner/state/agent_output.schema.json"
 	RunState          = ".runner/state/run_state.json"
 	Config            = ".runner/state/config.toml"
+	TestsPassed       = ".runner/state/tests_passed.txt" // the tests that passed at the run's best ([guard] ratchet), runner-owned
 	Assumptions       = ".runner/state/assumptions.md"
 	Questions         = ".runner/state/questions.md"
 	Context           = ".runner/context"

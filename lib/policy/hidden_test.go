@@ -56,7 +56,7 @@ func TestEnforceHiddenProtected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reasons, err := Enforce(repo, "the agent", "runner/r", base, []string{"ci/*.sh"}, time.Time{})
+			reasons, err := Enforce(repo, "the agent", "runner/r", base, []string{"ci/*.sh"}, time.Time{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

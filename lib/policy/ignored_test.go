@@ -61,7 +61,7 @@ func TestEnforceIgnoredProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reasons, err := Enforce(repo, "the agent", "runner/r", base, []string{"ci/*.sh", "tests", "append-only:spec/*.sh"}, since)
+	reasons, err := Enforce(repo, "the agent", "runner/r", base, []string{"ci/*.sh", "tests", "append-only:spec/*.sh"}, since, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

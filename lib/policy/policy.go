@@ -7,11 +7,7 @@
 package policy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,14 +19,13 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/seal"
 )
 
 // RunnerOwned are the files only the runner changes; a session that
 // touches one commits an agent error and the file is restored. tree.json is
 // judged by tree-update instead; assumptions.md and questions.md are the
 // agent's to append to (seed 000 §3.1).
-var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.Goal, layout.Gitignore}
+var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.Goal, layout.Gitignore, layout.TestsPassed}
 
 // Enforce puts back what who ("the agent", "the guard") may not change and
 // returns the reasons, one line each: a switched branch or moved HEAD (the
@@ -41,8 +36,11 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // that can hold a protected path (Scope; issue 16), and nothing is staged:
 // the step stages every change once, in iter-log end. since is when the
 // session started: what it created at a protected path where git ignores
-// it is removed too (removeIgnoredProtected; zero: not looked for).
-func Enforce(repo *git.Repo, who, branch, base string, protected []string, since time.Time) ([]string, error) {
+// it is removed too (removeIgnoredProtected; zero: not looked for). held
+// is the tracked protected files' raw bytes from before the session
+// (Hold; nil after a session that ended unchecked): those are compared and
+// put back byte for byte, and git's view of them is not asked.
+func Enforce(repo *git.Repo, who, branch, base string, protected []string, since time.Time, held *Held) ([]string, error) {
 	var reasons []string
 	current, err := repo.CurrentBranch()
 	if err != nil {
@@ -66,6 +64,13 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 			return nil, err
 		}
 	}
+	if held != nil {
+		more, err := held.restore(repo, who, base, protected)
+		if err != nil {
+			return nil, err
+		}
+		reasons = append(reasons, more...)
+	}
 	changed, ignored, err := changesUnhidden(repo, base, Scope(protected), protected)
 	if err != nil {
 		return nil, err
@@ -77,7 +82,7 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 	reasons = append(reasons, more...)
 	for _, p := range changed {
 		glob, appendOnly, ok := ProtectedBy(p, protected)
-		if !ok {
+		if !ok || held != nil && held.Has(p) {
 			continue
 		}
 		_, found, err := repo.ShowFile(base, p)
@@ -117,7 +122,8 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 // path.Match's "*" never crosses a "/". It is nil, meaning the whole work
 // tree, when a glob's first element is a pattern or the glob is not a
 // clean relative path. So a check limited to Scope misses nothing
-// ProtectedBy would report.
+// ProtectedBy would report. The attributes files on the way to those
+// paths are in it too (AttributesProtected).
 func Scope(entries []string) []string {
 	scope := slices.Clone(RunnerOwned)
 	for _, e := range entries {
@@ -135,7 +141,7 @@ func Scope(entries []string) []string {
 		}
 		scope = append(scope, prefix)
 	}
-	return scope
+	return append(scope, attributesScope(scope)...)
 }
 
 // removeIgnoredProtected removes what the session created, among the
@@ -271,6 +277,9 @@ func ProtectedBy(p string, entries []string) (rule string, appendOnly, ok bool) 
 	if slices.Contains(RunnerOwned, p) {
 		return "runner-owned", false, true
 	}
+	if AttributesProtected(p, entries) {
+		return "git attributes of protected paths", false, true
+	}
 	for _, e := range entries {
 		g, ao := config.ProtectedGlob(e)
 		for q := p; q != "." && q != "/" && q != ""; q = path.Dir(q) {
@@ -294,345 +303,4 @@ func Short(sha string) string {
 		return "(none)"
 	}
 	return sha
-}
-
-// iterLogs holds the run's iteration directories (.runner/iterations/<run>/,
-// outside git) across a session: what the runner wrote there before the
-// session (begin.json, the tree snapshot, prompt.md, agent.json, earlier
-// iterations' records) is what later commands read, so a session may change
-// none of it.
-type iterLogs struct {
-	rel  string
-	seal *seal.Seal
-}
-
-// SealIndex is the seal's index of the run's settled iteration logs, in
-// the run's iteration directory (lib/seal Index): the logs of finished
-// iterations are checked by their metadata and put back from their copies
-// in git's object database, so a session's seal costs the same at the
-// thousandth iteration as at the first (issue 16).
-const SealIndex = "seal-index"
-
-// runLogs is the run's iteration directory (relative to the root, and
-// absolute) and the seal index of its logs: every file outside iterDir is
-// settled, since the runner wrote it in an earlier iteration and reads it
-// as it is.
-func runLogs(repo *git.Repo, runID, iterDir string) (rel, runDir, iterRel string, ix seal.Index, err error) {
-	rel = path.Join(layout.Iterations, runID)
-	runDir = filepath.Join(repo.Root(), filepath.FromSlash(rel))
-	iterRel, err = filepath.Rel(runDir, iterDir)
-	if err != nil {
-		return "", "", "", seal.Index{}, err
-	}
-	iterRel = filepath.ToSlash(iterRel)
-	ix = seal.Index{Rel: SealIndex, Store: blobStore{repo},
-		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") }}
-	return rel, runDir, iterRel, ix, nil
-}
-
-// sealLogs seals the run's iteration directories under repo's root; own are the
-// names of the files of the iteration directory iterDir that the caller
-// itself writes during the session (the agent's output.json among them).
-func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, error) {
-	rel, runDir, iterRel, ix, err := runLogs(repo, runID, iterDir)
-	if err != nil {
-		return nil, err
-	}
-	s, err := seal.TakeIndexed(runDir, func(p string) bool {
-		dir, name := path.Split(p)
-		return dir == iterRel+"/" && slices.Contains(own, name)
-	}, ix)
-	if err != nil {
-		return nil, err
-	}
-	return &iterLogs{rel: rel, seal: s}, nil
-}
-
-// RestoreLogs puts back the earlier iterations' logs that the seal index
-// lists and that changed, from their copies, for a session that ended
-// without its check (agent-exec or guard-run killed while the session ran,
-// iterDir its iteration). It returns one reason per path, naming who.
-func RestoreLogs(repo *git.Repo, runID, iterDir, who string) ([]string, error) {
-	rel, runDir, _, ix, err := runLogs(repo, runID, iterDir)
-	if err != nil {
-		return nil, err
-	}
-	notes, err := seal.CheckIndex(runDir, ix)
-	if err != nil {
-		return nil, err
-	}
-	return (&iterLogs{rel: rel}).reasons(who, notes), nil
-}
-
-// DropSealIndex removes the run's seal index: the next seal reads every
-// log and indexes them again.
-func DropSealIndex(repo *git.Repo, runID string) error {
-	err := os.Remove(filepath.Join(repo.Root(), filepath.FromSlash(layout.Iterations), runID, SealIndex))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
-// blobStore keeps the seal's copies as git blobs.
-type blobStore struct{ repo *git.Repo }
-
-func (b blobStore) Put(paths []string) ([]string, error) { return b.repo.WriteBlobs(paths) }
-
-func (b blobStore) Get(id string) ([]byte, bool, error) { return b.repo.Blob(id) }
-
-// Restore puts the run's iteration directories back as sealed and returns
-// one reason per path, naming who ("the agent", "the guard").
-func (l *iterLogs) Restore(who string) ([]string, error) {
-	notes, err := l.seal.Restore()
-	if err != nil {
-		return nil, err
-	}
-	return l.reasons(who, notes), nil
-}
-
-// reasons words the seal's notes as reasons naming who.
-func (l *iterLogs) reasons(who string, notes []string) []string {
-	reasons := make([]string, len(notes))
-	for i, n := range notes {
-		reasons[i] = fmt.Sprintf("%s touched the runner's iteration log: %s/%s", who, l.rel, n)
-		if seal.Restored(n) {
-			reasons[i] += "; the runner put it back"
-		}
-	}
-	return reasons
-}
-
-// gitSettings holds git's own settings across a session: the repository's config,
-// info/ (attributes, exclude) and hooks (or core.hooksPath), and the
-// work tree's git.SequencerState (a session may leave none of it: the
-// runner's commit goes through git commit when the user has commit hooks,
-// git.CommitIndexAs, and would finish a merge the session began). The runner
-// commits with the user's git after the session (DESIGN.md decision 11),
-// so a hook or a filter the session installed would run in the runner's
-// commit, unchecked: a session may change none of them.
-type gitSettings struct {
-	seals []*seal.Seal
-	rels  []string
-}
-
-// sealGit seals repo's config, info/ and hooks.
-func sealGit(repo *git.Repo) (*gitSettings, error) {
-	common, gitDir, hooks, err := gitDirs(repo)
-	if err != nil {
-		return nil, err
-	}
-	keep := map[string]bool{"config": true, "info": true, "hooks": true}
-	if filepath.Clean(gitDir) == filepath.Clean(common) {
-		for _, name := range git.SequencerState {
-			keep[name] = true
-		}
-	}
-	g := &gitSettings{}
-	s, err := seal.Take(common, func(rel string) bool { return !keep[strings.SplitN(rel, "/", 2)[0]] })
-	if err != nil {
-		return nil, err
-	}
-	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
-	if filepath.Clean(gitDir) != filepath.Clean(common) {
-		// A linked worktree keeps its merge state in its own git directory.
-		s, err := seal.Take(gitDir, func(rel string) bool { return !slices.Contains(git.SequencerState, strings.SplitN(rel, "/", 2)[0]) })
-		if err != nil {
-			return nil, err
-		}
-		g.seals, g.rels = append(g.seals, s), append(g.rels, gitDir)
-	}
-	if rel, err := filepath.Rel(common, hooks); err != nil || strings.HasPrefix(rel, "..") {
-		// core.hooksPath outside the git directory.
-		if s, err = seal.Take(hooks, nil); err != nil {
-			return nil, err
-		}
-		g.seals, g.rels = append(g.seals, s), append(g.rels, hooks)
-	}
-	return g, nil
-}
-
-// Restore puts git's settings back as sealed and returns one reason per
-// path, naming who.
-func (g *gitSettings) Restore(who string) ([]string, error) {
-	var reasons []string
-	for i, s := range g.seals {
-		notes, err := s.Restore()
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range notes {
-			reasons = append(reasons, fmt.Sprintf("%s changed git's settings: %s/%s; the runner put it back", who, filepath.Base(g.rels[i]), n))
-		}
-	}
-	return reasons, nil
-}
-
-// gitDirs asks git, in one rev-parse, for its common directory (config,
-// info/), the work tree's own git directory (a linked worktree's differs)
-// and its hooks directory, as absolute paths.
-func gitDirs(repo *git.Repo) (common, gitDir, hooks string, err error) {
-	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir", "--git-path", "hooks")
-	if err != nil {
-		return "", "", "", err
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 3 {
-		return "", "", "", fmt.Errorf("git rev-parse: %d lines for the common, the work tree's and the hooks directory", len(lines))
-	}
-	return lines[0], lines[1], lines[2], nil
-}
-
-// Session is everything a session (the agent's, the guard's) may not
-// change, held from before it starts: git's settings, the run's iteration
-// logs, and, against base, HEAD, the branch, the protected paths and the
-// runner-owned files.
-type Session struct {
-	repo         *git.Repo
-	branch, base string
-	git          *gitSettings
-	logs         *iterLogs
-	taken        time.Time // when the seal was taken, before the session
-}
-
-// Seal takes hold before a session: repo's git settings and the run's
-// iteration logs under the work tree (own: the files of iterDir the caller
-// writes during the session), with the run branch and the base commit to
-// check against afterwards (Check, given the protected_paths globs: the
-// seal is taken while config.toml is still being read, issue 16).
-func Seal(repo *git.Repo, runID, iterDir, branch, base string, own ...string) (*Session, error) {
-	taken := time.Now()
-	// The two seals share nothing (the logs' copies go to git's objects,
-	// which the git seal leaves out): git's settings are read, one
-	// rev-parse first, while the logs are (issue 16).
-	type sealed struct {
-		g   *gitSettings
-		err error
-	}
-	settings := make(chan sealed, 1)
-	go func() {
-		g, err := sealGit(repo)
-		settings <- sealed{g, err}
-	}()
-	l, err := sealLogs(repo, runID, iterDir, own...)
-	gs := <-settings
-	if gs.err != nil {
-		return nil, gs.err
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Session{repo: repo, branch: branch, base: base, git: gs.g, logs: l, taken: taken}, nil
-}
-
-// Digest is what the step keeps of the session's seal, out of the
-// session's reach (runner-step reads it from agent-exec's and guard-run's
-// --seal-fd before the session starts): "git:<sha256>,index:<sha256>", the
-// digests of git's settings and of the logs' seal index ("none" when there
-// is none). CheckSealed compares with it when the session ended without
-// its Check.
-func (s *Session) Digest() string {
-	index := "none"
-	if data, ok := s.logs.seal.Bytes(SealIndex); ok {
-		index = sha256Hex(data)
-	}
-	return "git:" + s.git.digest() + ",index:" + index
-}
-
-func (g *gitSettings) digest() string {
-	var parts []string
-	for _, s := range g.seals {
-		parts = append(parts, s.Digest())
-	}
-	return sha256Hex([]byte(strings.Join(parts, ",")))
-}
-
-func sha256Hex(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-// CheckSealed compares repo's git settings and the run's seal index, as
-// they are now, with digest (Session.Digest, taken before a session that
-// then ended unchecked). gitOK is false when git's settings differ (the
-// runner has no copy of them to put back); indexOK is false when the seal
-// index differs, so it cannot be trusted to check the earlier logs. A
-// digest not of Digest's shape is an error.
-func CheckSealed(repo *git.Repo, runID, digest string) (gitOK, indexOK bool, err error) {
-	gitWant, indexWant, ok := parseDigest(digest)
-	if !ok {
-		return false, false, fmt.Errorf("%q is not a seal digest (git:<sha256>,index:<sha256|none>)", digest)
-	}
-	g, err := sealGit(repo)
-	if err != nil {
-		return false, false, err
-	}
-	index := "none"
-	if data, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(layout.Iterations), runID, SealIndex)); err == nil {
-		index = sha256Hex(data)
-	}
-	return g.digest() == gitWant, index == indexWant, nil
-}
-
-// disjoint reports whether no path of scope (repository-relative; nil is
-// the whole work tree) is dir, lies under it or holds it.
-func disjoint(scope []string, dir string) bool {
-	if scope == nil {
-		return false
-	}
-	for _, p := range scope {
-		if p == dir || strings.HasPrefix(dir, p+"/") || strings.HasPrefix(p, dir+"/") {
-			return false
-		}
-	}
-	return true
-}
-
-func parseDigest(d string) (gitSum, index string, ok bool) {
-	g, i, found := strings.Cut(d, ",")
-	gitSum, ok1 := strings.CutPrefix(g, "git:")
-	index, ok2 := strings.CutPrefix(i, "index:")
-	return gitSum, index, found && ok1 && ok2 && len(gitSum) == 64 && (index == "none" || len(index) == 64)
-}
-
-// Check puts back what who changed and may not have (protected: the
-// protected_paths globs), returning one reason per thing put back: git's
-// settings first (the other checks run git), then HEAD, the branch and the
-// protected paths, then the iteration logs. The last two are checked side
-// by side (issue 16) when they share no path: the protected paths' Scope
-// lies outside the run's iteration directory (git is then asked about
-// nothing there, and Enforce changes nothing there); the reasons keep
-// their order either way.
-func (s *Session) Check(who string, protected []string) ([]string, error) {
-	reasons, err := s.git.Restore(who)
-	if err != nil {
-		return nil, fmt.Errorf("check git's settings: %w", err)
-	}
-	type checked struct {
-		reasons []string
-		err     error
-	}
-	logs := make(chan checked, 1)
-	checkLogs := func() {
-		var c checked
-		c.reasons, c.err = s.logs.Restore(who)
-		logs <- c
-	}
-	apart := disjoint(Scope(protected), s.logs.rel)
-	if apart {
-		go checkLogs()
-	}
-	more, err := Enforce(s.repo, who, s.branch, s.base, protected, s.taken)
-	if !apart {
-		checkLogs()
-	}
-	l := <-logs // waited for even on an error: nothing outlives the check
-	if err != nil {
-		return nil, fmt.Errorf("check the changes: %w", err)
-	}
-	if l.err != nil {
-		return nil, fmt.Errorf("check the iteration logs: %w", l.err)
-	}
-	reasons = append(reasons, more...)
-	return append(reasons, l.reasons...), nil
 }

@@ -44,13 +44,14 @@ func TestScope(t *testing.T) {
 		".runner/state/config.toml", ".runner/state/run_state.json", ".runner/GOAL.md", ".runner/.gitignore",
 		".runner/state/tree.json", "justfile", "justfile/x", "docs/spec1/a.md", "docs/spec2/b/c.md", "docs/x",
 		"tests/a", "tests/golden/x", "a*b/c", "a*b/d", "lib/x_test.go", "main.go", "deep/er/file",
+		".gitattributes", "deep/.gitattributes", "tests/.gitattributes", "docs/spec1/.gitattributes", "src/.gitattributes",
 	}
 	for _, c := range []struct {
 		entries []string
 		want    []string // beyond RunnerOwned; nil: the whole tree
 	}{
-		{[]string{"justfile", "append-only:tests", "tests/golden"}, []string{"justfile", "tests", "tests/golden"}},
-		{[]string{"docs/spec[12]/*.md", "deep/er/file"}, []string{"docs", "deep/er/file"}},
+		{[]string{"justfile", "append-only:tests", "tests/golden"}, []string{"justfile", "tests", "tests/golden", ".runner/state/.gitattributes", ".runner/.gitattributes", ".gitattributes"}},
+		{[]string{"docs/spec[12]/*.md", "deep/er/file"}, []string{"docs", "deep/er/file", ".runner/state/.gitattributes", ".runner/.gitattributes", ".gitattributes", "deep/er/.gitattributes", "deep/.gitattributes"}},
 		{[]string{`a\*b/c`}, nil},
 		{[]string{"justfile", "*_test.go"}, nil},
 		{[]string{"append-only:?ests"}, nil},
@@ -73,30 +74,6 @@ func TestScope(t *testing.T) {
 			if _, _, ok := ProtectedBy(p, c.entries); ok && !under(p, scope) {
 				t.Errorf("Scope(%q) = %q leaves out %s, which ProtectedBy protects", c.entries, scope, p)
 			}
-		}
-	}
-}
-
-// TestDisjoint: the logs are checked beside the protected paths only when
-// no path of the scope is the run's iteration directory, holds it or lies
-// under it.
-func TestDisjoint(t *testing.T) {
-	const logs = ".runner/iterations/r1"
-	for _, c := range []struct {
-		scope []string
-		want  bool
-	}{
-		{Scope([]string{"justfile", "ci"}), true},
-		{Scope([]string{".runner/iterations-old"}), true},
-		{nil, false}, // the whole work tree
-		{Scope([]string{".runner"}), false},
-		{Scope([]string{".runner/iterations"}), false},
-		{Scope([]string{logs}), false},
-		{Scope([]string{logs + "/0001/agent.json"}), false},
-		{Scope([]string{".runner/iterations/r*/x"}), false},
-	} {
-		if got := disjoint(c.scope, logs); got != c.want {
-			t.Errorf("disjoint(%q) = %v, want %v", c.scope, got, c.want)
 		}
 	}
 }

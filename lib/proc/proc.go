@@ -77,6 +77,11 @@ type Spec struct {
 	// that left the group with setsid or a double fork too. Set it only
 	// where no other child runs concurrently (Run reaps all children).
 	KillEscaped bool
+	// OwnNamespace says the command makes a PID namespace of its own
+	// and is its init (bwrap --unshare-pid --die-with-parent): with
+	// KillEscaped, it runs without the session init of contain.go, which
+	// would give it a /proc that is not its namespace's.
+	OwnNamespace bool
 }
 
 // Result describes how a run ended. At most one of TimedOut, Idle and
@@ -105,9 +110,12 @@ type Result struct {
 	OutputErr error
 	// Escaped counts the descendants that outlived the group and were
 	// killed (only with Spec.KillEscaped), and EscapedProcs says what
-	// each was.
+	// each was (under a session init, the first 64).
 	Escaped      int
 	EscapedProcs []Escaped
+	// Contained reports that the command ran under its own init in a PID
+	// namespace (Spec.KillEscaped where the kernel allows it).
+	Contained bool
 }
 
 // StartError reports that the command could not be started: not found in
@@ -184,9 +192,20 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, &StartError{Name: s.Argv[0], Err: err}
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		p.closeAll()
-		return res, &StartError{Name: s.Argv[0], Err: err}
+	var status *os.File
+	if s.KillEscaped && !s.OwnNamespace {
+		// A session: under its own init in a PID namespace (contain.go),
+		// else, where the kernel refuses, as a child subreaper.
+		var contained *exec.Cmd
+		if contained, status = startContained(cmd, s); status != nil {
+			cmd, res.Contained = contained, true
+		}
+	}
+	if !res.Contained {
+		if err := cmd.Start(); err != nil {
+			p.closeAll()
+			return res, &StartError{Name: s.Argv[0], Err: err}
+		}
 	}
 	p.closeChildEnds()
 	pgid := cmd.Process.Pid
@@ -264,7 +283,7 @@ wait:
 		}
 	}
 	sup.finish()
-	if s.KillEscaped {
+	if s.KillEscaped && !res.Contained {
 		res.EscapedProcs = killChildren(pgid)
 		res.Escaped = len(res.EscapedProcs)
 	}
@@ -274,6 +293,22 @@ wait:
 		res.ExitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal().String()
+		}
+	}
+	if status != nil {
+		// The init exits as the command did; its report says whether
+		// the command died by a signal, which its own exit cannot.
+		rep := initStatus(status)
+		status.Close()
+		res.EscapedProcs, res.Escaped = rep.escaped, max(rep.count, len(rep.escaped))
+		switch {
+		case rep.startErr != "":
+			p.closeOurEnds()
+			return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: errors.New(rep.startErr)}
+		case rep.sig != 0 && res.Signal == "":
+			res.ExitCode, res.Signal = -1, rep.sig.String()
+		case rep.code >= 0 && res.Signal == "":
+			res.ExitCode = rep.code
 		}
 	}
 

@@ -588,9 +588,13 @@ func TestEscapedHelper(t *testing.T) {
 	if dir == "" {
 		return // only meaningful as TestRunKillEscaped's child
 	}
-	script := `setsid sh -c 'echo $$ > setsid.pid; exec sleep 100' </dev/null >/dev/null 2>&1 &
-(sh -c 'setsid sh -c "echo \$\$ > doublefork.pid; exec sleep 100" </dev/null >/dev/null 2>&1 &' &)
-(sh -c 'sleep 100 </dev/null >/dev/null 2>&1 & echo $! > ingroup.pid' &)
+	// Each writes its pid as the runner sees it (the session may run in
+	// a PID namespace of its own, where $$ differs): /proc is the
+	// runner's, and /proc/self/stat opened by the shell itself starts
+	// with the shell's pid there.
+	script := `setsid sh -c 'read -r p _ </proc/self/stat; echo $p > setsid.pid; exec sleep 100' </dev/null >/dev/null 2>&1 &
+(sh -c 'setsid sh -c "read -r p _ </proc/self/stat; echo \$p > doublefork.pid; exec sleep 100" </dev/null >/dev/null 2>&1 &' &)
+(sh -c 'sh -c "read -r p _ </proc/self/stat; echo \$p > ingroup.pid; exec sleep 100" </dev/null >/dev/null 2>&1 &' &)
 while [ ! -s setsid.pid ] || [ ! -s doublefork.pid ] || [ ! -s ingroup.pid ]; do sleep 0.01; done
 exit 0`
 	res := run(t, t.Context(), Spec{Argv: sh(script), Dir: dir, KillEscaped: true})

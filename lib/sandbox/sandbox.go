@@ -49,7 +49,7 @@ var AgentWritable = []string{layout.State, layout.Nodes}
 // AgentReadOnly are the files inside AgentWritable that stay read-only:
 // the runner-owned state files. Being mount points, they can be neither
 // written, replaced by a rename, nor deleted.
-var AgentReadOnly = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState}
+var AgentReadOnly = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.TestsPassed}
 
 // Sandbox is how one command is confined. The zero value is not useful:
 // build one with New.

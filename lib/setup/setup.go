@@ -19,6 +19,7 @@ import (
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
@@ -91,7 +92,7 @@ func Run(root, runID string, cfg config.Config) (ran int, err error) {
 	cancel := filepath.Join(root, layout.Cancel)
 	rec := Record{Version: 1, RunID: runID, Commands: []Command{}}
 	deadline := time.Now().Add(cfg.IterationTimeout())
-	env := append(os.Environ(), "RUNNER_ROOT="+root, "RUNNER_RUN_ID="+runID)
+	env := append(git.Strip(os.Environ()), "RUNNER_ROOT="+root, "RUNNER_RUN_ID="+runID)
 	var code int
 	for i, argv := range cmds {
 		name := fmt.Sprintf("setup command %d of %d (`%s`)", i+1, len(cmds), strings.Join(argv, " "))

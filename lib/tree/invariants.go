@@ -8,7 +8,8 @@ import (
 // Check returns the semantic invariant problems of seed 002 §2, all of them,
 // sorted: unique ids, max_attempts > 0, attempts <= max_attempts, children
 // sorted by (order, id), plus a passed node may have no open child (passes
-// of internal nodes are derived from their children).
+// of internal nodes are derived from their children) and no title, goal
+// or acceptance line holds a control character (ControlChar).
 func Check(root *Node) Problems {
 	var ps Problems
 	// Paths are built only for problems: a valid tree of any size costs one
@@ -34,6 +35,9 @@ func Check(root *Node) Problems {
 		}
 		if n.Attempts > n.MaxAttempts {
 			ps = append(ps, Problem{LayerInvariant, at(), fmt.Sprintf("attempts %d exceeds max_attempts %d", n.Attempts, n.MaxAttempts)})
+		}
+		for _, m := range textProblems(n) {
+			ps = append(ps, Problem{LayerInvariant, at(), m})
 		}
 		for i := 1; i < len(n.Children); i++ {
 			if !Less(n.Children[i-1], n.Children[i]) {

@@ -235,7 +235,10 @@ fi
 		"HOME="+filepath.Join(base, "home"), "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
-		"RUNNER_AGENT=command", "RUNNER_AGENT_BIN="+agent, "TREELOOP_DIR=", "CI=")
+		"RUNNER_AGENT=command", "RUNNER_AGENT_BIN="+agent, "TREELOOP_DIR=", "CI=",
+		// The scripted agent and guard live in the test's temporary
+		// directory, which the bwrap sandbox hides.
+		"RUNNER_SANDBOX=none")
 	r.sh(t, "git init -q -b main && git add -A && git commit -q -m initial")
 	r.sh(t, "runner-init --goal ../goal.md >/dev/null")
 	cfg := filepath.Join(r.dir, ".runner/state/config.toml")

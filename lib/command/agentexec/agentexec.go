@@ -38,10 +38,9 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
-	"github.com/treeloop/treeloop/lib/sandbox"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
+	"github.com/treeloop/treeloop/lib/session"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -65,6 +64,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the session.
 func (o *Options) Run(env *cli.Env) error {
+	// The user's git config as it is now, before a session could change
+	// it, for every git process of this command (runner-step's, when it
+	// started this one).
+	if err := git.Hermetic(env.Dir); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
 	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
@@ -80,10 +85,10 @@ func (o *Options) Run(env *cli.Env) error {
 	// there. The seal is taken while config.toml is read from the base
 	// (issue 16: both start git processes), and complete before the
 	// session starts; a config.toml that cannot be read wins over it.
-	var sealed *policy.Session
+	var sealed *session.Session
 	var sealErr error
 	if !o.Restore {
-		sealed, sealErr = policy.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
+		sealed, sealErr = session.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
 			iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
 	}
 	it, err := loading.Wait()
@@ -138,6 +143,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if sealErr != nil {
 		return exit.Errorf(exit.RunnerError, "%v", sealErr)
 	}
+	if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
 	o.Tell(env, sealed.Digest())
 	// Issue 17: who creates the cancel file during the session, the
 	// operator (lib/cancel.Request) or the session itself.
@@ -147,7 +155,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	// [sandbox] mode = "bwrap" or "docker" (issue 15): the session runs
 	// confined; what the sandbox left is removed before it is judged.
-	release, err := confine(env, &req, cfg.Sandbox, env.Dir, outPath, &rec)
+	release, err := confine(env, &req, cfg, env.Dir, outPath, &rec)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 	}
@@ -408,20 +416,20 @@ func priceUsage(res *agent.Result, cfg config.Agent) bool {
 // session that ended without its check (see Options.Restore, Sealed).
 func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) error {
 	dir, begin := it.Dir, it.Begin
-	// Under docker, the session's container runs on without its engine's
-	// client: it is removed first. A crash that killed agent-exec killed
-	// its agent too (Pdeathsig), but not what the agent had started: find
-	// those by the iteration directory in their environment.
-	if it.Config.Sandbox.Mode == config.SandboxDocker {
-		n, err := sandbox.RemoveLeftovers(it.Config.Sandbox, env.Dir)
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: sandbox: %v (remove the repository's containers by hand: %s ps --filter label=%s=%s)", err, it.Config.Sandbox.Engine, sandbox.LabelRepo, sandbox.RepoLabel(env.Dir))
-		}
-		if n > 0 {
-			fmt.Fprintf(env.Stdout, "removed %d container(s) the interrupted session left running\n", n)
-		}
+	// What the session left running ends first: under docker its
+	// container (which runs on without its engine's client), then its
+	// init (a crash that killed agent-exec killed that too, Pdeathsig, and
+	// with it the session), then, where no namespace held the session,
+	// what the agent started, found by the iteration directory in its
+	// environment.
+	killed, err := session.Kill(it.Config.Sandbox, env.Dir, dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
-	if n := proc.KillTagged("RUNNER_ITER_DIR=" + dir); n > 0 {
+	if killed.Containers > 0 {
+		fmt.Fprintf(env.Stdout, "removed %s the interrupted session left running\n", vocab.Plural(killed.Containers, "container", "containers"))
+	}
+	if n := killed.Sessions + killed.Tagged; n > 0 {
 		fmt.Fprintf(env.Stdout, "killed %s the interrupted agent left running\n", vocab.Plural(n, "process", "processes"))
 	}
 	// The digest of the unfinished session's seal: given by the step, or
@@ -436,33 +444,15 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	} else if data, err := os.ReadFile(marker); err == nil {
 		digest = strings.TrimSpace(string(data))
 	}
-	reasons, err := policy.Enforce(repo, "the agent", begin.Branch, it.Base, it.Config.ProtectedPaths, begin.StartedAt)
+	reasons, gitOK, err := session.Restore(repo, begin.RunID, dir, begin.Branch, it.Base, it.Config.ProtectedPaths, begin.StartedAt, digest)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
-	}
-	gitOK, indexOK := true, true
-	if digest != "" {
-		if gitOK, indexOK, err = policy.CheckSealed(repo, begin.RunID, digest); err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %s: %v", iterdir.SealedFile, err)
-		}
-	}
-	if indexOK {
-		more, err := policy.RestoreLogs(repo, begin.RunID, dir, "the agent")
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %v", err)
-		}
-		reasons = append(reasons, more...)
-	} else {
-		if err := policy.DropSealIndex(repo, begin.RunID); err != nil {
-			return exit.Errorf(exit.RunnerError, "restore: %v", err)
-		}
-		reasons = append(reasons, "the seal index of the run's iteration logs changed during the session: the earlier iterations' logs could not be checked; the index is rebuilt from the files as they are")
 	}
 	for _, r := range reasons {
 		fmt.Fprintln(env.Stdout, r)
 	}
 	if !gitOK {
-		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
+		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) or the user's configuration (~/.gitconfig, ~/.config/go/env, …) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
 	}
 	return nil
 }

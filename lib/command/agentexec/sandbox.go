@@ -10,51 +10,60 @@ import (
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/sandbox"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // confine sets up [sandbox] mode = "bwrap" or "docker" for the session
-// (issue 15): the agent may write the repository, its output file and the
-// runner files DESIGN.md decision 4 leaves to it, nothing else of the
-// runner's. The output file is created empty beforehand so that it can be
-// bound writable. release, called once the session has ended and before
-// it is judged (again later does nothing), removes what the sandbox left
-// (a container) and the output file again when the agent left it empty;
+// (issue 15): the agent may write the repository, its output files
+// (agent.SandboxFiles: the output, Codex's last message) and the runner
+// files DESIGN.md decision 4 leaves to it, nothing else of the runner's.
+// The output files are created empty beforehand so that they can be bound
+// writable. release, called once the session has ended and before it is
+// judged (again later does nothing), removes what the sandbox left (a
+// container) and the output files again when the agent left them empty;
 // its error says a container could not be removed. Under docker,
 // containers a killed runner left for this repository are removed first.
 // The mode goes into rec. Without a sandbox, release does nothing.
-func confine(env *cli.Env, req *agent.Request, cfg config.Sandbox, root, outPath string, rec *iterdir.Agent) (release func() error, err error) {
-	if !cfg.Confined() {
+func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath string, rec *iterdir.Agent) (release func() error, err error) {
+	sb := cfg.Sandbox
+	if !sb.Confined() {
 		return func() error { return nil }, nil
 	}
-	rec.Sandbox = cfg.Mode
-	if cfg.Mode == config.SandboxDocker {
-		if n, err := sandbox.RemoveLeftovers(cfg, root); err != nil {
+	rec.Sandbox = sb.Mode
+	if sb.Mode == config.SandboxDocker {
+		if n, err := sandbox.RemoveLeftovers(sb, root); err != nil {
 			return nil, err
 		} else if n > 0 {
-			env.Warnf("removed %d container(s) an interrupted session left running", n)
+			env.Warnf("removed %s an interrupted session left running", vocab.Plural(n, "container", "containers"))
 		}
 	}
-	if err := os.WriteFile(outPath, nil, 0o644); err != nil {
-		return nil, fmt.Errorf("create the output file: %w", err)
-	}
+	files := agent.SandboxFiles(cfg.Agent, req.IterDir, outPath)
 	removeEmpty := func() {
-		if st, err := os.Lstat(outPath); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
-			os.Remove(outPath)
+		for _, f := range files {
+			if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+				os.Remove(f)
+			}
+		}
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			removeEmpty()
+			return nil, fmt.Errorf("create %s: %w", filepath.Base(f), err)
 		}
 	}
 	abs := func(rel []string) []string {
 		var out []string
-		for _, f := range rel {
-			out = append(out, filepath.Join(root, filepath.FromSlash(f)))
+		for _, r := range rel {
+			out = append(out, filepath.Join(root, filepath.FromSlash(r)))
 		}
 		return out
 	}
-	c, err := sandbox.Open(cfg, root, append(abs(sandbox.AgentWritable), outPath), abs(sandbox.AgentReadOnly), sandbox.Session{Role: "agent", Dir: req.IterDir})
+	c, err := sandbox.Open(sb, root, append(abs(sandbox.AgentWritable), files...), abs(sandbox.AgentReadOnly), sandbox.Session{Role: "agent", Dir: req.IterDir})
 	if err != nil {
 		removeEmpty()
 		return nil, err
 	}
-	req.Sandbox, req.InContainer = c.Wrap, cfg.Mode == config.SandboxDocker
+	req.Sandbox, req.InContainer = c.Wrap, sb.Mode == config.SandboxDocker
 	released := false
 	return func() error {
 		if released {

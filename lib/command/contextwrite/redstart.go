@@ -3,8 +3,8 @@ package contextwrite
 import (
 	"strings"
 
-	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/ratchet"
 )
@@ -15,11 +15,11 @@ import (
 // blamed for failures it inherited; "" otherwise, or when either cannot
 // be read.
 func redStart(root string, begin iterdir.Begin) string {
-	rec, ok, err := guardrun.ReadBaseline(root, begin.RunID)
+	rec, ok, err := guard.ReadBaseline(root, begin.RunID)
 	if err != nil || !ok {
 		return ""
 	}
-	note := guardrun.RedStart(begin.RunID, rec)
+	note := guard.RedStart(begin.RunID, rec)
 	if note == "" {
 		return ""
 	}

@@ -13,35 +13,33 @@
 package guardrun
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
-	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/policy"
-	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/ratchet"
+	"github.com/treeloop/treeloop/lib/session"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
-// Outcomes recorded in guard.json.
+// Outcomes recorded in guard.json (lib/guard).
 const (
-	Pass        = string(vocab.GuardPass)
-	Fail        = string(vocab.GuardFail)
-	Timeout     = string(vocab.GuardTimeout)
-	Interrupted = string(vocab.GuardInterrupted)
-	Error       = string(vocab.GuardError) // the guard could not run: a runner error
+	Pass        = guard.Pass
+	Fail        = guard.Fail
+	Timeout     = guard.Timeout
+	Interrupted = guard.Interrupted
+	Error       = guard.Error
 )
 
 // Options is the command line of guard-run.
@@ -61,6 +59,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
+	// The user's git config as it is now, before a session could change
+	// it, for every git process of this command (runner-step's, when it
+	// started this one).
+	if err := git.Hermetic(env.Dir); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
 	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
@@ -69,10 +73,10 @@ func (o *Options) Run(env *cli.Env) error {
 	// alone, guard-run only runs the guard. The seal is taken while
 	// config.toml is read from the base (issue 16: both start git
 	// processes); a config.toml that cannot be read wins over it.
-	var sealed *policy.Session
+	var sealed *session.Session
 	var sealErr error
 	if o.Base.Base != "" {
-		sealed, sealErr = policy.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
+		sealed, sealErr = session.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
 	}
 	it, err := loading.Wait()
 	if err != nil {
@@ -93,16 +97,19 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	if sealed != nil {
+		if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
 		o.Tell(env, sealed.Digest())
 	}
-	var best Best
+	var best guard.Best
 	if len(cfg.Guard.Ratchet) > 0 {
-		if best, err = RunBest(env.Dir, begin.RunID, it.Base); err != nil {
+		if best, err = guard.RunBest(env.Dir, begin.RunID, it.Base); err != nil {
 			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
 		}
 	}
 	// guard.log reaches the disk while the session is checked (issue 16).
-	rec, code, synced := guard(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
+	rec, code, synced := guard.Run(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {
 		env.Warnf("killed %s the guard left running outside its process group: %s", vocab.Plural(rec.EscapedKilled, "process", "processes"), strings.Join(rec.Escaped, ", "))
@@ -121,20 +128,38 @@ func (o *Options) Run(env *cli.Env) error {
 	if verdict.Appeared {
 		rec.Cancel = &verdict
 	}
-	if len(violations) > 0 {
-		if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
-		}
-		// Whatever the guard's exit status: it ran against files it
-		// changed, so it proves nothing. A guard that stopped itself by
-		// creating the cancel file is not an interruption either. A
-		// timeout or an operator's interrupt keeps its outcome.
-		if rec.Outcome == Pass || rec.Outcome == Fail || rec.Outcome == Interrupted && verdict.By == cancel.BySession {
-			rec.Outcome, code = Fail, exit.Negative
-			rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
-		}
+	if err := failFor(&rec, &code, violations, verdict, dir); err != nil {
+		return err
 	}
-	if err := iterdir.Write(dir, iterdir.GuardFile, rec); err != nil {
+	return o.report(env, rec, code, it)
+}
+
+// failFor makes the guard's run a failure when the checks after it found
+// violations (appended to guard.log): whatever the guard's exit status,
+// it ran against files it changed, so it proves nothing. A guard that
+// stopped itself by creating the cancel file is not an interruption
+// either. A timeout or an operator's interrupt keeps its outcome.
+func failFor(rec *iterdir.Guard, code *int, violations []string, verdict cancel.Verdict, dir string) error {
+	if len(violations) == 0 {
+		return nil
+	}
+	if err := appendLog(filepath.Join(dir, iterdir.GuardLog), violations); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardLog, fsutil.Cause(err))
+	}
+	if rec.Outcome == Pass || rec.Outcome == Fail || rec.Outcome == Interrupted && verdict.By == cancel.BySession {
+		rec.Outcome, *code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed: %s", strings.Join(violations, "; "))
+	}
+	return nil
+}
+
+// report records the guard's run (after the ratchet's names and notes:
+// afterPass) in guard.json and prints it; the error carries its code.
+func (o *Options) report(env *cli.Env, rec iterdir.Guard, code int, it stepctx.Iteration) error {
+	if err := o.afterPass(env, &rec, it); err != nil {
+		return err
+	}
+	if err := iterdir.Write(it.Dir, iterdir.GuardFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.GuardFile, fsutil.Cause(err))
 	}
 	if o.JSON || o.Wanted() {
@@ -176,97 +201,32 @@ func appendLog(path string, reasons []string) error {
 	return f.Close()
 }
 
-// Guard runs the guard of cfg in env.Dir until deadline, confined when
-// [sandbox] guard is set, its output capped into logPath, then the test
-// ratchet after a pass (against best). It returns the record for
-// guard.json and the exit code of the outcome (0 pass, 1 fail, 124, 130/143,
-// 6 when the guard could not run). Shared by guard-run and the guard
-// baseline of runner-start.
-func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
-	rec, code, synced := guard(in, env, cfg, deadline, logPath, best)
-	return synced(rec, code)
-}
-
-// guard is Guard returning before the log's fsync, which runs meanwhile
-// (proc.RunToFileSyncing): synced, called once before the log is reported
-// written, waits for it and gives the record and the code Guard gives,
-// the outcome an error when the log could not be synced.
-func guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int, synced func(iterdir.Guard, int) (iterdir.Guard, int)) {
-	// The guard's environment is ours without the step's variables
-	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
-	// as agent-exec is, so what the guard leaves behind (setsid, a double
-	// fork) is killed too. RUNNER_ITER_DIR tags its processes as an
-	// agent's are: should guard-run itself be killed, agent-exec --restore
-	// finds what the guard left running by it.
-	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
-	// [sandbox] guard = true (issue 15): the guard runs confined like the
-	// agent, without any of the agent's runner files writable.
-	release, runErr := confine(env, cfg.Sandbox, filepath.Dir(logPath), &spec)
-	var res proc.Result
-	var info proc.LogInfo
-	logSynced := func() error { return nil }
-	if runErr == nil {
-		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
-		if err := release(); err != nil && runErr == nil {
-			runErr = err
-		}
+// afterPass, with [guard] ratchet and the step's base: the tests a pass
+// that stands reported passing become the run's best names
+// (layout.TestsPassed, committed with the iteration), and a TestMain or
+// test-file init the session added is noted in guard.log and guard.json.
+func (o *Options) afterPass(env *cli.Env, rec *iterdir.Guard, it stepctx.Iteration) error {
+	if rec.Ratchet == nil || o.Base.Base == "" {
+		return nil
 	}
-	synced = func(rec iterdir.Guard, code int) (iterdir.Guard, int) {
-		if err := logSynced(); err != nil {
-			// As a failed write of the log: the guard's run proves
-			// nothing, the ratchet's count included.
-			rec.Outcome, code, rec.Ratchet = Error, exit.RunnerError, nil
-			rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(err))
-		}
-		return rec, code
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
 	}
-	rec = iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-		EscapedKilled: res.Escaped,
+	notes, err := guard.EntryPoints(repo, it.Base)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "test ratchet: %v", err)
 	}
-	for _, e := range res.EscapedProcs {
-		c := strings.Join(strings.Fields(e.Command), " ")
-		if len(c) > 60 {
-			c = c[:60] + "…"
-		}
-		rec.Escaped = append(rec.Escaped, c)
+	for _, n := range notes {
+		env.Warnf("%s", n)
+		rec.Notes = append(rec.Notes, n)
+		guard.Note(env, filepath.Join(it.Dir, iterdir.GuardLog), "note: "+n)
 	}
-	if cfg.Sandbox.ConfinesGuard() {
-		rec.Sandbox = cfg.Sandbox.Mode
+	if rec.Outcome != Pass || len(rec.Ratchet.Passed) == 0 {
+		return nil
 	}
-	var se *proc.StartError
-	switch {
-	case errors.As(runErr, &se):
-		rec.Outcome, code = Error, exit.RunnerError
-		hint := "install it, or set [guard] command in " + layout.Config
-		if rec.Sandbox != "" && se.Name == cfg.Sandbox.Engine {
-			hint = "runner-check says what the sandbox needs"
-		}
-		rec.Message = fmt.Sprintf("the guard could not start: %v (%s)", se, hint)
-	case runErr != nil:
-		rec.Outcome, code = Error, exit.RunnerError
-		rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(runErr))
-	case res.Canceled:
-		rec.Outcome, code = Interrupted, in.Code()
-		rec.Message = "guard interrupted by " + in.Cause()
-	case res.TimedOut:
-		rec.Outcome, code = Timeout, exit.Timeout
-		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))
-	case res.ExitCode == 0:
-		rec.Outcome, code = Pass, exit.OK
-		// The test ratchet (issue 15) may still turn the pass into a
-		// failure: fewer tests passing than the run's best.
-		if len(cfg.Guard.Ratchet) > 0 {
-			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best)
-			appendNote(env, logPath, rec.Message)
-		}
-	default:
-		rec.Outcome, code = Fail, exit.Negative
-		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
-		if res.Signal != "" {
-			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
-		}
+	if err := fsutil.WriteAtomic(env.Abs(layout.TestsPassed), ratchet.FormatNames(it.Begin.RunID, rec.Ratchet.Passed), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", layout.TestsPassed, fsutil.Cause(err))
 	}
-	return rec, code, synced
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -51,6 +52,15 @@ const MaxBodyBytes = 4096
 // left out when empty.
 func FullMessage(subject, summary string) string {
 	var lines []string
+	// A control character (U+0000 among them, which git refuses in a
+	// message) is dropped: the message is rebuilt the same way on
+	// recovery, so one git refuses would stop every later step.
+	summary = strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, summary)
 	for _, l := range strings.Split(summary, "\n") {
 		if l = strings.TrimRight(l, " \t\r"); l != "" {
 			lines = append(lines, l)
@@ -84,6 +94,11 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "%v", err)
+	}
+	// No step starts beside a session of an earlier one that still runs
+	// (DESIGN.md decision 21): whatever it does would land in this one.
+	if live := proc.LiveSessions(repo.Root()); len(live) > 0 {
+		return exit.Errorf(exit.Negative, "a session of an earlier iteration is still running (%s): stop it (kill the pid) before the next step", strings.Join(live, "; "))
 	}
 	// One git status gives the branch, HEAD and the changes (issue 16).
 	st, err := repo.Status()

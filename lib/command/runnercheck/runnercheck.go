@@ -23,11 +23,13 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/guard"
+	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
@@ -75,6 +77,9 @@ type Result struct {
 	Name     string   `json:"name"`
 	OK       bool     `json:"ok"`
 	Problems []string `json:"problems"`
+	// Notes say what a passing check's setting means (an unconfined
+	// guard, sessions without a PID namespace); they fail nothing.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Report is the --json output.
@@ -112,13 +117,16 @@ func (o *Options) Run(env *cli.Env) error {
 			r.Problems = append(r.Problems, c.Run(ctx)...)
 		}
 		r.OK = len(r.Problems) == 0
+		if c.Name == "sandbox" && ctx.ConfigErr == nil {
+			r.Notes = sandboxNotes(ctx.Config)
+		}
 		rep.OK = rep.OK && r.OK
 		rep.Checks = append(rep.Checks, r)
 	}
 	if o.Guard && ctx.ConfigErr == nil {
 		// The guard baseline (issue 15): the one check that runs something.
 		env.Dir = ctx.Root
-		r := Result{Name: "guard-baseline", Problems: trimName("guard", guardrun.CheckBaseline(env, ctx.Config))}
+		r := Result{Name: "guard-baseline", Problems: trimName("guard", guard.CheckBaseline(env, ctx.Config))}
 		r.OK = len(r.Problems) == 0
 		rep.OK = rep.OK && r.OK
 		rep.Checks = append(rep.Checks, r)
@@ -132,6 +140,9 @@ func (o *Options) Run(env *cli.Env) error {
 			if r.OK {
 				fmt.Fprintf(env.Stdout, "%s: ok\n", r.Name)
 			}
+			for _, n := range r.Notes {
+				fmt.Fprintf(env.Stdout, "%s: note: %s\n", r.Name, n)
+			}
 			for _, p := range r.Problems {
 				fmt.Fprintf(env.Stdout, "%s: %s\n", r.Name, p)
 			}
@@ -144,12 +155,19 @@ func (o *Options) Run(env *cli.Env) error {
 }
 
 // checkSandbox: [sandbox] mode = "bwrap" needs bubblewrap able to create
-// its namespaces here (issue 15); mode = "docker" the engine answering and
-// the image in it (sessions never pull one).
+// its namespaces here (issue 15) and a dry run of the agent under the
+// session's mounts to pass; mode = "docker" the engine answering and the
+// image in it (sessions never pull one).
 func checkSandbox(ctx *Context) []string {
 	switch ctx.Config.Sandbox.Mode {
 	case config.SandboxBwrap:
-		return trimName("sandbox", sandbox.Check())
+		if p := sandbox.Check(); len(p) > 0 {
+			return trimName("sandbox", p)
+		}
+		if err := dryRun(ctx); err != nil {
+			return []string{fmt.Sprintf("%v: list what the agent needs in [sandbox] writable or readable of %s, or set [sandbox] mode = \"none\"", err, layout.Config)}
+		}
+		return nil
 	case config.SandboxDocker:
 		return trimName("sandbox", sandbox.CheckEngine(ctx.Config.Sandbox))
 	}
@@ -162,6 +180,77 @@ func checkSandbox(ctx *Context) []string {
 func inImage(ctx *Context, prog string) bool {
 	s := ctx.Config.Sandbox
 	return s.Mode == config.SandboxDocker && s.Image != config.DefaultImage && !strings.Contains(prog, "/")
+}
+
+// sandboxNotes says what the sandbox settings leave open: a guard
+// outside the bwrap sandbox, and sessions without a PID namespace of
+// their own (lib/proc: where the kernel refuses one, a session's
+// processes are held by a child subreaper and their environment only).
+func sandboxNotes(cfg config.Config) []string {
+	var notes []string
+	if cfg.Sandbox.Confined() && !cfg.Sandbox.Guard {
+		notes = append(notes, "the guard runs unconfined ([sandbox] guard = false): the tests and scripts the agent wrote run with your permissions, outside the sandbox, and can do what the sandbox kept the agent from (write git's objects and refs, your home directory, the runner's files); only the checks after the guard stand between them and a pass. Set guard = true to confine it")
+	}
+	if why := proc.ContainmentHint(); why != "" {
+		notes = append(notes, "sessions run without a PID namespace of their own ("+why+"): what a session starts is held by a child subreaper and found by its environment, so a process that clears its environment and outlives a killed agent-exec or guard-run escapes; allow user namespaces, or use [sandbox] mode = \"bwrap\"")
+	}
+	return notes
+}
+
+// dryRun proves the sandbox and the agent together, under the mounts a
+// session gets (lib/sandbox Probe), in a scratch iteration directory:
+// its output files writable, and an agent CLI's --version. A passed dry
+// run is remembered (sandbox.ProbeKey) until the configuration or the
+// executable changes.
+func dryRun(ctx *Context) error {
+	cfg := ctx.Config
+	if cfg.Agent.Backend == "replay" {
+		return nil
+	}
+	bin := agent.Executable(cfg.Agent)
+	key := sandbox.ProbeKey(cfg, bin)
+	if key != "" {
+		if _, err := os.Stat(key); err == nil {
+			return nil
+		}
+	}
+	iters := filepath.Join(ctx.Root, layout.Iterations)
+	if err := os.MkdirAll(iters, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(iters, ".dry-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	files := agent.SandboxFiles(cfg.Agent, dir, filepath.Join(dir, iterdir.OutputFile))
+	for _, f := range files {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return err
+		}
+	}
+	var writable, readOnly []string
+	for _, rel := range sandbox.AgentWritable {
+		writable = append(writable, filepath.Join(ctx.Root, filepath.FromSlash(rel)))
+	}
+	for _, rel := range sandbox.AgentReadOnly {
+		readOnly = append(readOnly, filepath.Join(ctx.Root, filepath.FromSlash(rel)))
+	}
+	box, err := sandbox.New(cfg.Sandbox, ctx.Root, append(writable, files...), readOnly)
+	if err != nil {
+		return err
+	}
+	var argv []string
+	if cfg.Agent.Backend != "command" && bin != "" {
+		argv = []string{bin, "--version"}
+	}
+	if err := box.Probe(files, argv); err != nil {
+		return err
+	}
+	if key != "" && os.MkdirAll(filepath.Dir(key), 0o755) == nil {
+		os.WriteFile(key, []byte("ok\n"), 0o644)
+	}
+	return nil
 }
 
 // trimName drops the "<name>: " a problem from another package starts

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -23,6 +24,7 @@ import (
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/sandbox"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/schemas"
 )
@@ -30,11 +32,13 @@ import (
 // Options is the command line of runner-init.
 type Options struct {
 	cli.Chdir
-	Goal   string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
-	RootID string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
-	Next   string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
-	New    bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
-	JSON   bool   `name:"json" help:"Print what was created and kept as JSON."`
+	Goal    string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
+	RootID  string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
+	Next    string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
+	New     bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
+	Sandbox string `enum:"auto,bwrap,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap or none."`
+	Agent   string `placeholder:"BACKEND" env:"RUNNER_AGENT" help:"[agent] backend of a new config.toml (codex, claude, opencode, gemini, command), with the paths its CLI writes in [sandbox] writable."`
+	JSON    bool   `name:"json" help:"Print what was created and kept as JSON."`
 	cli.Get
 }
 
@@ -97,7 +101,7 @@ func (o *Options) Run(env *cli.Env) error {
 	files := []file{
 		// --new starts the goal, the tree and the run state over.
 		{layout.Goal, func() ([]byte, error) { return goalData, nil }, o.New},
-		{layout.Config, func() ([]byte, error) { return config.DefaultTOML(), nil }, false},
+		{layout.Config, func() ([]byte, error) { return o.newConfig() }, false},
 		{layout.Tree, func() ([]byte, error) { return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault) }, o.New},
 		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, o.New},
 		{layout.Schema, func() ([]byte, error) { return schemas.TaskTreeV1, nil }, true},
@@ -201,4 +205,24 @@ func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
 		return nil, exit.Errorf(exit.Negative, "the initial tree would be invalid: %v", ps)
 	}
 	return data, nil
+}
+
+// newConfig is the default config.toml with the options' backend and
+// sandbox (DESIGN.md decision 19: bubblewrap where it works).
+func (o *Options) newConfig() ([]byte, error) {
+	mode := o.Sandbox
+	if mode == "auto" {
+		mode = config.SandboxNone
+		if len(sandbox.Check()) == 0 {
+			mode = config.SandboxBwrap
+		}
+	}
+	backend := o.Agent
+	if backend == "" {
+		backend = "command"
+	}
+	if _, err := agent.New(backend); err != nil {
+		return nil, exit.Errorf(exit.Usage, "--agent %s: %v", backend, err)
+	}
+	return config.WithChoices(config.DefaultTOML(), backend, mode, agent.SandboxHome(backend)), nil
 }

@@ -59,7 +59,7 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	res, err := proc.Run(in, proc.Spec{
 		Argv:     argv,
 		Dir:      env.Dir,
-		Env:      hookEnv(os.Environ(), vars),
+		Env:      hookEnv(git.Strip(os.Environ()), vars),
 		Stdin:    bytes.NewReader(runrecord.Encode(*r)),
 		Log:      capped,
 		Deadline: time.Now().Add(hooks.Timeout()),

@@ -18,12 +18,12 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/goal"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
@@ -90,13 +90,13 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer 
 	if !baseline || res.Status != "started" {
 		return "", nil
 	}
-	rec, err := guardrun.Baseline(env, res.RunID, cfg)
+	rec, err := guard.Baseline(env, res.RunID, cfg)
 	if err != nil {
 		return "", err
 	}
 	res.Baseline = rec.Outcome
-	if rec.Outcome != guardrun.Pass {
-		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes; see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guardrun.BaselineLog)
+	if rec.Outcome != guard.Pass {
+		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes; see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guard.BaselineLog)
 	}
 	if r := rec.Ratchet; r != nil && r.Held {
 		trailer = ratchet.TrailerLine(r.Count)
@@ -109,6 +109,12 @@ func BootstrapMessage(runID string) string { return "chore(loop): start run " + 
 
 // Run starts or resumes the run.
 func (o *Options) Run(env *cli.Env) error {
+	// The user's git config as it is now, before a session could change
+	// it, for every git process of this command (runner-step's, when it
+	// started this one).
+	if err := git.Hermetic(env.Dir); err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
 	var res Result
 	var err error
 	if o.Worktree {

@@ -13,11 +13,11 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/guardrun"
 	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
@@ -166,7 +166,7 @@ func Read(root string, n int, now time.Time) (Status, error) {
 		st.Log = rec.Log
 	}
 	if runID != "" {
-		if b, ok, err := guardrun.ReadBaseline(root, runID); err == nil && ok {
+		if b, ok, err := guard.ReadBaseline(root, runID); err == nil && ok {
 			st.Baseline = b.Outcome
 		}
 	}
@@ -297,7 +297,7 @@ func printText(w io.Writer, st Status) {
 	case string(vocab.GuardPass):
 		p("baseline", "green: the guard passed when the run started")
 	default:
-		p("baseline", "red start: the guard's outcome was %s when the run started (see %s/%s/%s)", st.Baseline, layout.Iterations, st.RunID, guardrun.BaselineLog)
+		p("baseline", "red start: the guard's outcome was %s when the run started (see %s/%s/%s)", st.Baseline, layout.Iterations, st.RunID, guard.BaselineLog)
 	}
 	if s := st.Selection; s.ID != "" {
 		p("node", "%s %s  %s  attempts %d/%d  %q", s.Status, s.Path, s.Mode, s.Attempts, s.MaxAttempts, s.Title)

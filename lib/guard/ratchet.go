@@ -1,4 +1,4 @@
-package guardrun
+package guard
 
 import (
 	"bytes"
@@ -25,11 +25,13 @@ const ratchetOutputLimit = 64 << 10
 // count from the guard's own output instead of running the tests again.
 const EnvGuardLog = "RUNNER_GUARD_LOG"
 
-// Best is the run's best test count so far (lib/ratchet).
+// Best is the run's best so far (lib/ratchet): its test count, and the
+// names of the tests that passed then.
 type Best struct {
 	Count  int
 	Commit string
-	Found  bool // false: nothing recorded yet, any count holds
+	Found  bool     // false: nothing recorded yet, any count holds
+	Names  []string // sorted; nil when none is recorded for the run
 }
 
 // RunBest reads the best count of run runID from the run's commits up to
@@ -42,7 +44,47 @@ func RunBest(root, runID, base string) (Best, error) {
 		return Best{}, err
 	}
 	n, commit, found, err := ratchet.Best(repo, base, runID)
-	return Best{n, commit, found}, err
+	if err != nil {
+		return Best{}, err
+	}
+	// The names, as committed in base (verified by hash: lib/git).
+	data, ok, err := repo.ShowFile(base, layout.TestsPassed)
+	if err != nil {
+		return Best{}, err
+	}
+	b := Best{Count: n, Commit: commit, Found: found}
+	if ok {
+		b.Names, _ = ratchet.ParseNames(runID, data)
+	}
+	return b, nil
+}
+
+// judgeEvents is the ratchet by names after a green guard: any failure
+// the guard's output reports fails it whatever its exit status, and so
+// does a test of the run's best that did not pass. message is "" when
+// both hold.
+func judgeEvents(rec *iterdir.Ratchet, ev *ratchet.Events, best Best) (message string) {
+	rec.Passed, rec.Failed = ev.Passed(), ev.Failed()
+	rec.Names = len(rec.Passed)
+	if rec.Names == 0 {
+		rec.Names = -1
+	}
+	rec.Missing = ratchet.Missing(best.Names, rec.Passed)
+	switch {
+	case len(rec.Failed) > 0:
+		return fmt.Sprintf("the guard exited 0 but its output reports failing tests (%s), so the node does not pass: make them pass", list(rec.Failed))
+	case len(rec.Missing) > 0:
+		return fmt.Sprintf("the guard passed but tests that passed at this run's best did not pass now (%s): deleting, skipping or renaming tests does not pass a node; make them pass", list(rec.Missing))
+	}
+	return ""
+}
+
+// list names up to ten of names, and how many more.
+func list(names []string) string {
+	if len(names) > 10 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:10], ", "), len(names)-10)
+	}
+	return strings.Join(names, ", ")
 }
 
 // runRatchet runs [guard] ratchet after a green guard and compares its
@@ -51,16 +93,16 @@ func RunBest(root, runID, base string) (Best, error) {
 // a count the runner could not check. message says why, for guard.json
 // and the end of the guard's log (which failure.md shows the next
 // attempt); it is "" when the ratchet held.
-func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec *iterdir.Ratchet, outcome string, code int, message string) {
+func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best, ev *ratchet.Events) (rec *iterdir.Ratchet, outcome string, code int, message string) {
 	argv := strings.Join(cfg.Guard.Ratchet, " ")
-	rec = &iterdir.Ratchet{Argv: cfg.Guard.Ratchet, Count: -1, Best: -1}
+	rec = &iterdir.Ratchet{Argv: cfg.Guard.Ratchet, Count: -1, Best: -1, Names: -1}
 	if best.Found {
 		rec.Best, rec.BestCommit = best.Count, best.Commit
 	}
 	var stdout, all bytes.Buffer
 	spec := proc.Spec{
 		Argv: cfg.Guard.Ratchet, Dir: env.Dir, Deadline: deadline,
-		Env:    append(os.Environ(), EnvGuardLog+"="+logPath),
+		Env:    append(git.Strip(os.Environ()), EnvGuardLog+"="+logPath),
 		Stdout: proc.NewCappedWriter(&stdout, ratchetOutputLimit),
 		Log:    proc.NewCappedWriter(&all, ratchetOutputLimit),
 	}
@@ -87,6 +129,9 @@ func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	if best.Found && n < best.Count {
 		return rec, Fail, exit.Negative, fmt.Sprintf("the guard passed but only %d tests passed, fewer than the %d this run reached (commit %.12s): deleting, skipping or renaming tests does not pass a node; make the tests pass", n, best.Count, best.Commit)
 	}
+	if msg := judgeEvents(rec, ev, best); msg != "" {
+		return rec, Fail, exit.Negative, msg
+	}
 	rec.Held = true
 	return rec, Pass, exit.OK, ""
 }
@@ -103,10 +148,10 @@ func lastLine(out []byte) string {
 	return s
 }
 
-// appendNote adds the runner's note to the end of guard.log, where
+// Note adds the runner's note to the end of guard.log, where
 // failure.md shows it to the next attempt; a failure to write is only
 // warned about (guard.json holds the message too).
-func appendNote(env *cli.Env, path, msg string) {
+func Note(env *cli.Env, path, msg string) {
 	if msg == "" {
 		return
 	}

@@ -1,4 +1,4 @@
-package policy
+package session
 
 import (
 	"os"

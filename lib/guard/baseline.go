@@ -1,4 +1,4 @@
-package guardrun
+package guard
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package guardrun
+package guard
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // confine turns spec into the guard's confined run when the sandbox
@@ -16,7 +17,8 @@ import (
 // for this repository are removed first. release, called once the guard
 // has ended, removes what the sandbox left (a container); its error says
 // one could not be removed. Without a sandbox, release does nothing.
-// Under docker, spec no longer kills escaped processes (see below).
+// Under bwrap the guard runs in bwrap's own PID namespace (no session
+// init); under docker spec no longer kills escaped processes (see below).
 func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (release func() error, err error) {
 	release = func() error { return nil }
 	if !cfg.ConfinesGuard() {
@@ -26,7 +28,7 @@ func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (rel
 		if n, err := sandbox.RemoveLeftovers(cfg, env.Dir); err != nil {
 			return release, fmt.Errorf("sandbox: %w", err)
 		} else if n > 0 {
-			env.Warnf("removed %d container(s) an interrupted session left running", n)
+			env.Warnf("removed %s an interrupted session left running", vocab.Plural(n, "container", "containers"))
 		}
 	}
 	c, err := sandbox.Open(cfg, env.Dir, nil, nil, sandbox.Session{Role: "guard", Dir: dir})
@@ -37,6 +39,10 @@ func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (rel
 		c.Release()
 		return release, err
 	}
+	// bwrap makes a PID namespace of its own and is its init
+	// (--unshare-pid --die-with-parent): the session init would give it
+	// a /proc that is not its namespace's.
+	spec.OwnNamespace = cfg.Mode == config.SandboxBwrap
 	// A container's processes are the engine's, not guard-run's
 	// descendants (with podman, only through the engine's monitor, which
 	// must outlive the client): removing the container ends them.

@@ -1,0 +1,137 @@
+// Package guard runs the guard ([guard] command of config.toml, `just ci`
+// by default) within a deadline, its output capped into a log, and after a
+// pass the test ratchet (DESIGN.md decisions 6, 21; seed 000 §5 step 10):
+// for guard-run, runner-start's baseline and runner-check --guard.
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/ratchet"
+	"github.com/treeloop/treeloop/lib/vocab"
+)
+
+// Outcomes recorded in guard.json.
+const (
+	Pass        = string(vocab.GuardPass)
+	Fail        = string(vocab.GuardFail)
+	Timeout     = string(vocab.GuardTimeout)
+	Interrupted = string(vocab.GuardInterrupted)
+	Error       = string(vocab.GuardError) // the guard could not run: a runner error
+)
+
+// Guard runs the guard of cfg in env.Dir until deadline, confined when
+// [sandbox] guard is set, its output capped into logPath, then the test
+// ratchet after a pass (against best). It returns the record for
+// guard.json and the exit code of the outcome (0 pass, 1 fail, 124, 130/143,
+// 6 when the guard could not run). Shared by guard-run, the guard
+// baseline of runner-start and runner-check --guard.
+func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
+	rec, code, synced := Run(in, env, cfg, deadline, logPath, best)
+	return synced(rec, code)
+}
+
+// Run is Guard returning before the log's fsync, which runs meanwhile
+// (proc.RunToFileSyncing): synced, called once before the log is reported
+// written, waits for it and gives the record and the code Guard gives,
+// the outcome an error when the log could not be synced.
+func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int, synced func(iterdir.Guard, int) (iterdir.Guard, int)) {
+	// The guard's environment is ours without the step's variables
+	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
+	// as agent-exec is, so what the guard leaves behind (setsid, a double
+	// fork) is killed too. RUNNER_ITER_DIR tags its processes as an
+	// agent's are: should guard-run itself be killed, agent-exec --restore
+	// finds what the guard left running by it.
+	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
+	// With a ratchet, the guard's whole output (not the capped log) is
+	// read for test events: the ratchet by names.
+	var events *ratchet.Events
+	if len(cfg.Guard.Ratchet) > 0 {
+		events = ratchet.NewEvents()
+		spec.Tee = events
+	}
+	// [sandbox] guard (issue 15): the guard runs confined like the
+	// agent, without any of the agent's runner files writable.
+	release, runErr := confine(env, cfg.Sandbox, filepath.Dir(logPath), &spec)
+	var res proc.Result
+	var info proc.LogInfo
+	logSynced := func() error { return nil }
+	if runErr == nil {
+		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
+		if err := release(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	synced = func(rec iterdir.Guard, code int) (iterdir.Guard, int) {
+		if err := logSynced(); err != nil {
+			// As a failed write of the log: the guard's run proves
+			// nothing, the ratchet's count included.
+			rec.Outcome, code, rec.Ratchet = Error, exit.RunnerError, nil
+			rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(err))
+		}
+		return rec, code
+	}
+	rec = iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped,
+	}
+	for _, e := range res.EscapedProcs {
+		c := strings.Join(strings.Fields(e.Command), " ")
+		if len(c) > 60 {
+			c = c[:60] + "…"
+		}
+		rec.Escaped = append(rec.Escaped, c)
+	}
+	if cfg.Sandbox.ConfinesGuard() {
+		rec.Sandbox = cfg.Sandbox.Mode
+	}
+	var se *proc.StartError
+	switch {
+	case errors.As(runErr, &se):
+		rec.Outcome, code = Error, exit.RunnerError
+		hint := "install it, or set [guard] command in " + layout.Config
+		if rec.Sandbox != "" && se.Name == cfg.Sandbox.Engine {
+			hint = "runner-check says what the sandbox needs"
+		}
+		rec.Message = fmt.Sprintf("the guard could not start: %v (%s)", se, hint)
+	case runErr != nil:
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("%s: %v", filepath.Base(logPath), fsutil.Cause(runErr))
+	case res.Canceled:
+		rec.Outcome, code = Interrupted, in.Code()
+		rec.Message = "guard interrupted by " + in.Cause()
+	case res.TimedOut:
+		rec.Outcome, code = Timeout, exit.Timeout
+		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))
+	case res.ExitCode == 0:
+		rec.Outcome, code = Pass, exit.OK
+		// The test ratchet (issue 15) may still turn the pass into a
+		// failure: fewer tests passing than the run's best.
+		if len(cfg.Guard.Ratchet) > 0 {
+			events.Close()
+			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best, events)
+			Note(env, logPath, rec.Message)
+		}
+	default:
+		rec.Outcome, code = Fail, exit.Negative
+		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
+		if res.Signal != "" {
+			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
+		}
+	}
+	return rec, code, synced
+}

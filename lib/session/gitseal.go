@@ -1,0 +1,104 @@
+package session
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/seal"
+)
+
+// gitSettings holds git's own settings across a session: the repository's config,
+// info/ (attributes, exclude) and hooks (or core.hooksPath), and the
+// work tree's git.SequencerState (a session may leave none of it: the
+// runner's commit goes through git commit when the user has commit hooks,
+// git.CommitIndexAs, and would finish a merge the session began). The runner
+// commits with the user's git after the session (DESIGN.md decision 11),
+// so a hook or a filter the session installed would run in the runner's
+// commit, unchecked: a session may change none of them.
+type gitSettings struct {
+	seals []*seal.Seal
+	rels  []string
+}
+
+// sealGit seals repo's config, info/ and hooks.
+func sealGit(repo *git.Repo) (*gitSettings, error) {
+	common, gitDir, hooks, err := gitDirs(repo)
+	if err != nil {
+		return nil, err
+	}
+	// refs/replace: the runner's git ignores replace refs, but the user's
+	// does not, and would show the run's history with objects of the
+	// session's choosing.
+	keep := map[string]bool{"config": true, "info": true, "hooks": true, "refs/replace": true}
+	if filepath.Clean(gitDir) == filepath.Clean(common) {
+		for _, name := range git.SequencerState {
+			keep[name] = true
+		}
+	}
+	g := &gitSettings{}
+	s, err := seal.Take(common, func(rel string) bool { return !keep[strings.SplitN(rel, "/", 2)[0]] && !kept(keep, rel) })
+	if err != nil {
+		return nil, err
+	}
+	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
+	if filepath.Clean(gitDir) != filepath.Clean(common) {
+		// A linked worktree keeps its merge state in its own git directory.
+		s, err := seal.Take(gitDir, func(rel string) bool { return !slices.Contains(git.SequencerState, strings.SplitN(rel, "/", 2)[0]) })
+		if err != nil {
+			return nil, err
+		}
+		g.seals, g.rels = append(g.seals, s), append(g.rels, gitDir)
+	}
+	if rel, err := filepath.Rel(common, hooks); err != nil || strings.HasPrefix(rel, "..") {
+		// core.hooksPath outside the git directory.
+		if s, err = seal.Take(hooks, nil); err != nil {
+			return nil, err
+		}
+		g.seals, g.rels = append(g.seals, s), append(g.rels, hooks)
+	}
+	return g, nil
+}
+
+// Restore puts git's settings back as sealed and returns one reason per
+// path, naming who.
+func (g *gitSettings) Restore(who string) ([]string, error) {
+	var reasons []string
+	for i, s := range g.seals {
+		notes, err := s.Restore()
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range notes {
+			reasons = append(reasons, fmt.Sprintf("%s changed git's settings: %s/%s; the runner put it back", who, filepath.Base(g.rels[i]), n))
+		}
+	}
+	return reasons, nil
+}
+
+// gitDirs asks git, in one rev-parse, for its common directory (config,
+// info/), the work tree's own git directory (a linked worktree's differs)
+// and its hooks directory, as absolute paths.
+func gitDirs(repo *git.Repo) (common, gitDir, hooks string, err error) {
+	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir", "--git-path", "hooks")
+	if err != nil {
+		return "", "", "", err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 3 {
+		return "", "", "", fmt.Errorf("git rev-parse: %d lines for the common, the work tree's and the hooks directory", len(lines))
+	}
+	return lines[0], lines[1], lines[2], nil
+}
+
+// kept reports whether rel is one of keep's two-element entries
+// ("refs/replace"), lies under one, or holds one (a directory to walk).
+func kept(keep map[string]bool, rel string) bool {
+	parts := strings.SplitN(rel, "/", 3)
+	if len(parts) == 1 {
+		return keep[parts[0]+"/replace"]
+	}
+	return keep[parts[0]+"/"+parts[1]]
+}
