@@ -102,6 +102,7 @@ func TestScripts(t *testing.T) {
 			"normjson": normjson,
 			"holdlock": holdlock,
 			"schemaok": schemaok,
+			"vartmp":   vartmp,
 		},
 	})
 }
@@ -183,6 +184,22 @@ func mkrepo(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("mkrepo: git %s: %v", a[0], err)
 		}
 	}
+}
+
+// vartmp VAR makes an empty directory under /var/tmp, removed when the
+// script ends, and sets VAR to its path: a place outside the system's
+// temporary directory, which the bwrap sandbox hides whole (a home
+// directory there would prove nothing about hiding the home).
+func vartmp(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: vartmp VAR")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "treeloop-test-")
+	if err != nil {
+		ts.Fatalf("vartmp: %v", err)
+	}
+	ts.Defer(func() { os.RemoveAll(dir) })
+	ts.Setenv(args[0], dir)
 }
 
 // schemaok KIND FILE fails unless FILE is valid against the embedded

@@ -5,7 +5,8 @@
 //
 //   - the repository (or worktree) root, writable;
 //   - a private, empty /tmp (TMPDIR=/tmp);
-//   - the user's home directory hidden behind an empty tmpfs, with the
+//   - the user's home directory hidden behind an empty tmpfs (also when
+//     the repository lies under it, which is bound back in), with the
 //     configured readable paths shown read-only and the writable ones
 //     writable (a CLI's home, a build cache);
 //   - the repository's .git (and a worktree's git directories) read-only:
@@ -72,8 +73,12 @@ type Sandbox struct {
 // git directories cannot be found.
 func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox, error) {
 	s := &Sandbox{root: root, network: cfg.Network}
+	// The home directory is hidden also when the repository lies under
+	// it (~/project): Wrap binds the repository, its git directories and
+	// the listed paths back in after the empty home. Only a home inside
+	// the repository (or the repository itself) stays shown.
 	home, _ := os.UserHomeDir()
-	if home != "" && home != "/" && !within(home, root) {
+	if home != "" && home != "/" && !within(root, home) {
 		s.home = filepath.Clean(home)
 	}
 	expand := func(ps []string) []string {

@@ -102,6 +102,50 @@ tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
 	}
 }
 
+// TestWrapRepoUnderHome: a repository under the home directory (the common
+// ~/project) leaves the home hidden all the same, the repository and its
+// .git shown. The home lies outside /tmp, which the sandbox hides whole.
+func TestWrapRepoUnderHome(t *testing.T) {
+	outer, err := os.MkdirTemp("/var/tmp", "treeloop-sandbox-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outer) })
+	home := filepath.Join(outer, "home")
+	root := filepath.Join(home, "project")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".runner", "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `cat "$HOME/.ssh/id_ed25519" 2>/dev/null && echo key-read
+echo ok > in-repo.txt && echo repo-written
+git rev-parse --git-dir`
+	argv, err := s.Wrap([]string{"sh", "-c", script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "repo-written\n.git" {
+		t.Errorf("output = %q, want the repository written and its .git found, the key unread", got)
+	}
+}
+
 // TestWrapSymlinkedCommand: commands are often symlinks (/usr/bin/awk,
 // an npm CLI in /usr/bin); one outside the hidden places runs as it is,
 // one inside them (here under a hidden home) is shown as its target.
