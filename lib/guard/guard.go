@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/ratchet"
+	"github.com/treeloop/treeloop/lib/session"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -99,6 +100,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	if cfg.Sandbox.ConfinesGuard() {
 		rec.Sandbox = cfg.Sandbox.Mode
 	}
+	rec.Contained = string(session.Contained(rec.Sandbox, res))
 	var se *proc.StartError
 	switch {
 	case errors.As(runErr, &se):

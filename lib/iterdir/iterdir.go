@@ -108,6 +108,9 @@ type Agent struct {
 	// Sandbox is the [sandbox] mode the session ran under: "bwrap" or
 	// "docker"; empty when it was not confined.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Contained is what held the session's processes (vocab.Containment:
+	// pid-namespace, bwrap, container, subreaper); empty when none ran.
+	Contained string `json:"contained,omitempty"`
 	// Fallbacks are the hand-overs to [agent] fallback backends, in order
 	// (issue 15); Backend is the one that ran last.
 	Fallbacks []Fallback `json:"fallbacks,omitempty"`
@@ -141,6 +144,8 @@ type Guard struct {
 	// Cancel: as in Agent, for the guard's run.
 	Cancel  *cancel.Verdict `json:"cancel,omitempty"`
 	Sandbox string          `json:"sandbox,omitempty"` // "bwrap" or "docker" when the guard ran confined
+	// Contained: as in Agent, for the guard's processes.
+	Contained string `json:"contained,omitempty"`
 	// Ratchet is the test ratchet's verdict after a green guard; nil when
 	// [guard] ratchet is off or the guard did not pass.
 	Ratchet *Ratchet `json:"ratchet,omitempty"`

@@ -116,6 +116,8 @@ type Result struct {
 	// Contained reports that the command ran under its own init in a PID
 	// namespace (Spec.KillEscaped where the kernel allows it).
 	Contained bool
+	// Started reports that the command (or its init) was started.
+	Started bool
 }
 
 // StartError reports that the command could not be started: not found in
@@ -207,6 +209,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			return res, &StartError{Name: s.Argv[0], Err: err}
 		}
 	}
+	res.Started = true
 	p.closeChildEnds()
 	pgid := cmd.Process.Pid
 

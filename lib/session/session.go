@@ -26,6 +26,7 @@ import (
 	"github.com/treeloop/treeloop/lib/policy"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Session is everything a session (the agent's, the guard's) may not
@@ -281,4 +282,23 @@ func Restore(repo *git.Repo, runID, iterDir, branch, base string, protected []st
 		return nil, false, err
 	}
 	return append(reasons, more...), settingsOK, nil
+}
+
+// Contained is what held the processes of a session that ran as res
+// under the sandbox mode it was confined by (agent.json's and guard.json's
+// sandbox: "" when unconfined): its container, bwrap's PID namespace, the
+// session init's PID namespace, or, where the kernel refused one, the
+// subreaper fallback; "" when no process was started.
+func Contained(mode string, res proc.Result) vocab.Containment {
+	switch {
+	case !res.Started:
+		return ""
+	case mode == config.SandboxDocker:
+		return vocab.ContainedContainer
+	case mode == config.SandboxBwrap:
+		return vocab.ContainedBwrap
+	case res.Contained:
+		return vocab.ContainedPIDNamespace
+	}
+	return vocab.ContainedSubreaper
 }

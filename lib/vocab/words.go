@@ -125,6 +125,19 @@ const (
 	NodeStuck  Node = "stuck"
 )
 
+// Containment is what held a session's processes (the agent's, the
+// guard's), so that none outlived it: agent.json's and guard.json's
+// contained.
+type Containment string
+
+// The containments.
+const (
+	ContainedPIDNamespace Containment = "pid-namespace"
+	ContainedBwrap        Containment = "bwrap"
+	ContainedContainer    Containment = "container"
+	ContainedSubreaper    Containment = "subreaper"
+)
+
 // Word is one word of a field and what it means.
 type Word struct {
 	Word    string
@@ -209,6 +222,12 @@ var Fields = []Field{
 		{string(NodePassed), "passed through a green guard (an inner node: all its children)"},
 		{string(NodeOpen), "not passed, attempts left"},
 		{string(NodeStuck), "a leaf with no attempts left"},
+	}},
+	{"containment", "agent.json and guard.json `contained`", []Word{
+		{string(ContainedPIDNamespace), "a PID namespace of its own under the runner's session init: nothing it started outlived it"},
+		{string(ContainedBwrap), "bubblewrap's PID namespace (`[sandbox] mode = \"bwrap\"`): nothing it started outlived it"},
+		{string(ContainedContainer), "a container, removed after the session (`[sandbox] mode = \"docker\"`)"},
+		{string(ContainedSubreaper), "the fallback where the kernel refused a PID namespace: a child subreaper and the iteration's tag in the environment held it, which a process that clears its environment and outlives a killed runner escapes"},
 	}},
 }
 

@@ -221,6 +221,7 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.AutoCompaction = res.AutoCompaction
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
+	rec.Contained = string(session.Contained(rec.Sandbox, res.Proc))
 	if rec.EscapedKilled > 0 {
 		left, helpers := agent.SplitEscaped(backend.Name(), res.Proc.EscapedProcs)
 		rec.Escaped, rec.CLIHelpers = agent.Commands(res.Proc.EscapedProcs, 200), len(helpers)
