@@ -167,7 +167,9 @@ func (r *runner) attemptEnv(a *attempt) []string {
 // setup makes the workspace: the fixture in a fresh git repository, the
 // goal, runner-init, the case's config with the backend's [agent],
 // committed, then runner-start. Every command's output goes to
-// runner.start.log.
+// runner.start.log. Its git commands build the workspace before any
+// session has run in it and judge nothing, so they run as the user's git;
+// what is judged afterwards, the runner judges with its own (lib/git).
 func (r *runner) setup(ctx context.Context, a *attempt, repo string, env []string) error {
 	if err := os.MkdirAll(filepath.Join(a.ws, "home"), 0o755); err != nil {
 		return fsutil.Cause(err)

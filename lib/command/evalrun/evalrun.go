@@ -32,6 +32,7 @@ import (
 	"github.com/treeloop/treeloop/lib/eval"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -432,10 +433,14 @@ func harnessInfo(dir string, backends []string, attempts []*attempt) eval.Harnes
 		}
 	}
 	if h.Commit == "" {
-		if out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output(); err == nil {
-			h.Commit = strings.TrimSpace(string(out))
-			st, _ := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output()
-			h.Dirty = len(strings.TrimSpace(string(st))) > 0
+		// Through the runner's git (no replace ref followed): the
+		// commit the results are credited to.
+		if repo, err := git.Open(dir); err == nil {
+			if out, err := repo.Run("rev-parse", "HEAD"); err == nil {
+				h.Commit = strings.TrimSpace(string(out))
+				st, _ := repo.Run("status", "--porcelain", "--untracked-files=no")
+				h.Dirty = len(strings.TrimSpace(string(st))) > 0
+			}
 		}
 	}
 	tools := []string{"git", "just"}
