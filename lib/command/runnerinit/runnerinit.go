@@ -36,7 +36,7 @@ type Options struct {
 	RootID  string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
 	Next    string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
 	New     bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
-	Sandbox string `enum:"auto,bwrap,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap or none."`
+	Sandbox string `enum:"auto,bwrap,docker,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap, docker (a container per session: runner-check --build-image makes its default image) or none."`
 	Agent   string `placeholder:"BACKEND" env:"RUNNER_AGENT" help:"[agent] backend of a new config.toml (codex, claude, opencode, gemini, command), with the paths its CLI writes in [sandbox] writable."`
 	JSON    bool   `name:"json" help:"Print what was created and kept as JSON."`
 	cli.Get
