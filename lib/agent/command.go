@@ -10,8 +10,8 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // Command is the `command` backend: any executable (agent.bin plus
@@ -72,7 +72,7 @@ func ProcessClass(pr proc.Result) (class, message string) {
 
 // ReadOutputFile reads the output JSON an agent wrote to path, refusing a
 // symlink or anything but a regular file and anything over
-// agentout.MaxBytes. On failure it returns the class and message.
+// schema.AgentOutputMaxBytes. On failure it returns the class and message.
 func ReadOutputFile(path string) (data []byte, class, message string) {
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -100,12 +100,12 @@ func ReadOutputFile(path string) (data []byte, class, message string) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, ClassInvalidOutput, "output is not a regular file: symlinks and special files are refused"
 	}
-	data, err = io.ReadAll(io.LimitReader(f, agentout.MaxBytes+1))
+	data, err = io.ReadAll(io.LimitReader(f, schema.AgentOutputMaxBytes+1))
 	if err != nil {
 		return nil, ClassNoOutput, fmt.Sprintf("no output: %v", err)
 	}
-	if len(data) > agentout.MaxBytes {
-		return nil, ClassInvalidOutput, fmt.Sprintf("output is larger than %d bytes", agentout.MaxBytes)
+	if len(data) > schema.AgentOutputMaxBytes {
+		return nil, ClassInvalidOutput, fmt.Sprintf("output is larger than %d bytes", schema.AgentOutputMaxBytes)
 	}
 	// Under the sandbox the file exists (empty) before the agent runs.
 	if len(data) == 0 {

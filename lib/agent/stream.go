@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // binOr is the configured executable, or the CLI's own name.
@@ -113,7 +113,7 @@ func (ws writers) Write(p []byte) (int, error) {
 // stream (Gemini, OpenCode): twice the largest output accepted, so an
 // answer cut by the cap is invalid anyway, and a CLI that streams without
 // end cannot grow agent-exec's memory.
-const maxAnswerText = 2 * agentout.MaxBytes
+const maxAnswerText = 2 * schema.AgentOutputMaxBytes
 
 // answerText is an answer as it streams, kept up to maxAnswerText bytes;
 // what comes beyond is counted, not kept.

@@ -11,12 +11,13 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // MaxBytes is the largest output file accepted (1 MiB).
-const MaxBytes = 1 << 20
+const MaxBytes = schema.AgentOutputMaxBytes
 
 // Modes of an iteration, taken from the selected leaf's next field.
 const (
@@ -36,10 +37,9 @@ func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
 // the status is allowed in mode (execute: done or retry; decompose:
-// decomposed or retry). The error, one line, says every reason. The
-// program must link lib/schema/full (agent-exec and tree-update do; a
-// command that only needs MaxBytes, like runner-check through lib/agent,
-// does not pay for it, issue 16).
+// decomposed or retry). The error, one line, says every reason. It links
+// the full validator (lib/schema/full) into every program that parses an
+// agent's output (agent-exec, tree-update).
 func Parse(data []byte, mode string) (Output, error) {
 	if len(data) > MaxBytes {
 		return Output{}, fmt.Errorf("output is %d bytes, more than the %d allowed", len(data), MaxBytes)
@@ -48,10 +48,10 @@ func Parse(data []byte, mode string) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("output is not valid JSON: %w", err)
 	}
-	// Output the schema plainly accepts skips compiling it (issue 16);
+	// Output the schema plainly accepts skips compiling it;
 	// anything else is judged, and every problem worded, by the schema.
 	if !plainlyValid(v) {
-		if vs := schema.Validate(schema.AgentOutput, v); len(vs) > 0 {
+		if vs := full.Validate(schema.AgentOutput, v); len(vs) > 0 {
 			msgs := make([]string, len(vs))
 			for i, x := range vs {
 				loc := strings.TrimPrefix(x.Pointer, "/")

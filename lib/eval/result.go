@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -76,7 +77,7 @@ func ParseResult(data []byte) (Result, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return Result{}, err
 	}
-	if vs := schema.Validate(schema.EvalResult, v); len(vs) > 0 {
+	if vs := full.Validate(schema.EvalResult, v); len(vs) > 0 {
 		return Result{}, fmt.Errorf("%s: %s", vs[0].Pointer, vs[0].Message)
 	}
 	var r Result

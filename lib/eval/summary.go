@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -147,7 +148,7 @@ func LoadSummary(path string) (Summary, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return Summary{}, fmt.Errorf("%s: %v", path, err)
 	}
-	if vs := schema.Validate(schema.EvalSummary, v); len(vs) > 0 {
+	if vs := full.Validate(schema.EvalSummary, v); len(vs) > 0 {
 		return Summary{}, fmt.Errorf("%s: not an eval summary: %s: %s", path, vs[0].Pointer, vs[0].Message)
 	}
 	var s Summary

@@ -128,22 +128,19 @@ func (r *Record) AddLog(at time.Time, kind, message string) {
 // out, judges the record; where the program links the full validator
 // (lib/schema/full: runner-status, runner-ui) a record check refuses is
 // worded by the schema, elsewhere by check's first problem. runner-record,
-// which reads only the records it wrote, so pays no schema at start
-// (issue 16).
+// which reads only the records it wrote, so pays no schema at start.
 func Parse(data []byte) (Record, error) {
 	v, err := jsonstrict.Decode(data)
 	if err != nil {
 		return Record{}, err
 	}
 	if why := check(v); why != "" {
-		if schema.Linked() {
-			if vs := schema.Validate(schema.RunRecord, v); len(vs) > 0 {
-				p := vs[0].Pointer
-				if p == "" {
-					p = "/"
-				}
-				return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
+		if vs, _ := schema.Words(schema.RunRecord, v); len(vs) > 0 {
+			p := vs[0].Pointer
+			if p == "" {
+				p = "/"
 			}
+			return Record{}, fmt.Errorf("%s: %s", p, vs[0].Message)
 		}
 		return Record{}, errors.New(why)
 	}

@@ -58,11 +58,8 @@ func Parse(data []byte) (State, error) {
 	if why := check(v); why != "" {
 		// The full validator words the problem where it is linked; the
 		// commands that only read the file the runner wrote do not link
-		// it (issue 16) and say the first problem check found.
-		if !schema.Linked() {
-			return State{}, errors.New(why)
-		}
-		if vs := schema.Validate(schema.RunState, v); len(vs) > 0 {
+		// it and say the first problem check found.
+		if vs, _ := schema.Words(schema.RunState, v); len(vs) > 0 {
 			return State{}, fmt.Errorf("%s: %s", vs[0].Pointer, vs[0].Message)
 		}
 		return State{}, errors.New(why)

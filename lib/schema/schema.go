@@ -1,7 +1,8 @@
 // Package schema names treeloop's embedded JSON Schemas (draft 2020-12) and
-// validates decoded documents against them through the full validator,
-// santhosh-tekuri/jsonschema/v5, which lives in lib/schema/full so that
-// only the commands that word schema errors link it (issue 16).
+// words schema problems where a program links the full validator,
+// santhosh-tekuri/jsonschema/v5, which lives in lib/schema/full (its
+// Validate) so that only the programs that validate against a schema pay
+// for it, and each of them links it by importing it.
 package schema
 
 import (
@@ -56,7 +57,7 @@ type Violation struct {
 }
 
 // validator is the full validator, set by lib/schema/full's init in the
-// commands that link it.
+// programs that link it.
 var validator func(Kind, any) []Violation
 
 // SetValidator installs the full validator (lib/schema/full calls it from
@@ -71,20 +72,27 @@ func SetValidator(f func(Kind, any) []Violation) (previous func(Kind, any) []Vio
 // (lib/schema/full). Commands that only read files the runner wrote take
 // the strict fast paths (lib/tree/fast.go, runstate's check) and do not
 // link it: santhosh-tekuri/jsonschema/v5's package init compiles every
-// draft's meta-schema, about 5.5 ms at every process start (issue 16).
+// draft's meta-schema, about 5.5 ms at every process start.
 func Linked() bool { return validator != nil }
 
-// Validate checks v, a document decoded into map[string]any, []any, string,
-// float64 or json.Number, bool and nil, against the schema k. It returns
-// every leaf violation, sorted by pointer then message; nil means valid.
-// It panics in a program that does not link lib/schema/full: callers
-// check Linked first.
-func Validate(k Kind, v any) []Violation {
+// Words returns every violation of v against the schema k, as
+// full.Validate does, where the program links the full validator, and
+// linked false elsewhere. It is for readers whose own check is complete
+// (the fast paths) and who word a refusal by the schema when they can.
+// A reader whose only check is the schema calls full.Validate, which
+// makes its program link the validator: there is no validation here that
+// a program can reach without it.
+func Words(k Kind, v any) (vs []Violation, linked bool) {
 	if validator == nil {
-		panic("schema: Validate in a program that does not link lib/schema/full")
+		return nil, false
 	}
-	return validator(k, v)
+	return validator(k, v), true
 }
+
+// AgentOutputMaxBytes is the size limit of an agent's output file (1 MiB),
+// here so that what reads the file (lib/agent) does not link the
+// validator that judges it (lib/agentout).
+const AgentOutputMaxBytes = 1 << 20
 
 // Pointer splits a JSON pointer (RFC 6901) into its unescaped tokens.
 func Pointer(p string) []string {

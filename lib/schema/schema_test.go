@@ -8,7 +8,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	_ "github.com/treeloop/treeloop/lib/schema/full"
+	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/schemas"
 )
 
@@ -100,7 +100,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := schema.Validate(tt.kind, decode(t, tt.doc))
+			got := full.Validate(tt.kind, decode(t, tt.doc))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Validate = %#v\nwant %#v", got, tt.want)
 			}
@@ -124,7 +124,7 @@ func TestValidateDeterministic(t *testing.T) {
 	}
 	done := make(chan []schema.Violation)
 	for range 8 {
-		go func() { done <- schema.Validate(schema.AgentOutput, doc) }()
+		go func() { done <- full.Validate(schema.AgentOutput, doc) }()
 	}
 	for range 8 {
 		if got := <-done; !reflect.DeepEqual(got, want) {

@@ -14,8 +14,8 @@ import (
 // (layers json or schema). It does not check invariants. A document the
 // streaming check (fastParse) accepts skips the generic path.
 //
-// In a program that does not link the full validator (lib/schema/full,
-// issue 16), a document the fast path refuses gets one problem: jsonstrict's
+// In a program that does not link the full validator (lib/schema/full),
+// a document the fast path refuses gets one problem: jsonstrict's
 // error when it is not JSON, else the first problem the fast path met,
 // (the callers point to tree-validate for the full list).
 func Parse(data []byte) (*Node, Problems) {
@@ -38,7 +38,7 @@ func parseFull(data []byte) (*Node, Problems) {
 	if err != nil {
 		return nil, Problems{{Layer: LayerJSON, Message: err.Error()}}
 	}
-	if vs := schema.Validate(schema.TaskTree, v); len(vs) > 0 {
+	if vs, _ := schema.Words(schema.TaskTree, v); len(vs) > 0 {
 		ps := make(Problems, 0, len(vs))
 		for _, x := range vs {
 			path, field := locate(v, x.Pointer)

@@ -1,11 +1,12 @@
 // Package full is the full JSON Schema validator of lib/schema, through
-// santhosh-tekuri/jsonschema/v5. Importing it (for its side effect) makes
-// schema.Validate available: the commands that word schema errors
-// (tree-validate, tree-update, agent-exec, and runner-status and
-// runner-ui for run records) import it; a program compiles a schema only
-// when it validates against it. Its cost
-// is v5's package init, about 5.5 ms at every start of a program that
-// links it, whether it validates or not (issue 16).
+// santhosh-tekuri/jsonschema/v5. A package that validates against a
+// schema calls Validate, so every program that may validate links it
+// (agentout, lib/eval); a program that links it also gets schema.Words,
+// which the fast paths use to word what they refuse (tree-validate,
+// runner-status, runner-ui import it for that). A program compiles a
+// schema only when it validates against it. Its cost is v5's package
+// init, about 5.5 ms at every start of a program that links it, whether
+// it validates or not.
 package full
 
 import (
@@ -21,7 +22,7 @@ import (
 	"github.com/treeloop/treeloop/lib/schema"
 )
 
-func init() { schema.SetValidator(validate) }
+func init() { schema.SetValidator(Validate) }
 
 var (
 	mu       sync.Mutex
@@ -48,9 +49,11 @@ func get(k schema.Kind) *jsonschema.Schema {
 	return s
 }
 
-// validate is schema.Validate: every leaf violation of v against k, sorted
-// by pointer then message; nil means valid.
-func validate(k schema.Kind, v any) []schema.Violation {
+// Validate checks v, a document decoded into map[string]any, []any,
+// string, float64 or json.Number, bool and nil, against the schema k. It
+// returns every leaf violation, sorted by pointer then message; nil means
+// valid.
+func Validate(k schema.Kind, v any) []schema.Violation {
 	err := get(k).Validate(v)
 	if err == nil {
 		return nil

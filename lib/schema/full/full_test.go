@@ -8,13 +8,16 @@ import (
 )
 
 // TestLinkedOnlyWhereWorded: santhosh-tekuri/jsonschema/v5 costs its
-// package init at every start of a program that links it (issue 16), so
-// only the commands that word schema errors link it: tree-validate (the
-// tree), tree-update (an agent's tree edits), agent-exec (agent output),
-// and the readers that show run records (runner-status, runner-ui).
-// runner-record reads only the records it wrote (runrecord's check, the
-// schema written out) and runner-check reaches lib/agentout through
-// lib/agent for its size limit only: neither links it.
+// package init at every start of a program that links it, so only the
+// commands that validate against a schema or word schema errors link it:
+// tree-validate (the tree), tree-update (an agent's tree edits),
+// agent-exec (agent output), eval-run and eval-report (eval results and
+// summaries, which only the schema judges), and the readers that show run
+// records (runner-status, runner-ui). runner-record reads only the
+// records it wrote (runrecord's check, the schema written out) and
+// runner-check reads the agent's output size limit from lib/schema:
+// neither links it. A program that validates links it by construction
+// (Validate is here, not in lib/schema).
 // A command added to the step, or an import that drags the validator into
 // one that reads only what the runner wrote, fails here.
 func TestLinkedOnlyWhereWorded(t *testing.T) {
@@ -30,7 +33,7 @@ func TestLinkedOnlyWhereWorded(t *testing.T) {
 			linking = append(linking, f[0][strings.LastIndex(f[0], "/")+1:])
 		}
 	}
-	want := []string{"agent-exec", "runner-status", "runner-ui", "tree-update", "tree-validate"}
+	want := []string{"agent-exec", "eval-report", "eval-run", "runner-status", "runner-ui", "tree-update", "tree-validate"}
 	if !slices.Equal(linking, want) {
 		t.Errorf("commands linking jsonschema/v5: %v, want %v", linking, want)
 	}

@@ -1,5 +1,0 @@
-package testscripts
-
-import "github.com/treeloop/treeloop/lib/command/iterlog"
-
-func init() { commands["iter-log"] = iterlog.Main }

@@ -1,5 +1,0 @@
-package testscripts
-
-import "github.com/treeloop/treeloop/lib/command/runnerui"
-
-func init() { commands["runner-ui"] = runnerui.Main }

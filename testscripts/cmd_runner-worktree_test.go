@@ -1,5 +1,0 @@
-package testscripts
-
-import "github.com/treeloop/treeloop/lib/command/runnerworktree"
-
-func init() { commands["runner-worktree"] = runnerworktree.Main }

@@ -1,5 +1,0 @@
-package testscripts
-
-import "github.com/treeloop/treeloop/lib/command/treeedit"
-
-func init() { commands["tree-edit"] = treeedit.Main }
