@@ -6,16 +6,10 @@ import (
 	"os"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/treeloop/treeloop/lib/command/evalreport"
-	"github.com/treeloop/treeloop/lib/command/evalrun"
 )
 
-func init() {
-	commands["eval-run"] = evalrun.Main
-	commands["eval-report"] = evalreport.Main
-	commands["jsonq"] = jsonq
-}
+// jsonq is a test helper, not a treeloop command.
+func init() { helpers["jsonq"] = jsonq }
 
 // jsonq FILE QUERY... prints the gjson result of each QUERY in FILE's
 // JSON: strings unquoted, objects as JSON, an array one element a line; exit

@@ -4,4 +4,4 @@ import "github.com/treeloop/treeloop/testscripts/modelserver"
 
 // modelserver is a test helper, not a treeloop command: the scripted model
 // behind the real agent CLIs.
-func init() { commands["modelserver"] = modelserver.Main }
+func init() { helpers["modelserver"] = modelserver.Main }

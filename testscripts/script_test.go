@@ -1,5 +1,6 @@
 // Package testscripts runs the .txtar scripts in this directory against the
-// real treeloop commands, installed on $PATH by testscript.Main.
+// treeloop commands as they ship: the binaries `go build ./cmd/...` makes,
+// first on $PATH (builtCommands).
 package testscripts
 
 import (
@@ -19,30 +20,27 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/treeloop/treeloop/lib/command/treeselect"
-	"github.com/treeloop/treeloop/lib/command/treeupdate"
-	"github.com/treeloop/treeloop/lib/command/treevalidate"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/schema/full"
 )
 
-// mainFunc is the signature of every command package's Main.
+// mainFunc is the signature of a test helper's Main.
 type mainFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
-// commands maps each command name to its Main; files named
-// cmd_<tool>_test.go register theirs in init.
-var commands = map[string]mainFunc{
-	"tree-validate": treevalidate.Main,
-	"tree-select":   treeselect.Main,
-	"tree-update":   treeupdate.Main,
-}
+// helpers maps the name of each test-only program (the scripted model
+// server, jsonq) to its Main; testscript.Main puts them on $PATH. No
+// treeloop command is among them: the scripts run the binaries that
+// `go build ./cmd/...` makes (see builtCommands), so what a script runs
+// is what ships, with what each binary links and nothing more.
+var helpers = map[string]mainFunc{}
 
 func TestMain(m *testing.M) {
 	cmds := map[string]func(){}
-	for name, f := range commands {
+	for name, f := range helpers {
 		cmds[name] = func() { os.Exit(f(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 	}
-	testscript.Main(m, cmds)
+	testscript.Main(builtCommands{m}, cmds)
 }
 
 // goCache is the host's Go build cache, "" when unknown.
@@ -212,7 +210,7 @@ func schemaok(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("schemaok: %s: %v", args[1], err)
 	}
-	if vs := schema.Validate(schema.Kind(args[0]), v); len(vs) > 0 {
+	if vs := full.Validate(schema.Kind(args[0]), v); len(vs) > 0 {
 		ts.Fatalf("schemaok: %s: %s: %s", args[1], vs[0].Pointer, vs[0].Message)
 	}
 }

@@ -1,0 +1,89 @@
+package testscripts
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// builtCommands runs the tests with every treeloop command built as a user
+// builds it (`go build ./cmd/...`, CGO_ENABLED=0 as the justfile sets)
+// into a temporary directory put first on $PATH, so a script runs each
+// command as its own program: a binary that does not link what it needs
+// fails here as it would for a user. The directory is $TREELOOP_BIN for
+// the tests that name a command's path.
+type builtCommands struct{ m *testing.M }
+
+func (b builtCommands) Run() int {
+	dir, err := os.MkdirTemp("", "treeloop-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testscripts:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := buildCommands(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "testscripts:", err)
+		return 1
+	}
+	os.Setenv("TREELOOP_BIN", dir)
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return b.m.Run()
+}
+
+// buildCommands builds ./cmd/... into dir the way `just build` does.
+func buildCommands(dir string) error {
+	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/...")
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build ./cmd/...: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// shippedCommands lists the commands in cmd/, each a binary that ships.
+func shippedCommands(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(repoRoot(), "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// TestScriptsRunShippedBinaries holds the harness to its promise: every
+// command in cmd/ resolves on the scripts' $PATH to the binary built from
+// it, and no test helper shadows a shipped command.
+func TestScriptsRunShippedBinaries(t *testing.T) {
+	dir := os.Getenv("TREELOOP_BIN")
+	if dir == "" {
+		t.Fatal("TREELOOP_BIN is not set: TestMain did not build the commands")
+	}
+	for _, name := range shippedCommands(t) {
+		if _, ok := helpers[name]; ok {
+			t.Errorf("%s is registered as an in-process helper: the scripts would not run the shipped binary", name)
+		}
+		got, err := exec.LookPath(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if want := filepath.Join(dir, name); got != want {
+			t.Errorf("%s resolves to %s, want the built %s", name, got, want)
+		}
+		out, err := exec.Command(got, "--version").CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), name+" ") {
+			t.Errorf("%s --version: %v: %s", name, err, out)
+		}
+	}
+}
