@@ -23,9 +23,9 @@ import (
 // `write-tree`, `commit-tree -p HEAD` with the message cleaned as `git
 // commit -F` cleans it (Cleanup), and `update-ref -m "commit: <subject>"
 // HEAD <new> <old>`, which moves the branch and writes both reflogs as
-// `git commit` does, and fails when HEAD moved meanwhile. Then `git
-// maintenance run --auto`, as `git commit` runs it, when the loose
-// objects pass gc.auto (needsMaintenance).
+// `git commit` does, and fails when HEAD moved meanwhile. Then git's
+// automatic housekeeping, where `git commit` would start it, but in the
+// foreground (housekeep).
 //
 // Everything else goes through `git commit` (DESIGN.md decision 11: the
 // user's hooks, config and signing apply): a pre-commit,
@@ -81,11 +81,46 @@ func (r *Repo) CommitIndexAs(by, message string, staged Staged) (string, error) 
 	if _, err := runEnv(r.root, env, nil, "update-ref", "-m", "commit: "+subject, "HEAD", commit, parent); err != nil {
 		return "", err
 	}
-	if cfg.c.maintenance && needsMaintenance(filepath.Join(dirs, "objects"), cfg.c.gcAuto) {
-		// As git commit: its failure does not undo the commit.
-		_, _ = r.Run("maintenance", "run", "--auto", "--quiet")
-	}
+	r.housekeep(cfg.c, filepath.Join(dirs, "objects"))
 	return commit, nil
+}
+
+// housekeep runs git's automatic housekeeping (`git maintenance run
+// --auto`: gc --auto, which repacks loose objects) where git commit
+// would start it after a commit, when the user's settings ask for it:
+// maintenance.auto on, and more loose objects than gc.auto (0: never;
+// needsMaintenance). git would run it detached, and a repack still
+// running when the next session starts writes the git directory under it
+// (info/refs, packs); the runner's commits happen between sessions, so it
+// runs here in the foreground (gc.autoDetach and maintenance.autoDetach
+// off) and is over when the commit returns. As with git commit, its
+// failure does not undo the commit. objects is the object directory.
+func (r *Repo) housekeep(c commitSettings, objects string) {
+	if !c.maintenance || !needsMaintenance(objects, c.gcAuto) {
+		return
+	}
+	_, _ = r.Run("-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false", "maintenance", "run", "--auto", "--quiet")
+}
+
+// housekeepAfterCommit is housekeep after a `git commit`, which the
+// runner's git makes with automatic housekeeping off (runEnv): the
+// settings and the object directory are read from git.
+func (r *Repo) housekeepAfterCommit() {
+	c, err := r.commitConfig()
+	if err != nil {
+		return
+	}
+	objects := ""
+	if dir, plain := r.plainGitDir(); plain {
+		objects = filepath.Join(dir, "objects")
+	} else {
+		out, err := r.Run("rev-parse", "--path-format=absolute", "--git-path", "objects")
+		if err != nil {
+			return
+		}
+		objects = strings.TrimSpace(string(out))
+	}
+	r.housekeep(c, objects)
 }
 
 // commitTree makes the commit object of the index (staged's tree while
@@ -179,16 +214,40 @@ func (r *Repo) commitConfig() (commitSettings, error) {
 		case "maintenance.auto":
 			c.maintenance = !hasValue || !isFalse(value)
 		case "gc.auto":
-			if n, err := strconv.Atoi(strings.TrimSpace(value)); err == nil {
-				c.gcAuto = n
-			} else {
-				c.other = true // with a unit ("1k"): left to git commit
-			}
+			n, unit := gitInt(value)
+			c.gcAuto = n
+			c.other = c.other || unit // with a unit ("1k"): left to git commit
 		default: // core.hookspath, commit.cleanup, hook.*
 			c.other = true
 		}
 	}
 	return c, nil
+}
+
+// gitInt is an integer setting as git reads it: digits with an optional
+// k, m or g (times 1024 each); unit reports the suffix. A value git would
+// refuse reads as 6700, gc.auto's default.
+func gitInt(v string) (n int, unit bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	mult := 1
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'k':
+			mult, unit = 1<<10, true
+		case 'm':
+			mult, unit = 1<<20, true
+		case 'g':
+			mult, unit = 1<<30, true
+		}
+	}
+	if unit {
+		v = v[:len(v)-1]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 6700, unit
+	}
+	return n * mult, unit
 }
 
 // isFalse is git's false for a boolean setting.

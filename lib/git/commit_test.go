@@ -3,6 +3,7 @@ package git
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -201,5 +202,111 @@ func TestNeedsMaintenance(t *testing.T) {
 	}
 	if !needsMaintenance(objects, 256) {
 		t.Error("gc.auto=256 (threshold 1): maintenance not wanted")
+	}
+}
+
+// looseIn17 counts the loose objects in objects/17, the directory git's
+// gc.auto test samples.
+func looseIn17(t *testing.T, r *Repo) int {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(r.Root(), ".git", "objects", "17"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// packs counts the pack files.
+func packs(t *testing.T, r *Repo) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(r.Root(), ".git", "objects", "pack", "*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// stagePastGCAuto stages new files, 512 at a time, until objects/17 holds
+// 4 loose objects: past gc.auto = 256 (more than 1 there).
+func stagePastGCAuto(t *testing.T, r *Repo) {
+	t.Helper()
+	for i := 0; looseIn17(t, r) < 4; i++ {
+		for j := range 512 {
+			write(t, r, filepath.Join("f", strconv.Itoa(i), strconv.Itoa(j)), strconv.Itoa(i*512+j)+"\n")
+		}
+		if err := r.AddAll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCommitHousekeepsInTheForeground: past gc.auto, a commit of the
+// runner's (the plumbing one, and git commit's when a hook sends it
+// there) runs git's housekeeping before it returns, so nothing git
+// started still writes the git directory when the next session runs:
+// the loose objects are packed at return and no gc holds gc.pid. The
+// user's gc.auto = 0 and maintenance.auto = false mean never.
+func TestCommitHousekeepsInTheForeground(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		config   [][2]string
+		hook     bool
+		wantPack bool
+	}{
+		{"plumbing", [][2]string{{"gc.auto", "256"}}, false, true},
+		{"git commit", [][2]string{{"gc.auto", "256"}}, true, true},
+		{"gc.auto 0", [][2]string{{"gc.auto", "0"}}, false, false},
+		{"gc.auto 0, git commit", [][2]string{{"gc.auto", "0"}}, true, false},
+		{"maintenance.auto false", [][2]string{{"gc.auto", "256"}, {"maintenance.auto", "false"}}, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRepo(t)
+			for _, kv := range tt.config {
+				if _, err := r.Run("config", kv[0], kv[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.hook {
+				write(t, r, ".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n")
+				if err := os.Chmod(filepath.Join(r.Root(), ".git/hooks/pre-commit"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stagePastGCAuto(t, r)
+			if _, err := r.CommitIndexAs("loop", "a commit past gc.auto", Staged{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(r.Root(), ".git", "gc.pid")); err == nil {
+				t.Error("gc.pid exists when the commit returned: a gc still runs")
+			}
+			packed := packs(t, r) > 0 && looseIn17(t, r) <= 1
+			if packed != tt.wantPack {
+				t.Errorf("packed at return: %v (packs %d, loose in 17/ %d), want %v", packed, packs(t, r), looseIn17(t, r), tt.wantPack)
+			}
+		})
+	}
+}
+
+// TestRunnerGitStartsNoHousekeeping: the runner's own git commands run
+// with git's automatic housekeeping off: past the user's gc.auto, with
+// gc.autoDetach off (so that a gc git started would have finished at
+// return), a git commit through runEnv packs nothing; git config still
+// reads the user's gc.auto.
+func TestRunnerGitStartsNoHousekeeping(t *testing.T) {
+	r := newRepo(t)
+	for _, kv := range [][2]string{{"gc.auto", "256"}, {"gc.autoDetach", "false"}, {"maintenance.autoDetach", "false"}} {
+		if _, err := r.Run("config", kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := r.Run("config", "gc.auto"); err != nil || strings.TrimSpace(string(out)) != "256" {
+		t.Fatalf("git config gc.auto = %q, %v: want the user's 256", out, err)
+	}
+	stagePastGCAuto(t, r)
+	if _, err := runEnv(r.Root(), nil, []byte("m"), "commit", "-q", "-F", "-"); err != nil {
+		t.Fatal(err)
+	}
+	if n := packs(t, r); n != 0 {
+		t.Errorf("%d packs after the runner's git commit: it started git's housekeeping", n)
 	}
 }

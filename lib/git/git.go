@@ -47,8 +47,21 @@ func run(dir string, stdin []byte, args ...string) ([]byte, error) {
 	return runEnv(dir, nil, stdin, args...)
 }
 
+// noAutoHousekeeping keeps the runner's own git from starting git's
+// automatic housekeeping (`git gc --auto`, `git maintenance run --auto`,
+// which git commit and others start, detached, when loose objects pile
+// up): a repack left running would write the git directory while the next
+// session runs. The runner runs it itself, in the foreground, after its
+// commits (housekeep). `git config` reads the user's settings and `git
+// maintenance` is that run: neither gets it.
+var noAutoHousekeeping = []string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+
 func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	argv := []string{"-C", dir}
+	if sub := subcommand(args); sub != "config" && sub != "maintenance" {
+		argv = append(argv, noAutoHousekeeping...)
+	}
+	cmd := exec.Command("git", append(argv, args...)...)
 	// GIT_OPTIONAL_LOCKS=0: git status never takes index.lock just to
 	// refresh the index, so a step killed in loop-commit check (before any
 	// iteration exists to recover) leaves no stale lock for the next
@@ -235,6 +248,7 @@ func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, e
 	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
+	r.housekeepAfterCommit()
 	return r.committed()
 }
 
@@ -257,6 +271,7 @@ func (r *Repo) CommitPaths(message string, env []string, paths ...string) (strin
 	if _, err := runEnv(r.root, env, []byte(message), args...); err != nil {
 		return "", err
 	}
+	r.housekeepAfterCommit()
 	return r.committed()
 }
 

@@ -23,6 +23,15 @@ type gitSettings struct {
 	rels  []string
 }
 
+// housekeepingOnly are the files under the sealed git directories that
+// only git's housekeeping writes and no git command reads as a setting:
+// info/refs, which every repack (git gc, git maintenance) rewrites for the
+// dumb HTTP transport. A repack may be running that no session started
+// (the user's own git commit starts one, detached, past gc.auto), so it is
+// not a setting a session changed. (The other files a repack writes,
+// packs and objects/info/packs, are under objects/, which is not sealed.)
+var housekeepingOnly = map[string]bool{"info/refs": true}
+
 // sealGit seals repo's config, info/ and hooks.
 func sealGit(repo *git.Repo) (*gitSettings, error) {
 	common, gitDir, hooks, err := gitDirs(repo)
@@ -39,7 +48,9 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 		}
 	}
 	g := &gitSettings{}
-	s, err := seal.Take(common, func(rel string) bool { return !keep[strings.SplitN(rel, "/", 2)[0]] && !kept(keep, rel) })
+	s, err := seal.Take(common, func(rel string) bool {
+		return (!keep[strings.SplitN(rel, "/", 2)[0]] && !kept(keep, rel)) || housekeepingOnly[rel]
+	})
 	if err != nil {
 		return nil, err
 	}
