@@ -35,6 +35,22 @@ func (g Get) PrintJSON(env *Env, v any) error {
 	return g.print(env, data)
 }
 
+// PrintJSONIfAny is PrintJSON for a command whose exit code already says
+// why a value may be missing (tree-select on a complete tree has no id):
+// a --get path that matches nothing prints nothing and is no error.
+func (g Get) PrintJSONIfAny(env *Env, v any) error {
+	if g.Get != "" {
+		data, err := MarshalJSON(v)
+		if err != nil {
+			return exit.Wrap(exit.RunnerError, err)
+		}
+		if !gjson.GetBytes(data, g.Get).Exists() {
+			return nil
+		}
+	}
+	return g.PrintJSON(env, v)
+}
+
 // PrintJSONBytes is PrintJSON for a document already encoded.
 func (g Get) PrintJSONBytes(env *Env, data []byte) error {
 	if g.Get == "" {

@@ -39,9 +39,13 @@ func (r *runner) attempt(ctx context.Context, a *attempt) (eval.Result, error) {
 	label := fmt.Sprintf("[%d/%d] %s %s #%d", a.index, r.total, a.c.ID, a.backend.Name, a.run)
 	meta := filepath.Join(a.dir, "meta.json")
 	if r.o.Resume != "" {
-		if res, err := eval.LoadResult(meta); err == nil {
+		res, err := eval.LoadResult(meta)
+		switch {
+		case err == nil:
 			r.finished(label, res, "kept from the interrupted run")
 			return res, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			r.progressf("%s: %v: running it again", label, err)
 		}
 	}
 	if ctx.Err() != nil {

@@ -72,15 +72,20 @@ var Checks = []Check{
 	{"sandbox", checkSandbox},
 }
 
-// Result is one check's outcome.
+// Result is one check's outcome. A check that could not run (the
+// configuration it reads is invalid) is not ok and says why in Skipped.
 type Result struct {
 	Name     string   `json:"name"`
 	OK       bool     `json:"ok"`
+	Skipped  string   `json:"skipped,omitempty"`
 	Problems []string `json:"problems"`
 	// Notes say what a passing check's setting means (an unconfined
 	// guard, sessions without a PID namespace); they fail nothing.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// skippedConfig is why the checks after an invalid configuration do not run.
+const skippedConfig = "config invalid"
 
 // Report is the --json output.
 type Report struct {
@@ -113,12 +118,15 @@ func (o *Options) Run(env *cli.Env) error {
 	rep := Report{Version: 1, OK: true, Checks: []Result{}}
 	for _, c := range Checks {
 		r := Result{Name: c.Name, Problems: []string{}}
-		if ctx.ConfigErr == nil || c.Name == "config" {
+		switch {
+		case ctx.ConfigErr == nil || c.Name == "config":
 			r.Problems = append(r.Problems, c.Run(ctx)...)
-		}
-		r.OK = len(r.Problems) == 0
-		if c.Name == "sandbox" && ctx.ConfigErr == nil {
-			r.Notes = sandboxNotes(ctx.Config)
+			r.OK = len(r.Problems) == 0
+			if c.Name == "sandbox" && ctx.ConfigErr == nil {
+				r.Notes = sandboxNotes(ctx.Config)
+			}
+		default:
+			r.Skipped = skippedConfig
 		}
 		rep.OK = rep.OK && r.OK
 		rep.Checks = append(rep.Checks, r)
@@ -137,7 +145,10 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 	} else {
 		for _, r := range rep.Checks {
-			if r.OK {
+			switch {
+			case r.Skipped != "":
+				fmt.Fprintf(env.Stdout, "%s: skipped: %s\n", r.Name, r.Skipped)
+			case r.OK:
 				fmt.Fprintf(env.Stdout, "%s: ok\n", r.Name)
 			}
 			for _, n := range r.Notes {
@@ -315,7 +326,7 @@ func checkGuard(ctx *Context) []string {
 	if err := findExecutable(ctx.Root, prog); err != nil {
 		return []string{fmt.Sprintf("the guard's program %s: %v: install it, or set [guard] command in %s", prog, err, layout.Config)}
 	}
-	return nil
+	return checkJust(ctx.Root, ctx.Config.Guard.Command)
 }
 
 func checkCassette(ctx *Context) []string {

@@ -180,7 +180,7 @@ func (o *Options) goalBytes(env *cli.Env) ([]byte, error) {
 	}
 	data, err := fsutil.ReadFile(env.Abs(o.Goal), "", 1<<20)
 	if err != nil {
-		return nil, exit.Errorf(exit.Negative, "--goal: %v", fsutil.Cause(err))
+		return nil, exit.Errorf(exit.Negative, "--goal %s: %v: give the path of your goal file (Markdown, a \"# \" heading first)", o.Goal, fsutil.Cause(err))
 	}
 	if existing != nil && !o.New && !bytes.Equal(existing, data) {
 		return nil, exit.Errorf(exit.Negative, "%s exists and differs from %s: edit it, or start a new goal with runner-init --new --goal %s", layout.Goal, o.Goal, o.Goal)

@@ -77,7 +77,7 @@ func BenchmarkRead10kNodes1kIters(b *testing.B) {
 	root := fixture(b, 10000, 1000)
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := Read(root, 5, time.Now())
+		st, err := Read(root, 5, time.Now(), b.Fatalf)
 		if err != nil || st.Iteration.Last != 1000 || len(st.Recent) != 5 || st.Nodes.Total != 10000 {
 			b.Fatalf("%v %+v", err, st.Iteration)
 		}
@@ -85,7 +85,7 @@ func BenchmarkRead10kNodes1kIters(b *testing.B) {
 }
 
 func TestReadFixture(t *testing.T) {
-	st, err := Read(fixture(t, 25, 7), 5, time.Now())
+	st, err := Read(fixture(t, 25, 7), 5, time.Now(), t.Fatalf)
 	if err != nil {
 		t.Fatal(err)
 	}

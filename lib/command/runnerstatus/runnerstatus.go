@@ -99,7 +99,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.Runs {
 		return o.runs(env)
 	}
-	st, err := Read(env.Dir, o.Last, time.Now())
+	st, err := Read(env.Dir, o.Last, time.Now(), env.Warnf)
 	if err != nil {
 		return err
 	}
@@ -120,8 +120,9 @@ func (o *Options) Run(env *cli.Env) error {
 }
 
 // Read gathers the status of the repository at root, with the last n
-// iterations, as of now.
-func Read(root string, n int, now time.Time) (Status, error) {
+// iterations, as of now; warn hears of each run record it could not read
+// (the status goes on without it).
+func Read(root string, n int, now time.Time, warn func(format string, args ...any)) (Status, error) {
 	rp, err := runrecord.ReadRepo(root)
 	if err != nil {
 		return Status{}, exit.Errorf(exit.Negative, "%v", err)
@@ -150,7 +151,7 @@ func Read(root string, n int, now time.Time) (Status, error) {
 			st.Recent = []iterdir.Row{}
 		}
 	}
-	if rec, ok := latest(root, runID); ok {
+	if rec, ok := latest(root, runID, warn); ok {
 		id := rec.ID
 		st.Record, st.Status, st.Reason, st.Head = &id, rec.Status, rec.Reason, rec.Head
 		st.StartedAt = &rec.StartedAt
@@ -202,14 +203,19 @@ func current(root, runID string, st *Status) error {
 	return nil
 }
 
-// latest is the current run's newest record (through Effective).
-func latest(root, runID string) (runrecord.Record, bool) {
+// latest is the current run's newest record (through Effective); warn
+// hears of each record that does not read.
+func latest(root, runID string, warn func(format string, args ...any)) (runrecord.Record, bool) {
 	if runID == "" {
 		return runrecord.Record{}, false
 	}
-	recs, _, err := runrecord.List(filepath.Join(root, layout.Runs))
+	recs, bad, err := runrecord.List(filepath.Join(root, layout.Runs))
 	if err != nil {
+		warn("read %s: %v", layout.Runs, fsutil.Cause(err))
 		return runrecord.Record{}, false
+	}
+	for _, e := range bad {
+		warn("%v (left out)", e)
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].RunID == runID {

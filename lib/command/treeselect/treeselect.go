@@ -70,7 +70,13 @@ func (o *Options) Run(env *cli.Env) error {
 			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
 			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
 		}
-		if err := o.PrintJSON(env, r); err != nil {
+		printJSON := o.PrintJSON
+		if sel.Status != tree.StatusOpen {
+			// The exit code says complete or stuck; a path that only an
+			// open selection has (a complete tree has no id) prints nothing.
+			printJSON = o.PrintJSONIfAny
+		}
+		if err := printJSON(env, r); err != nil {
 			return err
 		}
 	} else {
