@@ -72,12 +72,16 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 			}
 		}
 	})
-	res.Proc = pr
+	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
-	if cl, msg := ProcessClass(pr); cl != "" {
+	if cl, msg := ProcessClass(pr.Result); cl != "" {
 		res.Class, res.Message = cl, msg
+		return res, nil
+	}
+	if msg, ok := pr.refused("claude"); ok {
+		res.Class, res.Message = ClassConfig, msg
 		return res, nil
 	}
 	if line == nil {

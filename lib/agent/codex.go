@@ -81,13 +81,17 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 
 	ev := &codexEvents{}
 	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
-	res.Proc = pr
+	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := ProcessClass(pr); cl != "" {
+	if cl, msg := ProcessClass(pr.Result); cl != "" {
 		res.Class, res.Message = cl, msg
+		return res, nil
+	}
+	if msg, ok := pr.refused("codex"); ok {
+		res.Class, res.Message = ClassConfig, msg
 		return res, nil
 	}
 	if ev.failure != "" {
@@ -103,7 +107,7 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 		return res, nil
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		res.Class, res.Message = ClassNoOutput, "no output: codex's final message is empty"
+		res.Class, res.Message = ClassNoOutput, fmt.Sprintf("no output: codex exited %d without a final message", pr.ExitCode)
 		return res, nil
 	}
 	res.Output = data

@@ -63,7 +63,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 
 	ev := &geminiEvents{}
 	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
-	res.Proc = pr
+	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
@@ -71,11 +71,18 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	if ev.model != "" && res.Model == "" {
 		res.Model = ev.model
 	}
-	if cl, msg := ProcessClass(pr); cl != "" {
+	if cl, msg := ProcessClass(pr.Result); cl != "" {
 		res.Class, res.Message = cl, msg
 		return res, nil
 	}
+	// Settings it refuses leave Gemini CLI without an auth method: exit
+	// 41, after "Invalid configuration in …".
+	badSettings := strings.Contains(pr.head.String(), "Invalid configuration in")
+	refusal, refused := pr.refused("gemini")
 	switch {
+	case refused && (pr.ExitCode != geminiExitAuth || badSettings):
+		res.Class, res.Message = ClassConfig, refusal
+		return res, nil
 	case pr.ExitCode == geminiExitAuth:
 		res.Class, res.Message = ClassAuth, "gemini: authentication failed: "+oneLine(ev.failure, 300)
 		return res, nil

@@ -46,13 +46,17 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 
 	ev := &openCodeEvents{}
 	pr, err := runCLI(ctx, req, argv, env, ev.line)
-	res.Proc = pr
+	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := ProcessClass(pr); cl != "" {
+	if cl, msg := ProcessClass(pr.Result); cl != "" {
 		res.Class, res.Message = cl, msg
+		return res, nil
+	}
+	if msg, ok := pr.refused("opencode"); ok {
+		res.Class, res.Message = ClassConfig, msg
 		return res, nil
 	}
 	if ev.status != 0 || ev.message != "" {

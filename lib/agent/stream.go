@@ -25,19 +25,26 @@ func binOr(req Request, name string) string {
 // in events.jsonl and handed line by line to onLine, under the
 // iteration's deadline and idle timeout, descendants killed at the end
 // (unless it runs in a container).
-func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte)) (proc.Result, error) {
-	split := &lineSplitter{fn: onLine}
+func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte)) (*session, error) {
+	s := &session{}
+	split := &lineSplitter{fn: func(b []byte) {
+		if len(b) > 0 && b[0] == '{' {
+			s.started = true
+		}
+		onLine(b)
+	}}
 	run, err := req.command(argv, env)
 	if err != nil {
-		return proc.Result{ExitCode: -1}, err
+		s.Result = proc.Result{ExitCode: -1}
+		return s, err
 	}
-	pr, err := proc.Run(ctx, proc.Spec{
+	s.Result, err = proc.Run(ctx, proc.Spec{
 		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
-		Log: req.Log, Stdout: multiWriter(req.Events, split), Tee: req.Tee,
+		Log: multiWriter(req.Log, &s.head), Stdout: multiWriter(req.Events, split), Tee: req.Tee,
 		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: !req.InContainer, OwnNamespace: req.Sandbox != nil,
 	})
 	split.flush()
-	return pr, err
+	return s, err
 }
 
 // maxLine bounds one event line; a longer one is skipped.

@@ -311,6 +311,12 @@ func checkAgent(ctx *Context) []string {
 			agent.ProbeCLIVersion(context.Background(), bin, versionTimeout)
 		}
 	}
+	// Settings the CLI refuses would end the first session as a config
+	// error: a dry run finds them now, where the CLI has one (cached
+	// while nothing it reads changes, lib/agent/settings.go).
+	if p := agent.CheckSettings(context.Background(), a, ctx.Root, versionTimeout); p != "" {
+		return []string{p}
+	}
 	return nil
 }
 
