@@ -2,10 +2,12 @@ package testscripts
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -33,7 +35,8 @@ func (b builtCommands) Run() int {
 	return b.m.Run()
 }
 
-// buildCommands builds ./cmd/... into dir the way `just build` does.
+// buildCommands builds ./cmd/... into dir the way `just build` does, and
+// puts the porcelain beside them.
 func buildCommands(dir string) error {
 	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/...")
 	cmd.Dir = repoRoot()
@@ -42,8 +45,52 @@ func buildCommands(dir string) error {
 	if err != nil {
 		return fmt.Errorf("go build ./cmd/...: %v\n%s", err, out)
 	}
+	// The porcelain, installed beside the commands as `just install` does.
+	for _, p := range porcelain {
+		data, err := os.ReadFile(filepath.Join(repoRoot(), "tools", p))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), data, 0o755); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// porcelain are the scripts that ship beside the commands (just install).
+var porcelain = []string{"runner-step", "runner-loop"}
+
+// trackSources stats every file of the checkout (but git's and what
+// builds and evals leave), once per test binary, from inside a test: go
+// test's result cache keys on the files a test reads, and the commands the
+// scripts run are built and exec'd (with tools/ and examples/) by other
+// processes it does not see. A change to any of them then runs the
+// scripts again.
+func trackSources(t *testing.T) {
+	t.Helper()
+	if err := trackOnce(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var trackOnce = sync.OnceValue(func() error {
+	root := repoRoot()
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch rel, _ := filepath.Rel(root, p); rel {
+			case ".git", "bin", "eval/results", "eval/workspaces":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		_, err = os.Stat(p)
+		return err
+	})
+})
 
 // shippedCommands lists the commands in cmd/, each a binary that ships.
 func shippedCommands(t *testing.T) []string {
@@ -65,6 +112,7 @@ func shippedCommands(t *testing.T) []string {
 // command in cmd/ resolves on the scripts' $PATH to the binary built from
 // it, and no test helper shadows a shipped command.
 func TestScriptsRunShippedBinaries(t *testing.T) {
+	trackSources(t)
 	dir := os.Getenv("TREELOOP_BIN")
 	if dir == "" {
 		t.Fatal("TREELOOP_BIN is not set: TestMain did not build the commands")
