@@ -52,6 +52,15 @@ var goCache = sync.OnceValue(func() string {
 	return string(bytes.TrimSpace(out))
 })
 
+// goModCache is the host's Go module cache, "" when unknown.
+var goModCache = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(out))
+})
+
 // repoRoot is the treeloop checkout (for hooks/ and tools/).
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -59,6 +68,7 @@ func repoRoot() string {
 }
 
 func TestScripts(t *testing.T) {
+	trackSources(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
@@ -89,6 +99,9 @@ func TestScripts(t *testing.T) {
 			// works; the scripts choose it themselves (RUNNER_SANDBOX=bwrap
 			// or auto), so that a script means the same on any machine.
 			env.Setenv("RUNNER_SANDBOX", "none")
+			// The module cache's downloads, a proxy of every module the
+			// build needs (GOPROXY=file://…), for recipes run offline.
+			env.Setenv("GOMODCACHE_DOWNLOADS", filepath.Join(goModCache(), "cache", "download"))
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")
 			env.Values[heldLocks{}] = map[string]*os.File{}
@@ -101,6 +114,10 @@ func TestScripts(t *testing.T) {
 			"holdlock": holdlock,
 			"schemaok": schemaok,
 			"vartmp":   vartmp,
+			"recipe":   recipeCmd,
+			"confset":  confset,
+			"checkout": checkoutCmd,
+			"modproxy": modproxyCmd,
 		},
 	})
 }
