@@ -26,7 +26,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
 # scripts drive real agent CLIs: on a busy 2-core machine the testscripts
@@ -34,6 +34,12 @@ lint-shell:
 # package timeout is raised; every wait inside a test is for an event.
 test:
     go test -count=1 -timeout 30m ./...
+
+# A long run: STEPS no-op steps on a 1,000-file repository with a 6,000-node tree
+# and git's default settings; prints step failures, false guard failures, the
+# growth of the step's overhead, RSS and .runner/ size per step (bench/soak.sh).
+soak steps="2000":
+    bash bench/soak.sh {{steps}}
 
 # Build every command into ./bin.
 build:

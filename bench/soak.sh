@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# A long run: STEPS no-op steps of runner-loop (a no-op agent that says
+# done, the guard `true`) on a repository of FILES files with a task tree
+# of NODES nodes (bench/gentree: half the leaves passed, so every step
+# passes one more), with git's default settings: nothing packed at the
+# start, so the loose objects pass gc.auto during the run and git's
+# housekeeping runs between steps, as on a user's repository.
+# It prints
+#   - step failures: iterations that did not end done with guard=pass, and
+#     a loop that did not end at --max-steps;
+#   - false guard failures: guard=fail with a guard that cannot fail;
+#   - the growth of the step's overhead: each step's wall time (between the
+#     loop's commit lines) less its agent's and guard's time (meta.json),
+#     the median of the last 20 against the median of the first 20;
+#   - the RSS of the long-lived process (runner-loop's shell, sampled every
+#     second) and the peak RSS of any process the loop started;
+#   - the size of .runner/ and .git/ per step.
+# Exit 1 when a step failed or a guard failed falsely.
+# Usage: bench/soak.sh [STEPS] [FILES] [NODES]   (defaults: 2000 1000 6000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=${1:-2000}
+files=${2:-1000}
+nodes=${3:-6000}
+work=$(mktemp -d "${TMPDIR:-/tmp}/treeloop-soak.XXXXXX")
+sampler=""
+cleanup() {
+  [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
+install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
+# Git's defaults: no system or user configuration, a fresh HOME.
+mkdir -p "$work/home"
+export PATH="$work/bin:$PATH" HOME="$work/home" GIT_CONFIG_NOSYSTEM=1
+export GIT_AUTHOR_NAME=soak GIT_AUTHOR_EMAIL=soak@example.com GIT_COMMITTER_NAME=soak GIT_COMMITTER_EMAIL=soak@example.com
+cat > "$work/agent" <<'SH'
+#!/bin/sh
+cat >/dev/null
+echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
+SH
+chmod +x "$work/agent"
+export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps + 10))
+echo "soak: $steps steps, $files files, a $nodes-node tree, git's default settings; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+repo=$work/repo
+mkdir -p "$repo"
+cd "$repo"
+git init -q -b main
+python3 - "$files" <<'PY'
+import os, sys
+for i in range(int(sys.argv[1])):
+    d, f = divmod(i, 50)
+    os.makedirs(f"src/d{d}", exist_ok=True)
+    with open(f"src/d{d}/f{f}.go", "w") as fh:
+        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
+PY
+printf 'ci:\n    @true\n' > justfile
+git add -A
+git commit -qm initial
+# The goal is gentree's root, so runner-start takes the tree as it is.
+printf '# Node 0\n\nDeliver part 0 of the benchmark goal, with tests.\n' > "$work/goal.md"
+runner-init --goal "$work/goal.md" >/dev/null
+gentree -n "$nodes" > .runner/state/tree.json
+sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
+git add -A
+git commit -qm 'soak: the tree and the guard'
+runner-start --id run-soak --no-baseline >/dev/null
+runner_start=$(du -sb .runner | cut -f1)
+git_start=$(du -sb .git | cut -f1)
+
+# The loop, its lines time-stamped as they come (a line every 100 steps
+# on stderr); its shell's RSS sampled.
+mkfifo "$work/lines"
+n=0
+while IFS= read -r line; do
+  printf '%s %s\n' "$EPOCHREALTIME" "$line"
+  case $line in "loop: run="*) n=$((n + 1)); [ $((n % 100)) -ne 0 ] || echo "soak: $n steps" >&2 ;; esac
+done < "$work/lines" > "$work/loop.out" &
+reader=$!
+start=$EPOCHREALTIME
+/usr/bin/time -f '%M' -o "$work/peak-rss" runner-loop --max-steps "$steps" > "$work/lines" 2> "$work/loop.err" &
+timer=$!
+loop_pid=""
+until [ -n "$loop_pid" ] || ! kill -0 "$timer" 2>/dev/null; do
+  loop_pid=$(pgrep -P "$timer" || true)
+  [ -n "$loop_pid" ] || sleep 0.05
+done
+(
+  while kill -0 "$loop_pid" 2>/dev/null; do
+    awk '/^VmRSS:/ {print $2}' "/proc/$loop_pid/status" 2>/dev/null || true
+    sleep 1
+  done
+) > "$work/loop-rss" &
+sampler=$!
+wait "$timer" || true
+wait "$reader" || true
+wait "$sampler" 2>/dev/null || true
+sampler=""
+runner_end=$(du -sb .runner | cut -f1)
+git_end=$(du -sb .git | cut -f1)
+packs=$(find .git/objects/pack -name '*.pack' | wc -l)
+loose=$(git count-objects | cut -d' ' -f1)
+
+python3 - "$work" "$steps" "$start" "$runner_start" "$runner_end" "$git_start" "$git_end" "$packs" "$loose" <<'PY'
+import json, os, re, statistics, sys
+work, steps, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+runner_start, runner_end, git_start, git_end, packs, loose = map(int, sys.argv[4:10])
+lines = [l.rstrip("\n").split(" ", 1) for l in open(f"{work}/loop.out")]
+commits, last = [], ""
+for t, l in lines:
+    m = re.match(r"loop: run=\S+ iter=(\d+) node=\S+ status=(\S+) guard=(\S+)$", l)
+    if m:
+        commits.append((float(t), int(m.group(1)), m.group(2), m.group(3)))
+    last = l
+failed = [c for c in commits if (c[2], c[3]) != ("done", "pass")]
+false_guard = [c for c in commits if c[3] == "fail"]
+ended_right = last == f"loop: limit reason=max-steps steps={steps}"
+over, prev = [], start
+for t, it, _, _ in commits:
+    meta = json.load(open(f"{work}/repo/.runner/iterations/run-soak/{it:04d}/meta.json"))
+    inner = (meta.get("agent") or {}).get("duration_ms", 0) + (meta.get("guard_run") or {}).get("duration_ms", 0)
+    over.append((t - prev) * 1000 - inner)
+    prev = t
+n = min(20, len(over))
+first, lastn = statistics.median(over[:n]), statistics.median(over[-n:])
+rss = [int(x) for x in open(f"{work}/loop-rss").read().split()] or [0]
+peak = int(open(f"{work}/peak-rss").read().split()[-1])
+done = len(commits)
+print(f"steps committed: {done} of {steps}; the loop's last line: {last}")
+print(f"step failures: {len(failed) + (0 if ended_right else 1)}" + ("" if ended_right else " (the loop did not end at --max-steps)"))
+for c in failed[:5]:
+    print(f"  iter {c[1]}: status={c[2]} guard={c[3]}")
+print(f"false guard failures: {len(false_guard)}")
+print(f"step overhead: median of the first {n} {first:.0f} ms, of the last {n} {lastn:.0f} ms: growth {100 * (lastn - first) / first:+.0f}%")
+print(f"runner-loop RSS: {rss[0] / 1024:.1f} MiB at the start, {rss[-1] / 1024:.1f} MiB at the end, at most {max(rss) / 1024:.1f} MiB; peak RSS of any process of the loop: {peak / 1024:.1f} MiB")
+per = max(done, 1)
+print(f".runner/: {runner_start:,} bytes at the start, {runner_end:,} at the end: {(runner_end - runner_start) / per:,.0f} bytes per step")
+print(f".git/: {git_start:,} bytes at the start, {git_end:,} at the end: {(git_end - git_start) / per:,.0f} bytes per step ({packs} packs, {loose} loose objects left)")
+sys.exit(1 if failed or false_guard or not ended_right else 0)
+PY
