@@ -3,8 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +12,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/config"
-	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/passcache"
 )
 
 // A CLI that refuses its settings ends the session as a config error
@@ -106,42 +104,25 @@ func settingsFiles(backend, root string) []string {
 var settingsEnv = []string{"HOME=", "XDG_CONFIG_HOME=", "CODEX_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "OPENCODE_", "GEMINI_", "GOOGLE_"}
 
 // settingsKey names the cache entry of a passed dry run: bin's binary, the
-// probe, the CLI's environment and its settings files; ok is false when
-// bin cannot be found.
-func settingsKey(bin, backend, root string, probes [][]string) (string, bool) {
-	abs, err := exec.LookPath(bin)
-	if err != nil {
-		return "", false
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", false
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", false
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", abs, st.ModTime().UnixNano(), st.Size())
+// probe, the CLI's environment and its settings files.
+func settingsKey(bin, backend, root string, probes [][]string) *passcache.Key {
+	k := passcache.New("cli-settings").Binary(bin)
 	for _, p := range probes {
-		fmt.Fprintf(h, "%q\x00", p)
+		k.Text(p...)
 	}
 	env := os.Environ()
 	slices.Sort(env)
 	for _, kv := range env {
 		if slices.ContainsFunc(settingsEnv, func(p string) bool { return strings.HasPrefix(kv, p) }) {
-			fmt.Fprintf(h, "%s\x00", kv)
+			k.Text(kv)
 		}
 	}
 	for _, f := range settingsFiles(backend, root) {
-		if st, err := os.Stat(f); f != "" && err == nil {
-			fmt.Fprintf(h, "%s\x00%d\x00%d\x00", f, st.ModTime().UnixNano(), st.Size())
+		if f != "" {
+			k.File(f)
 		}
 	}
-	return filepath.Join(dir, "treeloop", "cli-settings", hex.EncodeToString(h.Sum(nil)[:16])), true
+	return k
 }
 
 // CheckSettings dry-runs the session settings of a (its CLI, model,
@@ -154,11 +135,9 @@ func CheckSettings(ctx context.Context, a config.Agent, root string, timeout tim
 	if len(probes) == 0 || bin == "" {
 		return ""
 	}
-	key, cacheable := settingsKey(bin, a.Backend, root, probes)
-	if cacheable {
-		if _, err := os.Stat(key); err == nil {
-			return ""
-		}
+	key := settingsKey(bin, a.Backend, root, probes)
+	if _, passed := key.Get(); passed {
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -177,8 +156,6 @@ func CheckSettings(ctx context.Context, a config.Agent, root string, timeout tim
 				a.Backend, filepath.Base(bin), strings.Join(p, " "), oneLine(refusalWords(out.String()), 300))
 		}
 	}
-	if cacheable && os.MkdirAll(filepath.Dir(key), 0o755) == nil {
-		_ = fsutil.WriteAtomic(key, nil, 0o644) // a cache: failing to write it loses nothing
-	}
+	key.Put(nil)
 	return ""
 }

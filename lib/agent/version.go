@@ -2,15 +2,10 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
-	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/passcache"
 )
 
 // A CLI's version is provenance (agent.json cli_version), asked of the CLI
@@ -32,43 +27,15 @@ func cliVersion(ctx context.Context, bin string) string {
 	return ProbeCLIVersion(ctx, bin, probeTimeout)
 }
 
-// versionKey names bin's cache entry; ok is false when bin cannot be
-// found.
-func versionKey(bin string) (path string, ok bool) {
-	abs, err := exec.LookPath(bin)
-	if err != nil {
-		return "", false
-	}
-	if abs, err = filepath.Abs(abs); err != nil {
-		return "", false
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", false
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", false
-	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", abs, st.ModTime().UnixNano(), st.Size()))
-	return filepath.Join(dir, "treeloop", "cli-version", hex.EncodeToString(sum[:16])), true
-}
+// versionKey names bin's cache entry: its resolved binary's path and
+// stamp.
+func versionKey(bin string) *passcache.Key { return passcache.New("cli-version").Binary(bin) }
 
 // CachedCLIVersion is the cached version of bin, if its current binary has
 // been asked.
 func CachedCLIVersion(bin string) (string, bool) {
-	path, ok := versionKey(bin)
-	if !ok {
-		return "", false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	return string(data), true
+	v, ok := versionKey(bin).Get()
+	return string(v), ok
 }
 
 // ProbeCLIVersion asks `bin --version` within timeout and caches a
@@ -81,10 +48,8 @@ func ProbeCLIVersion(ctx context.Context, bin string, timeout time.Duration) str
 		return ""
 	}
 	v := oneLine(string(out), 100)
-	if path, ok := versionKey(bin); ok && v != "" {
-		if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-			_ = fsutil.WriteAtomic(path, []byte(v), 0o644) // a cache: failing to write it loses nothing
-		}
+	if v != "" {
+		versionKey(bin).Put([]byte(v))
 	}
 	return v
 }

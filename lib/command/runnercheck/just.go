@@ -3,18 +3,15 @@ package runnercheck
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/passcache"
 )
 
 // justValueFlags are just's options that take a value: a guard's argv may
@@ -30,51 +27,27 @@ var justValueFlags = map[string]bool{
 // justfile in any case, or .justfile, in root and its parents, and any
 // file the argv names). just from npm is a node wrapper that takes about
 // a second to start, and runner-check runs before every step: a passed
-// probe is asked again only when one of these changes. ok is false when
-// just cannot be found.
-func justKey(root string, argv []string) (string, bool) {
-	bin, err := exec.LookPath(argv[0])
-	if err != nil {
-		return "", false
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", false
-	}
-	h := sha256.New()
-	stamp := func(p string) {
-		if st, err := os.Stat(p); err == nil {
-			fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00", p, st.ModTime().UnixNano(), st.Size(), inode(st))
-		}
-	}
-	stamp(bin)
-	fmt.Fprintf(h, "%q\x00%s\x00", argv, root)
+// probe is asked again only when one of these changes.
+func justKey(root string, argv []string) *passcache.Key {
+	k := passcache.New("just-guard").Binary(argv[0]).Text(root).Text(argv...)
 	for _, a := range argv[1:] {
 		if a = strings.TrimPrefix(a, "--justfile="); !filepath.IsAbs(a) {
 			a = filepath.Join(root, a)
 		}
-		stamp(a)
+		k.File(a)
 	}
 	for d := root; ; d = filepath.Dir(d) {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
 			if n := strings.ToLower(e.Name()); n == "justfile" || n == ".justfile" {
-				stamp(filepath.Join(d, e.Name()))
+				k.File(filepath.Join(d, e.Name()))
 			}
 		}
 		if d == filepath.Dir(d) {
 			break
 		}
 	}
-	return filepath.Join(dir, "treeloop", "just-guard", hex.EncodeToString(h.Sum(nil)[:16])), true
-}
-
-// inode is st's inode number, 0 where the system does not say.
-func inode(st os.FileInfo) uint64 {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return s.Ino
-	}
-	return 0
+	return k
 }
 
 // justProbeTimeout bounds the probe of a just guard (it only parses).
@@ -95,11 +68,9 @@ func checkJust(root string, argv []string) []string {
 	if !ok {
 		return nil
 	}
-	key, cacheable := justKey(root, argv)
-	if cacheable {
-		if _, err := os.Stat(key); err == nil {
-			return nil
-		}
+	key := justKey(root, argv)
+	if _, passed := key.Get(); passed {
+		return nil
 	}
 	probe, recipe := append(append([]string{}, opts...), "--summary"), ""
 	if len(pos) == 1 && !strings.Contains(pos[0], "::") {
@@ -112,8 +83,8 @@ func checkJust(root string, argv []string) []string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err == nil || ctx.Err() != nil {
-		if err == nil && cacheable && os.MkdirAll(filepath.Dir(key), 0o755) == nil {
-			_ = fsutil.WriteAtomic(key, nil, 0o644) // a cache: failing to write it loses nothing
+		if err == nil {
+			key.Put(nil)
 		}
 		return nil
 	}

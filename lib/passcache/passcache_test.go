@@ -1,0 +1,46 @@
+package passcache
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestKey: an entry is found by the same inputs and by no other: a
+// changed file, a changed text, another kind; an unknown binary makes no
+// entry at all.
+func TestKey(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	f := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := func() *Key { return New("k").Binary("sh").Text("a", "b").File(f) }
+	if _, ok := key().Get(); ok {
+		t.Fatal("an entry before any Put")
+	}
+	key().Put([]byte("v"))
+	if v, ok := key().Get(); !ok || string(v) != "v" {
+		t.Fatalf("Get = %q, %v", v, ok)
+	}
+	if _, ok := New("k").Binary("sh").Text("a", "c").File(f).Get(); ok {
+		t.Error("another text finds the entry")
+	}
+	if _, ok := New("other").Binary("sh").Text("a", "b").File(f).Get(); ok {
+		t.Error("another kind finds the entry")
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(f, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := key().Get(); ok {
+		t.Error("a changed file finds the entry")
+	}
+	k := New("k").Binary("no-such-binary-anywhere")
+	k.Put([]byte("v"))
+	if _, ok := k.Path(); ok {
+		t.Error("a binary that cannot be found makes an entry")
+	}
+}
