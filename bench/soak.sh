@@ -11,7 +11,9 @@
 #   - false guard failures: guard=fail with a guard that cannot fail;
 #   - the growth of the step's overhead: each step's wall time (between the
 #     loop's commit lines) less its agent's and guard's time (meta.json),
-#     the median of the last 20 against the median of the first 20;
+#     the median of the last 20 against the median of the first 20; and
+#     the same for the CPU time the loop's processes used per step, which
+#     a busy machine inflates less than the wall time;
 #   - the RSS of the long-lived process (runner-loop's shell, sampled every
 #     second) and the peak RSS of any process the loop started;
 #   - the size of .runner/ and .git/ per step.
@@ -73,9 +75,15 @@ git_start=$(du -sb .git | cut -f1)
 # The loop, its lines time-stamped as they come (a line every 100 steps
 # on stderr); its shell's RSS sampled.
 mkfifo "$work/lines"
+# Each line gets the wall clock and the CPU time (ticks) of runner-loop's
+# waited-for children so far.
 n=0
+lp=""
 while IFS= read -r line; do
-  printf '%s %s\n' "$EPOCHREALTIME" "$line"
+  [ -n "$lp" ] || lp=$(cat "$work/loop.pid" 2>/dev/null || true)
+  cpu=0
+  [ -z "$lp" ] || cpu=$(awk '{print $16 + $17}' "/proc/$lp/stat" 2>/dev/null || echo 0)
+  printf '%s %s %s\n' "$EPOCHREALTIME" "$cpu" "$line"
   case $line in "loop: run="*) n=$((n + 1)); [ $((n % 100)) -ne 0 ] || echo "soak: $n steps" >&2 ;; esac
 done < "$work/lines" > "$work/loop.out" &
 reader=$!
@@ -87,6 +95,7 @@ until [ -n "$loop_pid" ] || ! kill -0 "$timer" 2>/dev/null; do
   loop_pid=$(pgrep -P "$timer" || true)
   [ -n "$loop_pid" ] || sleep 0.05
 done
+echo "$loop_pid" > "$work/loop.pid"
 (
   while kill -0 "$loop_pid" 2>/dev/null; do
     awk '/^VmRSS:/ {print $2}' "/proc/$loop_pid/status" 2>/dev/null || true
@@ -103,16 +112,18 @@ git_end=$(du -sb .git | cut -f1)
 packs=$(find .git/objects/pack -name '*.pack' | wc -l)
 loose=$(git count-objects | cut -d' ' -f1)
 
-python3 - "$work" "$steps" "$start" "$runner_start" "$runner_end" "$git_start" "$git_end" "$packs" "$loose" <<'PY'
+python3 - "$work" "$steps" "$start" "$runner_start" "$runner_end" "$git_start" "$git_end" "$packs" "$loose" "$(getconf CLK_TCK)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, os, re, statistics, sys
 work, steps, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-runner_start, runner_end, git_start, git_end, packs, loose = map(int, sys.argv[4:10])
-lines = [l.rstrip("\n").split(" ", 1) for l in open(f"{work}/loop.out")]
-commits, last = [], ""
-for t, l in lines:
+runner_start, runner_end, git_start, git_end, packs, loose, tck = map(int, sys.argv[4:11])
+load = sys.argv[11]
+lines = [l.rstrip("\n").split(" ", 2) for l in open(f"{work}/loop.out")]
+commits, cpus, last = [], [], ""
+for t, cpu, l in lines:
     m = re.match(r"loop: run=\S+ iter=(\d+) node=\S+ status=(\S+) guard=(\S+)$", l)
     if m:
         commits.append((float(t), int(m.group(1)), m.group(2), m.group(3)))
+        cpus.append(int(float(cpu)))
     last = l
 failed = [c for c in commits if (c[2], c[3]) != ("done", "pass")]
 false_guard = [c for c in commits if c[3] == "fail"]
@@ -125,6 +136,9 @@ for t, it, _, _ in commits:
     prev = t
 n = min(20, len(over))
 first, lastn = statistics.median(over[:n]), statistics.median(over[-n:])
+cpu_step = [(b - a) * 1000 / tck for a, b in zip(cpus, cpus[1:])] or [0]
+m = min(20, len(cpu_step))
+cfirst, clast = statistics.median(cpu_step[:m]), statistics.median(cpu_step[-m:])
 rss = [int(x) for x in open(f"{work}/loop-rss").read().split()] or [0]
 peak = int(open(f"{work}/peak-rss").read().split()[-1])
 done = len(commits)
@@ -133,7 +147,8 @@ print(f"step failures: {len(failed) + (0 if ended_right else 1)}" + ("" if ended
 for c in failed[:5]:
     print(f"  iter {c[1]}: status={c[2]} guard={c[3]}")
 print(f"false guard failures: {len(false_guard)}")
-print(f"step overhead: median of the first {n} {first:.0f} ms, of the last {n} {lastn:.0f} ms: growth {100 * (lastn - first) / first:+.0f}%")
+print(f"step overhead (wall): median of the first {n} {first:.0f} ms, of the last {n} {lastn:.0f} ms: growth {100 * (lastn - first) / first:+.0f}% (load average at the end {load})")
+print(f"step CPU time (the loop's processes): median of the first {m} {cfirst:.0f} ms, of the last {m} {clast:.0f} ms: growth {100 * (clast - cfirst) / max(cfirst, 1):+.0f}%")
 print(f"runner-loop RSS: {rss[0] / 1024:.1f} MiB at the start, {rss[-1] / 1024:.1f} MiB at the end, at most {max(rss) / 1024:.1f} MiB; peak RSS of any process of the loop: {peak / 1024:.1f} MiB")
 per = max(done, 1)
 print(f".runner/: {runner_start:,} bytes at the start, {runner_end:,} at the end: {(runner_end - runner_start) / per:,.0f} bytes per step")
