@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // CommitIndexAs commits the index as it stands, on top of HEAD, made by
@@ -95,12 +96,35 @@ func (r *Repo) CommitIndexAs(by, message string, staged Staged) (string, error) 
 // runs here in the foreground (gc.autoDetach and maintenance.autoDetach
 // off) and is over when the commit returns. As with git commit, its
 // failure does not undo the commit. objects is the object directory.
+//
+// Loose objects nothing references (the seal's copies of iteration logs
+// among them) are not packed, only pruned once two weeks old: when they
+// alone keep the count past gc.auto, every later commit would run a
+// housekeeping that cannot help. git's detached gc then leaves gc.log,
+// and gc --auto stays off while it is younger than a day (gc.logExpiry's
+// default); the runner writes gc.log as git would and heeds it the same
+// way.
 func (r *Repo) housekeep(c commitSettings, objects string) {
 	if !c.maintenance || !needsMaintenance(objects, c.gcAuto) {
 		return
 	}
+	gcLog := filepath.Join(filepath.Dir(objects), "gc.log")
+	if st, err := os.Stat(gcLog); err == nil && time.Since(st.ModTime()) < gcLogExpiry {
+		return
+	}
 	_, _ = r.Run("-c", "gc.autoDetach=false", "-c", "maintenance.autoDetach=false", "maintenance", "run", "--auto", "--quiet")
+	if needsMaintenance(objects, c.gcAuto) {
+		_ = os.WriteFile(gcLog, []byte(unreachableWarning), 0o644) // as git gc would; losing it costs a housekeeping
+	}
 }
+
+// gcLogExpiry is gc.logExpiry's default: how long gc --auto stays off
+// after a gc that left too many loose objects.
+const gcLogExpiry = 24 * time.Hour
+
+// unreachableWarning is what git gc writes to gc.log when loose objects it
+// cannot pack or prune yet keep it past gc.auto.
+const unreachableWarning = "warning: There are too many unreachable loose objects; run 'git prune' to remove them.\n"
 
 // housekeepAfterCommit is housekeep after a `git commit`, which the
 // runner's git makes with automatic housekeeping off (runEnv): the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // commitTwice makes the same commit of what is staged twice: with
@@ -308,5 +309,62 @@ func TestRunnerGitStartsNoHousekeeping(t *testing.T) {
 	}
 	if n := packs(t, r); n != 0 {
 		t.Errorf("%d packs after the runner's git commit: it started git's housekeeping", n)
+	}
+}
+
+// TestHousekeepingBacksOffUnreachable: loose objects nothing references
+// (as the seal's copies) keep the count past gc.auto after a gc: the
+// runner writes gc.log as git's gc would, and runs no housekeeping after
+// its next commits until gc.log is a day old.
+func TestHousekeepingBacksOffUnreachable(t *testing.T) {
+	r := newRepo(t)
+	if _, err := r.Run("config", "gc.auto", "256"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "a.txt", "a\n")
+	commitAll(t, r, "base")
+	outside := t.TempDir()
+	for i := 0; looseIn17(t, r) < 4; i++ {
+		var paths strings.Builder
+		for j := range 512 {
+			p := filepath.Join(outside, strconv.Itoa(i*512+j))
+			if err := os.WriteFile(p, []byte("unreachable "+p+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			paths.WriteString(p + "\n")
+		}
+		if _, err := runEnv(r.Root(), nil, []byte(paths.String()), "hash-object", "-w", "--stdin-paths"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(n int) {
+		t.Helper()
+		write(t, r, "a.txt", strconv.Itoa(n)+"\n")
+		if err := r.AddAll(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.CommitIndexAs("loop", "step "+strconv.Itoa(n), Staged{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gcLog := filepath.Join(r.Root(), ".git", "gc.log")
+	commit(1)
+	if packs(t, r) != 1 {
+		t.Fatalf("%d packs after the first commit past gc.auto, want the housekeeping's 1", packs(t, r))
+	}
+	if data, err := os.ReadFile(gcLog); err != nil || !strings.Contains(string(data), "unreachable loose objects") {
+		t.Fatalf("gc.log: %q, %v", data, err)
+	}
+	commit(2)
+	if packs(t, r) != 1 {
+		t.Errorf("%d packs after the next commit: housekeeping ran again while gc.log is fresh", packs(t, r))
+	}
+	old := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(gcLog, old, old); err != nil {
+		t.Fatal(err)
+	}
+	commit(3)
+	if packs(t, r) != 2 {
+		t.Errorf("%d packs once gc.log is a day old, want 2", packs(t, r))
 	}
 }
