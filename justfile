@@ -29,11 +29,12 @@ lint-shell:
     shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
-# scripts drive real agent CLIs: on a busy 2-core machine the testscripts
-# package alone takes longer than go test's default 10 minutes, so the
-# package timeout is raised; every wait inside a test is for an event.
+# scripts drive real agent CLIs and run README's recipes (an eval, the demo,
+# an install): on a busy 2-core machine the testscripts package alone takes
+# longer than go test's default 10 minutes, so the package timeout is
+# raised; every wait inside a test is for an event.
 test:
-    go test -count=1 -timeout 30m ./...
+    go test -count=1 -timeout 60m ./...
 
 # A long run: STEPS no-op steps on a 1,000-file repository with a 6,000-node tree
 # and git's default settings; prints step failures, false guard failures, the

@@ -89,24 +89,7 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 		res.Message = fmt.Sprintf("no output: claude exited %d without a result event", pr.ExitCode)
 		return res, nil
 	}
-	var ev struct {
-		Subtype          string          `json:"subtype"`
-		IsError          bool            `json:"is_error"`
-		APIErrorStatus   *int            `json:"api_error_status"`
-		Result           string          `json:"result"`
-		StructuredOutput json.RawMessage `json:"structured_output"`
-		TotalCostUSD     float64         `json:"total_cost_usd"`
-		Usage            struct {
-			InputTokens              int64 `json:"input_tokens"`
-			OutputTokens             int64 `json:"output_tokens"`
-			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-		} `json:"usage"`
-		ModelUsage        map[string]json.RawMessage `json:"modelUsage"`
-		PermissionDenials []struct {
-			ToolName string `json:"tool_name"`
-		} `json:"permission_denials"`
-	}
+	var ev claudeResult
 	if err := json.Unmarshal(line, &ev); err != nil {
 		res.Class, res.Message = ClassNoOutput, "no output: claude's result event is not JSON: "+err.Error()
 		return res, nil
@@ -205,6 +188,26 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// claudeResult is what the runner reads of Claude Code's result event.
+type claudeResult struct {
+	Subtype          string          `json:"subtype"`
+	IsError          bool            `json:"is_error"`
+	APIErrorStatus   *int            `json:"api_error_status"`
+	Result           string          `json:"result"`
+	StructuredOutput json.RawMessage `json:"structured_output"`
+	TotalCostUSD     float64         `json:"total_cost_usd"`
+	Usage            struct {
+		InputTokens              int64 `json:"input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+	ModelUsage        map[string]json.RawMessage `json:"modelUsage"`
+	PermissionDenials []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
 }
 
 // CLISchema is the agent output schema as the CLIs' structured-output
