@@ -239,9 +239,9 @@ func corruptFixture(t *testing.T) string {
 		"repo/justfile": "ci:\n    @true\n",
 		"home/.keep":    "",
 		"evalhome/eval/cases/one.toml": "[case]\nid = \"one\"\ngoal = \"# One\\n\\nDone at once.\"\nfixture = \"fx\"\nroot_next = \"execute\"\n" +
-			"[backends.scripted]\nbackend = \"command\"\nbin = \"done\"\n[[checks]]\ntype = \"runner_completed\"\n",
+			"[backends.scripted]\nbackend = \"command\"\nbin = \"agents/done\"\n[[checks]]\ntype = \"runner_completed\"\n",
 		"evalhome/eval/cases/fx/justfile": "ci:\n    @true\n",
-		"evalhome/eval/cases/done":        "#!/bin/sh\ncat >/dev/null\necho '{\"status\":\"done\",\"summary\":\"done\",\"children\":[]}' > \"$RUNNER_OUTPUT\"\n",
+		"evalhome/eval/cases/agents/done": "#!/bin/sh\ncat >/dev/null\necho '{\"status\":\"done\",\"summary\":\"done\",\"children\":[]}' > \"$RUNNER_OUTPUT\"\n",
 	}
 	for name, data := range files {
 		p := filepath.Join(work, name)
@@ -266,5 +266,8 @@ func corruptFixture(t *testing.T) string {
 	run("evalhome", "git", "init", "-q", "-b", "main")
 	run("evalhome", "eval-run", "--id", "e1")
 	run("evalhome", "eval-run", "--id", "e2")
+	if _, err := os.Stat(filepath.Join(work, "evalhome/eval/results/one/e1/scripted/1/cassette")); err != nil {
+		t.Fatalf("the fixture's eval recorded no session: %v", err)
+	}
 	return work
 }
