@@ -84,10 +84,12 @@ func stateReaders() []stateReader {
 	add(tree, "repo",
 		[]string{"tree-validate"}, []string{"tree-select"}, []string{"tree-select", "--get", "id"},
 		[]string{"runner-status"}, []string{"runner-status", "--json"}, []string{"iter-log", "begin", "--selected", "root"},
-		[]string{"tree-edit", "retry", "root"}, []string{"runner-start"}, []string{"runner-step"})
+		[]string{"tree-edit", "retry", "root"}, []string{"runner-start"}, []string{"runner-step"},
+		[]string{"runner-export", "--pr-body", "pr.md"})
 	add(runSt, "repo",
 		[]string{"runner-status"}, []string{"iter-log", "begin", "--selected", "root"}, []string{"loop-commit", "check"},
-		[]string{"runner-start"}, []string{"runner-record", "begin", "--pid", "1"}, []string{"runner-step"})
+		[]string{"runner-start"}, []string{"runner-record", "begin", "--pid", "1"}, []string{"runner-step"},
+		[]string{"runner-export"})
 	add(config, "repo",
 		[]string{"runner-check"}, []string{"runner-status"}, []string{"iter-log", "begin", "--selected", "root"},
 		[]string{"runner-start"}, []string{"runner-step"})
