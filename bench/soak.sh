@@ -44,7 +44,10 @@ echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
 SH
 chmod +x "$work/agent"
 export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps + 10))
-echo "soak: $steps steps, $files files, a $nodes-node tree, git's default settings; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# The sandbox a user gets (runner-init's auto: bwrap where it works), unless
+# RUNNER_SANDBOX chooses one.
+export RUNNER_SANDBOX=${RUNNER_SANDBOX:-auto}
+echo "soak: $steps steps, $files files, a $nodes-node tree, git's default settings, sandbox $RUNNER_SANDBOX; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 repo=$work/repo
 mkdir -p "$repo"
@@ -64,6 +67,7 @@ git commit -qm initial
 # The goal is gentree's root, so runner-start takes the tree as it is.
 printf '# Node 0\n\nDeliver part 0 of the benchmark goal, with tests.\n' > "$work/goal.md"
 runner-init --goal "$work/goal.md" >/dev/null
+echo "soak: $(grep '^mode = ' .runner/state/config.toml | head -1)"
 gentree -n "$nodes" > .runner/state/tree.json
 sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
 git add -A
