@@ -90,190 +90,7 @@ func TestParseCaseNeedsChecksAndCase(t *testing.T) {
 func TestParseCaseProblems(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.toml")
-	for _, c := range []struct {
-		doc  string
-		want []string
-	}{
-		{`[case]
-id = "-x"
-goal = "# G"
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:2:1: id \"-x\" must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ (it becomes a directory name)",
-		}},
-		{`[case]
-id = "other"
-goal = "# G"
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:2:1: id \"other\" differs from the file name: name the file other.toml or the case \"c\"",
-		}},
-		{`[case]
-id = "c"
-goal = "# G"
-goal_file = "g.md"
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:4:1: give goal or goal_file, not both",
-		}},
-		{`[case]
-id = "c"
-goal_file = "missing.md"
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:3:1: goal_file: no such file or directory",
-		}},
-		{`[case]
-id = "c"
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:1:2: [case]: missing goal: needs goal (text) or goal_file (a GOAL.md)",
-		}},
-		{`[case]
-id = "c"
-goal = "G"
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:3:1: the goal must start with a \"# \" heading (the root node's title)",
-		}},
-		{`[case]
-id = ""
-goal = "\n\n# G"
-fixture = "nope"
-root_next = "sideways"
-timeout_secs = 0
-expect = "win"
-extra = 1
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:2:1: id must not be empty",
-			"c.toml:4:1: fixture \"nope\" is not a directory next to the case file",
-			"c.toml:5:1: root_next must be \"decompose\" or \"execute\", got \"sideways\"",
-			"c.toml:6:1: timeout_secs must be at least 1, got 0",
-			"c.toml:7:1: expect must be one of success, fail, stuck, limit, timeout, error, got \"win\"",
-			"c.toml:8:1: unknown key \"case.extra\"",
-		}},
-		{`[case]
-id = "c"
-goal = "# G"
-timeout_secs = "1"
-description = 5
-[config]
-max_iterations = "x"
-nope = 1
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:4:1: timeout_secs must be an integer, got a string",
-			"c.toml:5:1: description must be a string, got an integer",
-			"c.toml:7:1: [config] max_iterations: cannot decode string into int",
-		}},
-		{`case = 1
-checks = 1`, []string{
-			"c.toml: a case needs at least one [[checks]] entry",
-			"c.toml:1:1: case must be a table, got an integer",
-			"c.toml:2:1: checks must be an array of tables ([[checks]])",
-		}},
-		{`checks = [1, 2]`, []string{
-			"c.toml: the file: missing [case]: add the table",
-			"c.toml: a case needs at least one [[checks]] entry",
-			"c.toml:1:1: checks[0] must be a table",
-			"c.toml:1:1: checks[1] must be a table",
-		}},
-		{`[case
-id = 1`, []string{
-			"c.toml:1:6: expected ']' to close table name",
-		}},
-		{`[case]
-id = "c"
-goal = "# G"
-[backends]
-"bad name" = {backend = "command"}
-b1 = {bin = "x"}
-b2 = {backend = "nope", extra_args = "x", env = ["=x", "NOEQ", "K=v"], other = 1}
-b3 = {backend = "command", extra_args = [1, "a"]}
-b4 = 5
-[[checks]]
-type = "runner_completed"`, []string{
-			"c.toml:5:1: backend name \"bad name\" must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
-			"c.toml:6:1: [backends.b1]: missing backend: add backend = \"…\"",
-			"c.toml:7:1: backend must be one of command, codex, claude, opencode, gemini, replay, got \"nope\"",
-			"c.toml:7:1: extra_args must be an array of strings, got a string",
-			"c.toml:7:1: env entries are KEY=VALUE, got \"=x\"",
-			"c.toml:7:1: env entries are KEY=VALUE, got \"NOEQ\"",
-			"c.toml:7:1: unknown key \"backends.b2.other\"",
-			"c.toml:8:1: extra_args[0] must be a string, got an integer",
-			"c.toml:9:1: backends.b4 must be a table, got an integer",
-		}},
-		{`[case]
-id = "c"
-goal = "# G"
-[[checks]]
-type = "nope"
-what = 1
-[[checks]]
-type = "runner_completed"
-path = "x"
-[[checks]]
-type = "file_exists"
-pattern = "x"
-[[checks]]
-type = "file_contains"
-path = "/abs"
-pattern = "("
-[[checks]]
-type = "command_succeeds"
-[[checks]]
-type = "command_succeeds"
-cmd = []
-timeout_secs = 0
-[[checks]]
-type = "command_succeeds"
-cmd = "ls"
-[[checks]]
-type = "command_succeeds"
-cmd = ["", "x"]
-[[checks]]
-type = "json_path"
-path = "../x.json"
-query = "a"
-[[checks]]
-type = "json_path"
-path = "x.json"
-query = "a"
-equals = 1
-exists = true
-[[checks]]
-type = "tree_max_depth"
-[[checks]]
-type = "tree_passed_count"
-min = 3
-max = 2
-[[checks]]
-type = "tree_passed_count"
-min = -1
-[[checks]]
-name = 5`, []string{
-			"c.toml:5:1: unknown check type \"nope\" (want one of file_exists, file_contains, command_succeeds, runner_completed, json_path, tree_passed_count, tree_max_depth)",
-			"c.toml:9:1: a runner_completed check takes no \"path\"",
-			"c.toml:10:3: checks[2]: missing path: add path = \"…\"",
-			"c.toml:12:1: a file_exists check takes no \"pattern\" (it takes path)",
-			"c.toml:15:1: path \"/abs\" must be relative to the workspace and stay inside it",
-			"c.toml:16:1: pattern: error parsing regexp: missing closing ): `(`",
-			"c.toml:17:3: checks[4]: missing cmd: add cmd = [\"program\", \"arg\", …]",
-			"c.toml:21:1: cmd must be a non-empty argv",
-			"c.toml:22:1: timeout_secs must be at least 1, got 0",
-			"c.toml:25:1: cmd must be an array of strings, got a string",
-			"c.toml:28:1: cmd must be a non-empty argv",
-			"c.toml:29:3: checks[8]: a json_path check takes either equals or exists",
-			"c.toml:31:1: path \"../x.json\" must be relative to the workspace and stay inside it",
-			"c.toml:33:3: checks[9]: a json_path check takes either equals or exists",
-			"c.toml:39:3: checks[10]: a tree_max_depth check needs min, max or both",
-			"c.toml:43:1: min 3 is more than max 2",
-			"c.toml:47:1: min must be 0 or more, got -1",
-			"c.toml:48:3: checks[13]: missing type: add type = \"…\"",
-			"c.toml:49:1: name must be a string, got an integer",
-		}},
-	} {
+	for _, c := range caseProblems {
 		got, ps := ParseCase(file, []byte(c.doc))
 		if got != nil {
 			t.Errorf("%s\nparsed into %+v", c.doc, got)
@@ -352,7 +169,16 @@ type = "runner_completed"
 	if !reflect.DeepEqual(c.Backends, wantBackends) {
 		t.Errorf("backends:\n got %+v\nwant %+v", c.Backends, wantBackends)
 	}
-	ch := c.Checks
+	wantValueChecks(t, c.Checks)
+	c.Goal = "# ends\n"
+	if string(c.GoalBytes()) != "# ends\n" {
+		t.Errorf("GoalBytes of a goal that ends in a newline: %q", c.GoalBytes())
+	}
+}
+
+// wantValueChecks are TestParseCaseValues' checks as parsed.
+func wantValueChecks(t *testing.T, ch []Check) {
+	t.Helper()
 	if len(ch) != 6 {
 		t.Fatalf("%d checks", len(ch))
 	}
@@ -373,10 +199,6 @@ type = "runner_completed"
 	}
 	if ch[5].Name != "runner_completed" || ch[5].Type != RunnerCompleted {
 		t.Errorf("check 5: %+v", ch[5])
-	}
-	c.Goal = "# ends\n"
-	if string(c.GoalBytes()) != "# ends\n" {
-		t.Errorf("GoalBytes of a goal that ends in a newline: %q", c.GoalBytes())
 	}
 }
 
@@ -484,4 +306,190 @@ func TestProblemText(t *testing.T) {
 	if tomlType([]any{}) != "an array" || tomlType(map[string]any{}) != "a table" {
 		t.Error("tomlType of an array or a table")
 	}
+}
+
+// caseProblems are case files and the problems ParseCase finds in each.
+var caseProblems = []struct {
+	doc  string
+	want []string
+}{
+	{`[case]
+id = "-x"
+goal = "# G"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:2:1: id \"-x\" must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ (it becomes a directory name)",
+	}},
+	{`[case]
+id = "other"
+goal = "# G"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:2:1: id \"other\" differs from the file name: name the file other.toml or the case \"c\"",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+goal_file = "g.md"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:4:1: give goal or goal_file, not both",
+	}},
+	{`[case]
+id = "c"
+goal_file = "missing.md"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:3:1: goal_file: no such file or directory",
+	}},
+	{`[case]
+id = "c"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:1:2: [case]: missing goal: needs goal (text) or goal_file (a GOAL.md)",
+	}},
+	{`[case]
+id = "c"
+goal = "G"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:3:1: the goal must start with a \"# \" heading (the root node's title)",
+	}},
+	{`[case]
+id = ""
+goal = "\n\n# G"
+fixture = "nope"
+root_next = "sideways"
+timeout_secs = 0
+expect = "win"
+extra = 1
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:2:1: id must not be empty",
+		"c.toml:4:1: fixture \"nope\" is not a directory next to the case file",
+		"c.toml:5:1: root_next must be \"decompose\" or \"execute\", got \"sideways\"",
+		"c.toml:6:1: timeout_secs must be at least 1, got 0",
+		"c.toml:7:1: expect must be one of success, fail, stuck, limit, timeout, error, got \"win\"",
+		"c.toml:8:1: unknown key \"case.extra\"",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+timeout_secs = "1"
+description = 5
+[config]
+max_iterations = "x"
+nope = 1
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:4:1: timeout_secs must be an integer, got a string",
+		"c.toml:5:1: description must be a string, got an integer",
+		"c.toml:7:1: [config] max_iterations: cannot decode string into int",
+	}},
+	{`case = 1
+checks = 1`, []string{
+		"c.toml: a case needs at least one [[checks]] entry",
+		"c.toml:1:1: case must be a table, got an integer",
+		"c.toml:2:1: checks must be an array of tables ([[checks]])",
+	}},
+	{`checks = [1, 2]`, []string{
+		"c.toml: the file: missing [case]: add the table",
+		"c.toml: a case needs at least one [[checks]] entry",
+		"c.toml:1:1: checks[0] must be a table",
+		"c.toml:1:1: checks[1] must be a table",
+	}},
+	{`[case
+id = 1`, []string{
+		"c.toml:1:6: expected ']' to close table name",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+[backends]
+"bad name" = {backend = "command"}
+b1 = {bin = "x"}
+b2 = {backend = "nope", extra_args = "x", env = ["=x", "NOEQ", "K=v"], other = 1}
+b3 = {backend = "command", extra_args = [1, "a"]}
+b4 = 5
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:5:1: backend name \"bad name\" must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
+		"c.toml:6:1: [backends.b1]: missing backend: add backend = \"…\"",
+		"c.toml:7:1: backend must be one of command, codex, claude, opencode, gemini, replay, got \"nope\"",
+		"c.toml:7:1: extra_args must be an array of strings, got a string",
+		"c.toml:7:1: env entries are KEY=VALUE, got \"=x\"",
+		"c.toml:7:1: env entries are KEY=VALUE, got \"NOEQ\"",
+		"c.toml:7:1: unknown key \"backends.b2.other\"",
+		"c.toml:8:1: extra_args[0] must be a string, got an integer",
+		"c.toml:9:1: backends.b4 must be a table, got an integer",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+[[checks]]
+type = "nope"
+what = 1
+[[checks]]
+type = "runner_completed"
+path = "x"
+[[checks]]
+type = "file_exists"
+pattern = "x"
+[[checks]]
+type = "file_contains"
+path = "/abs"
+pattern = "("
+[[checks]]
+type = "command_succeeds"
+[[checks]]
+type = "command_succeeds"
+cmd = []
+timeout_secs = 0
+[[checks]]
+type = "command_succeeds"
+cmd = "ls"
+[[checks]]
+type = "command_succeeds"
+cmd = ["", "x"]
+[[checks]]
+type = "json_path"
+path = "../x.json"
+query = "a"
+[[checks]]
+type = "json_path"
+path = "x.json"
+query = "a"
+equals = 1
+exists = true
+[[checks]]
+type = "tree_max_depth"
+[[checks]]
+type = "tree_passed_count"
+min = 3
+max = 2
+[[checks]]
+type = "tree_passed_count"
+min = -1
+[[checks]]
+name = 5`, []string{
+		"c.toml:5:1: unknown check type \"nope\" (want one of file_exists, file_contains, command_succeeds, runner_completed, json_path, tree_passed_count, tree_max_depth)",
+		"c.toml:9:1: a runner_completed check takes no \"path\"",
+		"c.toml:10:3: checks[2]: missing path: add path = \"…\"",
+		"c.toml:12:1: a file_exists check takes no \"pattern\" (it takes path)",
+		"c.toml:15:1: path \"/abs\" must be relative to the workspace and stay inside it",
+		"c.toml:16:1: pattern: error parsing regexp: missing closing ): `(`",
+		"c.toml:17:3: checks[4]: missing cmd: add cmd = [\"program\", \"arg\", …]",
+		"c.toml:21:1: cmd must be a non-empty argv",
+		"c.toml:22:1: timeout_secs must be at least 1, got 0",
+		"c.toml:25:1: cmd must be an array of strings, got a string",
+		"c.toml:28:1: cmd must be a non-empty argv",
+		"c.toml:29:3: checks[8]: a json_path check takes either equals or exists",
+		"c.toml:31:1: path \"../x.json\" must be relative to the workspace and stay inside it",
+		"c.toml:33:3: checks[9]: a json_path check takes either equals or exists",
+		"c.toml:39:3: checks[10]: a tree_max_depth check needs min, max or both",
+		"c.toml:43:1: min 3 is more than max 2",
+		"c.toml:47:1: min must be 0 or more, got -1",
+		"c.toml:48:3: checks[13]: missing type: add type = \"…\"",
+		"c.toml:49:1: name must be a string, got an integer",
+	}},
 }

@@ -49,146 +49,12 @@ func parseChecks(t *testing.T, checks string) *Case {
 // TestRunChecks: every kind, passing and failing, with its reason.
 func TestRunChecks(t *testing.T) {
 	ws := workspace(t)
-	c := parseChecks(t, `
-[[checks]]
-type = "file_exists"
-path = "notes.txt"
-[[checks]]
-type = "file_exists"
-path = "dangling"
-[[checks]]
-type = "file_exists"
-path = "missing"
-name = "named"
-[[checks]]
-type = "file_contains"
-path = "notes.txt"
-pattern = '^three: \w+$'
-[[checks]]
-type = "file_contains"
-path = "notes.txt"
-pattern = '^two$'
-[[checks]]
-type = "file_contains"
-path = "notes.txt"
-pattern = 'four'
-[[checks]]
-type = "file_contains"
-path = "missing"
-pattern = 'x'
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "a.b.2"
-equals = {k = true}
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "o"
-equals = {x = 1, y = 2}
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "n"
-equals = 3.0
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "a.b.1"
-equals = 2
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "a.c"
-equals = 2
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "a.c"
-exists = false
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "a.b"
-exists = false
-[[checks]]
-type = "json_path"
-path = "data.json"
-query = "a.b"
-exists = true
-[[checks]]
-type = "json_path"
-path = "broken.json"
-query = "a"
-exists = true
-[[checks]]
-type = "json_path"
-path = "missing.json"
-query = "a"
-exists = true
-[[checks]]
-type = "tree_passed_count"
-min = 2
-max = 2
-[[checks]]
-type = "tree_passed_count"
-min = 3
-[[checks]]
-type = "tree_passed_count"
-max = 1
-[[checks]]
-type = "tree_max_depth"
-min = 2
-[[checks]]
-type = "tree_max_depth"
-max = 2
-[[checks]]
-type = "tree_max_depth"
-min = 0
-max = 1
-[[checks]]
-type = "tree_max_depth"
-min = 3
-max = 9
-[[checks]]
-type = "runner_completed"
-`)
-	want := []struct {
-		pass   bool
-		name   string
-		reason string
-	}{
-		{true, "file_exists notes.txt", "notes.txt exists"},
-		{true, "file_exists dangling", "dangling exists"},
-		{false, "named", "missing does not exist"},
-		{true, "file_contains notes.txt", `notes.txt matches /^three: \w+$/ at line 3`},
-		{true, "file_contains notes.txt", "notes.txt matches /^two$/ at line 2"},
-		{false, "file_contains notes.txt", "notes.txt (20 bytes) has no match for /four/"},
-		{false, "file_contains missing", "cannot read missing: no such file or directory"},
-		{true, "json_path data.json a.b.2", `data.json: a.b.2 = {"k":true}`},
-		{true, "json_path data.json o", `data.json: o = {"x":1,"y":2}`},
-		{true, "json_path data.json n", "data.json: n = 3"},
-		{false, "json_path data.json a.b.1", `data.json: a.b.1 = "two", want 2`},
-		{false, "json_path data.json a.c", "data.json: a.c does not exist, want 2"},
-		{true, "json_path data.json a.c", "data.json: a.c exists=false"},
-		{false, "json_path data.json a.b", "data.json: a.b exists=true, want false"},
-		{true, "json_path data.json a.b", "data.json: a.b exists=true"},
-		{false, "json_path broken.json a", "broken.json is not valid JSON"},
-		{false, "json_path missing.json a", "cannot read missing.json: no such file or directory"},
-		{true, "tree_passed_count", "passed nodes 2 within [2, 2]"},
-		{false, "tree_passed_count", "passed nodes 2, want >= 3"},
-		{false, "tree_passed_count", "passed nodes 2, want <= 1"},
-		{true, "tree_max_depth", "maximum depth 2 within >= 2"},
-		{true, "tree_max_depth", "maximum depth 2 within <= 2"},
-		{false, "tree_max_depth", "maximum depth 2, want [0, 1]"},
-		{false, "tree_max_depth", "maximum depth 2, want [3, 9]"},
-		{false, "runner_completed", "runner-loop did not end complete (root passes=true)"},
-	}
+	c := parseChecks(t, everyCheck)
 	got := RunChecks(context.Background(), c, CheckEnv{Workspace: ws})
-	if len(got) != len(want) {
-		t.Fatalf("%d results for %d checks", len(got), len(want))
+	if len(got) != len(everyCheckResult) {
+		t.Fatalf("%d results for %d checks", len(got), len(everyCheckResult))
 	}
-	for i, w := range want {
+	for i, w := range everyCheckResult {
 		g := got[i]
 		if g.Pass != w.pass || g.Name != w.name || g.Reason != w.reason || g.Type != c.Checks[i].Type {
 			t.Errorf("check %d: %v %q %q, want %v %q %q", i, g.Pass, g.Name, g.Reason, w.pass, w.name, w.reason)
@@ -304,4 +170,144 @@ func TestTextHelpers(t *testing.T) {
 			t.Errorf("LastLine(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// everyCheck is a [[checks]] list of every kind, passing and failing on
+// the workspace.
+const everyCheck = `
+[[checks]]
+type = "file_exists"
+path = "notes.txt"
+[[checks]]
+type = "file_exists"
+path = "dangling"
+[[checks]]
+type = "file_exists"
+path = "missing"
+name = "named"
+[[checks]]
+type = "file_contains"
+path = "notes.txt"
+pattern = '^three: \w+$'
+[[checks]]
+type = "file_contains"
+path = "notes.txt"
+pattern = '^two$'
+[[checks]]
+type = "file_contains"
+path = "notes.txt"
+pattern = 'four'
+[[checks]]
+type = "file_contains"
+path = "missing"
+pattern = 'x'
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "a.b.2"
+equals = {k = true}
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "o"
+equals = {x = 1, y = 2}
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "n"
+equals = 3.0
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "a.b.1"
+equals = 2
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "a.c"
+equals = 2
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "a.c"
+exists = false
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "a.b"
+exists = false
+[[checks]]
+type = "json_path"
+path = "data.json"
+query = "a.b"
+exists = true
+[[checks]]
+type = "json_path"
+path = "broken.json"
+query = "a"
+exists = true
+[[checks]]
+type = "json_path"
+path = "missing.json"
+query = "a"
+exists = true
+[[checks]]
+type = "tree_passed_count"
+min = 2
+max = 2
+[[checks]]
+type = "tree_passed_count"
+min = 3
+[[checks]]
+type = "tree_passed_count"
+max = 1
+[[checks]]
+type = "tree_max_depth"
+min = 2
+[[checks]]
+type = "tree_max_depth"
+max = 2
+[[checks]]
+type = "tree_max_depth"
+min = 0
+max = 1
+[[checks]]
+type = "tree_max_depth"
+min = 3
+max = 9
+[[checks]]
+type = "runner_completed"
+`
+
+// everyCheckResult is each of everyCheck's results.
+var everyCheckResult = []struct {
+	pass   bool
+	name   string
+	reason string
+}{
+	{true, "file_exists notes.txt", "notes.txt exists"},
+	{true, "file_exists dangling", "dangling exists"},
+	{false, "named", "missing does not exist"},
+	{true, "file_contains notes.txt", `notes.txt matches /^three: \w+$/ at line 3`},
+	{true, "file_contains notes.txt", "notes.txt matches /^two$/ at line 2"},
+	{false, "file_contains notes.txt", "notes.txt (20 bytes) has no match for /four/"},
+	{false, "file_contains missing", "cannot read missing: no such file or directory"},
+	{true, "json_path data.json a.b.2", `data.json: a.b.2 = {"k":true}`},
+	{true, "json_path data.json o", `data.json: o = {"x":1,"y":2}`},
+	{true, "json_path data.json n", "data.json: n = 3"},
+	{false, "json_path data.json a.b.1", `data.json: a.b.1 = "two", want 2`},
+	{false, "json_path data.json a.c", "data.json: a.c does not exist, want 2"},
+	{true, "json_path data.json a.c", "data.json: a.c exists=false"},
+	{false, "json_path data.json a.b", "data.json: a.b exists=true, want false"},
+	{true, "json_path data.json a.b", "data.json: a.b exists=true"},
+	{false, "json_path broken.json a", "broken.json is not valid JSON"},
+	{false, "json_path missing.json a", "cannot read missing.json: no such file or directory"},
+	{true, "tree_passed_count", "passed nodes 2 within [2, 2]"},
+	{false, "tree_passed_count", "passed nodes 2, want >= 3"},
+	{false, "tree_passed_count", "passed nodes 2, want <= 1"},
+	{true, "tree_max_depth", "maximum depth 2 within >= 2"},
+	{true, "tree_max_depth", "maximum depth 2 within <= 2"},
+	{false, "tree_max_depth", "maximum depth 2, want [0, 1]"},
+	{false, "tree_max_depth", "maximum depth 2, want [3, 9]"},
+	{false, "runner_completed", "runner-loop did not end complete (root passes=true)"},
 }

@@ -193,6 +193,17 @@ func TestRefresh(t *testing.T) {
 			t.Fatalf("meta %+v: %+v %v", m, r, err)
 		}
 	}
+}
+
+// TestRefreshHead: HEAD is the meta.json's commit while the branch is
+// there, else git's HEAD; outside git there is none.
+func TestRefreshHead(t *testing.T) {
+	root, head := repoFixture(t)
+	rp, err := ReadRepo(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Record{RunID: "run-g"}
 	// HEAD moved past the meta.json's commit: HEAD is asked of git.
 	gitRun(t, root, "commit", "-q", "--allow-empty", "-m", "later")
 	now := gitRun(t, root, "rev-parse", "HEAD")
