@@ -215,7 +215,7 @@ func TestPercentile(t *testing.T) {
 // distribution over the cases alone and its 2.5% and 97.5% points are
 // exact. Swapping A and B mirrors the interval.
 func TestBootstrapKnownDistributions(t *testing.T) {
-	up, same, down := Pair{0, 1, 1, 1}, Pair{1, 1, 1, 1}, Pair{3, 3, 0, 3}
+	up, same, down, down1 := Pair{0, 1, 1, 1}, Pair{1, 1, 1, 1}, Pair{3, 3, 0, 3}, Pair{1, 1, 0, 1}
 	swap := func(ps []Pair) []Pair {
 		out := make([]Pair, len(ps))
 		for i, p := range ps {
@@ -234,6 +234,10 @@ func TestBootstrapKnownDistributions(t *testing.T) {
 		// Deltas 1, 1, 1, 0: the mean of four draws is k/4, k ~ B(4, 3/4):
 		// P(k <= 0) = 0.4%, P(k <= 1) = 5.1%: the 2.5% point is k = 1.
 		{"three up, one same", []Pair{up, up, up, same}, 0.25, 1},
+		// Deltas -1, 0, 1: the mean of three draws is -1 with chance
+		// 1/27 = 3.7%, -2/3 with 3/27: the 2.5% point is -1, the 5%
+		// point would be -2/3 (and 1, 2/3 at the top).
+		{"one down, one same, one up", []Pair{down1, same, up}, -1, 1},
 		{"all down", []Pair{down, down}, -1, -1},
 		{"none changed", []Pair{same, same, same}, 0, 0},
 	} {
