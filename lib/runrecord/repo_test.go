@@ -2,31 +2,17 @@ package runrecord
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
 )
-
-// gitRun runs git in dir with a fixed identity and no user configuration.
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v: %s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 func put(t *testing.T, root, rel string, data []byte) {
 	t.Helper()
@@ -47,7 +33,7 @@ func put(t *testing.T, root, rel string, data []byte) {
 func repoFixture(t *testing.T) (string, string) {
 	t.Helper()
 	root := t.TempDir()
-	gitRun(t, root, "init", "-q", "-b", "runner/run-g")
+	gittest.Run(t, root, "init", "-q", "-b", "runner/run-g")
 	leaf := func(id string, passes bool, attempts int) *tree.Node {
 		return &tree.Node{ID: id, Order: 1, Title: id, Goal: "g", Acceptance: []string{}, Next: tree.NextExecute,
 			Passes: passes, Attempts: attempts, MaxAttempts: 3, Children: []*tree.Node{}}
@@ -64,9 +50,9 @@ func repoFixture(t *testing.T) (string, string) {
 		cfg = strings.Replace(cfg, old+"\n", repl+"\n", 1)
 	}
 	put(t, root, layout.Config, []byte(cfg))
-	gitRun(t, root, "add", "-A")
-	gitRun(t, root, "commit", "-q", "-m", "start")
-	head := gitRun(t, root, "rev-parse", "HEAD")
+	gittest.Run(t, root, "add", "-A")
+	gittest.Run(t, root, "commit", "-q", "-m", "start")
+	head := gittest.Run(t, root, "rev-parse", "HEAD")
 	rs := runstate.New("run-g")
 	two := 2
 	rs.NextIter, rs.LastIter = 3, &two
@@ -205,8 +191,8 @@ func TestRefreshHead(t *testing.T) {
 	}
 	r := Record{RunID: "run-g"}
 	// HEAD moved past the meta.json's commit: HEAD is asked of git.
-	gitRun(t, root, "commit", "-q", "--allow-empty", "-m", "later")
-	now := gitRun(t, root, "rev-parse", "HEAD")
+	gittest.Run(t, root, "commit", "-q", "--allow-empty", "-m", "later")
+	now := gittest.Run(t, root, "rev-parse", "HEAD")
 	rp.LastMeta = &iterdir.Meta{RunID: "run-g", Iteration: 2, Commit: head}
 	if err := rp.Refresh(&r, false); err != nil || r.Head == nil || *r.Head != now {
 		t.Fatalf("head after a later commit: %v %v", r.Head, err)

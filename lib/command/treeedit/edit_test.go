@@ -10,23 +10,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tree"
 )
-
-// gitIn runs git in dir with a fixed identity and no user configuration.
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v: %s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // start is the tree of a run in progress: "done" passed, "stuck" with no
 // attempts left, "tried" an execute leaf with attempts used, "split" a
@@ -53,7 +40,7 @@ func start() *tree.Node {
 func repo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	gitIn(t, root, "init", "-q", "-b", "runner/run-t")
+	gittest.Run(t, root, "init", "-q", "-b", "runner/run-t")
 	if err := os.MkdirAll(filepath.Join(root, layout.State), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -63,16 +50,16 @@ func repo(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("/.runner/lock\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-q", "-m", "start")
+	gittest.Run(t, root, "add", "-A")
+	gittest.Run(t, root, "commit", "-q", "-m", "start")
 	return root
 }
 
-// run runs tree-edit in root with the git identity of gitIn.
+// run runs tree-edit in root with gittest's environment.
 func run(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	for k, v := range map[string]string{"HOME": root, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
-		"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"} {
+	for _, kv := range gittest.Vars(root) {
+		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
 	var out, errb bytes.Buffer
@@ -135,7 +122,7 @@ func TestEdits(t *testing.T) {
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			root := repo(t)
-			before := gitIn(t, root, "rev-parse", "HEAD")
+			before := gittest.Run(t, root, "rev-parse", "HEAD")
 			want := start()
 			if n, _ := tree.Find(want, c.id); n != nil {
 				c.change(n)
@@ -145,7 +132,7 @@ func TestEdits(t *testing.T) {
 				if code != 1 || stderr != "tree-edit: node "+c.id+" already is as asked: nothing to commit\n" || stdout != "" {
 					t.Fatalf("exit %d, %q %q", code, stdout, stderr)
 				}
-				if gitIn(t, root, "rev-parse", "HEAD") != before {
+				if gittest.Run(t, root, "rev-parse", "HEAD") != before {
 					t.Fatal("a refused edit committed")
 				}
 				return
@@ -157,14 +144,14 @@ func TestEdits(t *testing.T) {
 			if got := load(t, root); !tree.Equal(got, want) {
 				t.Fatalf("tree after the edit:\n%s\nwant:\n%s", tree.Encode(got), tree.Encode(want))
 			}
-			head := gitIn(t, root, "rev-parse", "HEAD")
-			if stdout != "commit="+head+" "+msg+"\n" || gitIn(t, root, "rev-parse", "HEAD^") != before {
+			head := gittest.Run(t, root, "rev-parse", "HEAD")
+			if stdout != "commit="+head+" "+msg+"\n" || gittest.Run(t, root, "rev-parse", "HEAD^") != before {
 				t.Fatalf("stdout %q, HEAD %s", stdout, head)
 			}
-			if got, want := gitIn(t, root, "log", "-1", "--format=%B"), msg+"\n\n"+strings.Join(c.body, "\n"); got != want {
+			if got, want := gittest.Run(t, root, "log", "-1", "--format=%B"), msg+"\n\n"+strings.Join(c.body, "\n"); got != want {
 				t.Errorf("commit message:\n%s\nwant:\n%s", got, want)
 			}
-			if files := gitIn(t, root, "show", "--name-only", "--format=", "HEAD"); files != layout.Tree {
+			if files := gittest.Run(t, root, "show", "--name-only", "--format=", "HEAD"); files != layout.Tree {
 				t.Errorf("the commit holds %q", files)
 			}
 		})
@@ -191,11 +178,11 @@ func TestRefusals(t *testing.T) {
 		{"acceptance null", nil, []string{"set", "tried", "acceptance", "null"}, 80, "tree-edit: acceptance takes a JSON array of strings, e.g. '[\"tests pass\"]'\n"},
 		{"acceptance numbers", nil, []string{"set", "tried", "acceptance", "[1]"}, 80, "tree-edit: acceptance takes a JSON array of strings, e.g. '[\"tests pass\"]'\n"},
 		{"empty title", nil, []string{"set", "tried", "title", ""}, 1, ""},
-		{"main", func(t *testing.T, root string) { gitIn(t, root, "checkout", "-q", "-b", "main") },
+		{"main", func(t *testing.T, root string) { gittest.Run(t, root, "checkout", "-q", "-b", "main") },
 			[]string{"retry", "stuck"}, 1, "tree-edit: on \"main\", not a run branch: check out runner/<run-id> (runner-start) before editing its tree\n"},
-		{"master", func(t *testing.T, root string) { gitIn(t, root, "checkout", "-q", "-b", "master") },
+		{"master", func(t *testing.T, root string) { gittest.Run(t, root, "checkout", "-q", "-b", "master") },
 			[]string{"retry", "stuck"}, 1, "tree-edit: on \"master\", not a run branch: check out runner/<run-id> (runner-start) before editing its tree\n"},
-		{"detached", func(t *testing.T, root string) { gitIn(t, root, "checkout", "-q", "--detach") },
+		{"detached", func(t *testing.T, root string) { gittest.Run(t, root, "checkout", "-q", "--detach") },
 			[]string{"retry", "stuck"}, 1, "tree-edit: on \"\", not a run branch: check out runner/<run-id> (runner-start) before editing its tree\n"},
 		{"uncommitted", func(t *testing.T, root string) { appendTree(t, root, "\n") },
 			[]string{"retry", "stuck"}, 1, "tree-edit: .runner/state/tree.json has uncommitted changes: commit or discard them first\n"},
@@ -203,7 +190,7 @@ func TestRefusals(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(root, layout.Tree), []byte(`{"id": "root"}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			gitIn(t, root, "commit", "-q", "-am", "broken")
+			gittest.Run(t, root, "commit", "-q", "-am", "broken")
 		}, []string{"retry", "stuck"}, 1, ""},
 		{"not a repository", func(t *testing.T, root string) {
 			if err := os.RemoveAll(filepath.Join(root, ".git")); err != nil {
