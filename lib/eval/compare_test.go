@@ -167,11 +167,16 @@ func TestCompareWarnings(t *testing.T) {
 	}
 }
 
+// TestCompareMarkdown: the report as eval-report prints it; one case of
+// four went up, so the column's interval is [0, 3/4] (k of 4 draws up, k
+// ~ B(4, 1/4): P(k <= 2) = 94.9%, P(k <= 3) = 99.6%).
 func TestCompareMarkdown(t *testing.T) {
 	a, b := twoSummaries(
-		[]Cell{cellOf("x", "b1", 0, 10, 3, 1000, 0.75, 2000, 1.5), cellOf("y", "b1", 1, 1, 8, 50, 0.5, 100, 4)},
-		[]Cell{cellOf("x", "b1", 10, 10, 5, 400, 0.25, 3500, 0.5), cellOf("y", "b1", 1, 1, 2, 60, 1, 25, 0.25)},
-		"x", "y")
+		[]Cell{cellOf("x", "b1", 0, 10, 3, 1000, 0.75, 2000, 1.5), cellOf("y", "b1", 1, 1, 8, 50, 0.5, 100, 4),
+			cellFor("z", "b1", 2, 2), cellFor("w", "b1", 2, 2)},
+		[]Cell{cellOf("x", "b1", 10, 10, 5, 400, 0.25, 3500, 0.5), cellOf("y", "b1", 1, 1, 2, 60, 1, 25, 0.25),
+			cellFor("z", "b1", 2, 2), cellFor("w", "b1", 2, 2)},
+		"x", "y", "z", "w")
 	b.CaseSetHash = "h2"
 	want := `## eval-report: a (A) → b (B)
 
@@ -181,10 +186,12 @@ warning: the case files changed between the two runs (case_set_hash differs): th
 | --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |
 | x | b1 | 0/10 | 10/10 | +100% | 0.000 | **beyond noise** | +2.0 | -600 | -0.5000 | +1.50 |
 | y | b1 | 1/1 | 1/1 | +0% | 1.000 | within noise | -6.0 | +10 | +0.5000 | -0.07 |
+| z | b1 | 2/2 | 2/2 | +0% | 1.000 | within noise | +0.0 | +0 | +0.0000 | +0.00 |
+| w | b1 | 2/2 | 2/2 | +0% | 1.000 | within noise | +0.0 | +0 | +0.0000 | +0.00 |
 
 | backend | cases | mean Δ success | 95% CI (bootstrap, paired by case) | noise? | improved | regressed | McNemar p | Δ cost $/run |
 | --- | ---: | ---: | --- | --- | --- | --- | ---: | ---: |
-| b1 | 2 | +50% | +0% … +100% | within noise | x | none | 1.000 | -3.8500 |
+| b1 | 4 | +25% | +0% … +75% | within noise | x | none | 1.000 | -3.8500 |
 `
 	if got := Compare(a, b).Markdown(); got != want {
 		t.Errorf("Markdown:\n%s\nwant:\n%s", got, want)
