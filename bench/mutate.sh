@@ -25,6 +25,22 @@ mkdir -p "$out"
 # dependencies never enter treeloop's go.mod, and into ./bin, not GOPATH.
 go -C bench/mutate build -o "$root/bin/gremlins" github.com/go-gremlins/gremlins/cmd/gremlins
 
+# A mutant may turn a pid or a process group into 0 or -1, and its tests
+# then signal processes far beyond their own: each gremlins run is a
+# session of its own (kill(0) reaches only it) and, as root, in a PID
+# namespace of its own, where kill(-1) reaches only its processes, not the
+# machine's.
+isolate=(setsid)
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+  isolate+=(unshare --pid --fork --mount-proc --kill-child)
+fi
+# gremlins times each mutant's tests against the coverage run's duration;
+# a coverage run served from go test's cache would take milliseconds and
+# turn every mutant into a timeout.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
+job=""
+trap '[ -z "$job" ] || kill -TERM -- "-$job" 2>/dev/null' INT TERM
+
 reports=()
 for pkg in "$@"; do
   pkg=${pkg#./}
@@ -34,7 +50,9 @@ for pkg in "$@"; do
   echo "mutate: $pkg (log in bin/mutate/$name.log)" >&2
   # A generous timeout coefficient: on a loaded machine a mutant whose
   # tests merely run slowly must not count as timed out.
-  if ! "$root/bin/gremlins" unleash --timeout-coefficient 10 --output "$out/$name.json" "./$pkg" > "$out/$name.log" 2>&1; then
+  "${isolate[@]}" "$root/bin/gremlins" unleash --timeout-coefficient 10 --output "$out/$name.json" "./$pkg" > "$out/$name.log" 2>&1 < /dev/null &
+  job=$!
+  if ! wait "$job"; then
     echo "mutate: gremlins failed on $pkg:" >&2
     tail -n 20 "$out/$name.log" >&2
     exit 1
