@@ -122,6 +122,7 @@ func TestListAndCurrentOf(t *testing.T) {
 	mk("r", "r", Complete, at, 0)
 	mk("q", "q", Running, at.Add(2*time.Hour), 1<<22) // its runner is gone
 	mk("s", "s", Stuck, at, 0)
+	mk("o", "o", Running, at.Add(-time.Hour), 0) // the oldest: first in the list
 	if err := os.WriteFile(filepath.Join(dir, ".hidden.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +140,10 @@ func TestListAndCurrentOf(t *testing.T) {
 	for _, r := range recs {
 		ids = append(ids, r.ID+":"+r.Status)
 	}
-	if got := strings.Join(ids, " "); got != "r:complete r.2:running s:stuck r.3:running q:interrupted" {
+	if got := strings.Join(ids, " "); got != "o:running r:complete r.2:running s:stuck r.3:running q:interrupted" {
 		t.Errorf("List: %s", got)
 	}
-	for runID, want := range map[string]string{"r": "r.3", "s": "", "q": "", "none": ""} {
+	for runID, want := range map[string]string{"r": "r.3", "o": "o", "s": "", "q": "", "none": ""} {
 		id, ok := CurrentOf(dir, runID)
 		if id != want || ok != (want != "") {
 			t.Errorf("CurrentOf(%s) = %q %v, want %q", runID, id, ok, want)
