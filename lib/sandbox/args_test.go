@@ -137,7 +137,12 @@ func TestWrapHome(t *testing.T) {
 // bound at all.
 func TestWrapHiddenCommand(t *testing.T) {
 	root := repo(t)
-	home := t.TempDir()
+	// A home outside /tmp, which is hidden too.
+	home, err := os.MkdirTemp("/var/tmp", "sandbox-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
 	t.Setenv("HOME", home)
 	sh, _ := exec.LookPath("sh")
 	real, _ := filepath.EvalSymlinks(sh)
@@ -156,7 +161,11 @@ func TestWrapHiddenCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range []struct{ exe, shown, runs string }{{inHome, inHome, inHome}, {link, real, real}, {sh, "", sh}} {
+	inTmp := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(inTmp, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct{ exe, shown, runs string }{{inHome, inHome, inHome}, {link, real, real}, {inTmp, inTmp, inTmp}, {sh, "", sh}} {
 		exe, want := x.exe, x.shown
 		argv, err := s.Wrap([]string{exe})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func repo(t *testing.T) string {
 	put(layout.Tree, string(tree.Encode(&tree.Node{ID: "root", Title: "R", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute,
 		MaxAttempts: 3, Children: []*tree.Node{}})))
 	note := filepath.Join(base, "note")
-	if err := os.WriteFile(note, []byte("#!/bin/sh\necho \"$RUNNER_EVENT $RUNNER_STATUS $RUNNER_REASON\" >> \"$RUNNER_ROOT/../hooks.log\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(note, []byte("#!/bin/sh\necho \"$RUNNER_EVENT $RUNNER_STATUS $RUNNER_REASON${RUNNER_ITERATION:+ iter=$RUNNER_ITERATION node=$RUNNER_NODE_ID}\" >> \"$RUNNER_ROOT/../hooks.log\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	fail := filepath.Join(base, "fail")
@@ -223,9 +224,15 @@ func TestEnd(t *testing.T) {
 		if code, _, errs := run(t, root, "begin", "--pid", "7"); code != 0 {
 			t.Fatalf("begin: %s", errs)
 		}
+		// The tree changed since begin: end refreshes the counts.
+		stuck := &tree.Node{ID: "root", Title: "R", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute, Attempts: 3, MaxAttempts: 3, Children: []*tree.Node{}}
+		if err := os.WriteFile(filepath.Join(root, layout.Tree), tree.Encode(stuck), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		code, out, errs := run(t, root, "end", "--record", "run-r", "--status", status, "--reason", "  why \nmore")
 		r := load(t, root, "run-r")
-		if code != 0 || out != "" || r.Status != status || r.Reason != "why" || r.FinishedAt == nil || r.FinishedAt.Format(time.RFC3339) != at {
+		if code != 0 || out != "" || r.Status != status || r.Reason != "why" || r.FinishedAt == nil || r.FinishedAt.Format(time.RFC3339) != at ||
+			r.Nodes != (runrecord.Nodes{Total: 1, Stuck: 1}) {
 			t.Errorf("end %s: %d %q %q, record %+v", status, code, out, errs, r)
 		}
 		if got := hooksLog(t, root); got != want {
@@ -234,7 +241,7 @@ func TestEnd(t *testing.T) {
 		failing := status == runrecord.Error || status == runrecord.Timeout
 		logged := len(r.Log) == 1 && r.Log[0].Kind == "hook_failed" && strings.HasPrefix(r.Log[0].Message, "on_error (") &&
 			strings.HasSuffix(r.Log[0].Message, "): exit 3: the last line")
-		if failing != logged || failing != strings.Contains(errs, "the run goes on") {
+		if failing != logged || failing != strings.Contains(errs, "the run goes on") || !failing && errs != "" {
 			t.Errorf("end %s: log %+v, stderr %q", status, r.Log, errs)
 		}
 		if code, _, errs := run(t, root, "end", "--record", "run-r", "--status", status, "--reason", "again"); code != 6 || !strings.Contains(errs, "is finished") {
@@ -302,5 +309,57 @@ func TestHookFor(t *testing.T) {
 	}
 	if got := oneLine("\n\n  first  \nsecond"); got != "first" {
 		t.Errorf("oneLine: %q", got)
+	}
+}
+
+// TestEndBrokenRepository: a run that ended because its repository broke
+// still ends its record, with what it had and a warning.
+func TestEndBrokenRepository(t *testing.T) {
+	root := repo(t)
+	if code, _, errs := run(t, root, "begin", "--pid", "7"); code != 0 {
+		t.Fatalf("begin: %s", errs)
+	}
+	if err := os.WriteFile(filepath.Join(root, layout.Tree), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, root, "end", "--record", "run-r", "--status", runrecord.Error, "--reason", "broken")
+	if r := load(t, root, "run-r"); code != 0 || r.Status != runrecord.Error || r.Nodes != (runrecord.Nodes{Total: 1, Open: 1}) ||
+		!strings.HasPrefix(errs, "runner-record: warning: refresh the run record: ") {
+		t.Fatalf("end: %d %q %+v", code, errs, r)
+	}
+}
+
+// TestHookEnvironmentAndTimeout: a hook sees the last iteration of the
+// record; one that outlives hooks.timeout_secs is stopped and logged.
+func TestHookEnvironmentAndTimeout(t *testing.T) {
+	root := repo(t)
+	cfg, err := os.ReadFile(filepath.Join(root, layout.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleeper := filepath.Join(root, "..", "sleeper")
+	if err := os.WriteFile(sleeper, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Replace(string(cfg), "\ntimeout_secs = 30", "\ntimeout_secs = 1", 1)
+	c = regexp.MustCompile(`\non_limit = \[[^]]*\]`).ReplaceAllString(c, fmt.Sprintf("\non_limit = [%q]", sleeper))
+	if c == string(cfg) || !strings.Contains(c, "timeout_secs = 1\n") {
+		t.Fatal("the hooks table did not change")
+	}
+	if err := os.WriteFile(filepath.Join(root, layout.Config), []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store(t, root, runrecord.Record{ID: "run-r", RunID: "run-r", Status: runrecord.Running, LastIteration: &runrecord.LastIter{Iter: 3, NodeID: "n.1"}, Log: []runrecord.Entry{}})
+	run(t, root, "end", "--record", "run-r", "--status", runrecord.Complete, "--reason", "done")
+	if got := hooksLog(t, root); got != "on_complete complete done iter=3 node=n.1\n" {
+		t.Errorf("hook environment: %q", got)
+	}
+	store(t, root, runrecord.Record{ID: "run-r.2", RunID: "run-r", Status: runrecord.Running, Log: []runrecord.Entry{}})
+	start := time.Now()
+	code, _, errs := run(t, root, "end", "--record", "run-r.2", "--status", runrecord.Limit, "--reason", "limit")
+	r := load(t, root, "run-r.2")
+	if code != 0 || len(r.Log) != 1 || r.Log[0].Kind != "hook_timeout" || r.Log[0].Message != "on_limit ("+sleeper+"): still running after 1s (hooks.timeout_secs): stopped" ||
+		!strings.Contains(errs, "the run goes on") || time.Since(start) > 30*time.Second {
+		t.Fatalf("hook timeout: %d %q %+v", code, errs, r.Log)
 	}
 }

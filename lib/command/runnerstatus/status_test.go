@@ -220,6 +220,9 @@ func TestMainExits(t *testing.T) {
 	if code, out, _ := run(); code != 3 || !strings.Contains(out, "\nnext       node n000001 has no attempts left (3/3)") {
 		t.Fatalf("stuck: %d %q", code, out)
 	}
+	if code, out, _ := run("--json"); code != 3 || !strings.Contains(out, `"status": "stuck"`) {
+		t.Fatalf("stuck, --json: %d %q", code, out)
+	}
 	for _, k := range n.Children {
 		k.Passes = true
 	}
@@ -227,6 +230,9 @@ func TestMainExits(t *testing.T) {
 	writeTree(t, root, n)
 	if code, _, _ := run(); code != 2 {
 		t.Fatalf("complete: %d", code)
+	}
+	if code, out, _ := run("--get", "selection.status"); code != 2 || out != "complete\n" {
+		t.Fatalf("complete, --get: %d %q", code, out)
 	}
 	if err := os.WriteFile(filepath.Join(root, layout.RunRecord("bad")), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
