@@ -190,11 +190,7 @@ func TestReadRecords(t *testing.T) {
 // state cannot be read; --json and --runs.
 func TestMainExits(t *testing.T) {
 	root := fixture(t, 3, 1)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		code := Main(append([]string{"-C", root}, args...), strings.NewReader(""), &out, &errb)
-		return code, out.String(), errb.String()
-	}
+	run := mainIn(root)
 	if code, out, errs := run(); code != 0 || !strings.HasPrefix(out, "run        run-b  branch runner/run-b  record run-b\n") || errs != "" {
 		t.Fatalf("open: %d %q %q", code, out, errs)
 	}
@@ -202,14 +198,6 @@ func TestMainExits(t *testing.T) {
 	var st Status
 	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Version != 1 || st.Selection.Status != tree.StatusOpen {
 		t.Fatalf("--json: %d %v %+v", code, err, st)
-	}
-	code, out, _ = run("--runs")
-	if code != 0 || !strings.Contains(out, "\nrun-b                    running     2026-01-01T00:00:00Z     1         0/0   $0.0000  \n") {
-		t.Fatalf("--runs: %d %q", code, out)
-	}
-	code, out, _ = run("--runs", "--json")
-	if code != 0 || !strings.HasPrefix(out, "{\n  \"version\": 1,\n  \"runs\": [\n") {
-		t.Fatalf("--runs --json: %d %q", code, out)
 	}
 	data, _ := os.ReadFile(filepath.Join(root, layout.Tree))
 	n, _ := tree.Load(data)
@@ -234,23 +222,47 @@ func TestMainExits(t *testing.T) {
 	if code, out, _ := run("--get", "selection.status"); code != 2 || out != "complete\n" {
 		t.Fatalf("complete, --get: %d %q", code, out)
 	}
-	if err := os.WriteFile(filepath.Join(root, layout.RunRecord("bad")), []byte("{"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errs := run("--runs"); code != 0 || !strings.HasPrefix(errs, "runner-status: warning: bad.json: ") {
-		t.Fatalf("--runs with a broken record: %d %q", code, errs)
-	}
 	if err := os.Remove(filepath.Join(root, layout.Tree)); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, errs := run(); code != 1 || out != "" || !strings.HasPrefix(errs, "runner-status: read .runner/state/tree.json: ") {
 		t.Fatalf("no tree: %d %q %q", code, out, errs)
 	}
+}
+
+// TestMainRuns: --runs lists the records, warns about a broken one, and
+// prints an empty list without any.
+func TestMainRuns(t *testing.T) {
+	root := fixture(t, 3, 1)
+	run := mainIn(root)
+	code, out, _ := run("--runs")
+	if code != 0 || !strings.Contains(out, "\nrun-b                    running     2026-01-01T00:00:00Z     1         0/0   $0.0000  \n") {
+		t.Fatalf("--runs: %d %q", code, out)
+	}
+	code, out, _ = run("--runs", "--json")
+	if code != 0 || !strings.HasPrefix(out, "{\n  \"version\": 1,\n  \"runs\": [\n") {
+		t.Fatalf("--runs --json: %d %q", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(root, layout.RunRecord("bad")), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("--runs"); code != 0 || !strings.HasPrefix(errs, "runner-status: warning: bad.json: ") {
+		t.Fatalf("--runs with a broken record: %d %q", code, errs)
+	}
 	if err := os.RemoveAll(filepath.Join(root, layout.Runs)); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, _ := run("--runs", "--json"); code != 0 || out != "{\n  \"version\": 1,\n  \"runs\": []\n}\n" {
 		t.Fatalf("--runs without records: %d %q", code, out)
+	}
+}
+
+// mainIn runs runner-status in root.
+func mainIn(root string) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Main(append([]string{"-C", root}, args...), strings.NewReader(""), &out, &errb)
+		return code, out.String(), errb.String()
 	}
 }
 
