@@ -183,3 +183,30 @@ func TestHubResumeEdges(t *testing.T) {
 		t.Fatal("an id of an earlier hub did not reset")
 	}
 }
+
+// TestNewDefaults: the debounce, its bound and the heartbeat a server
+// takes when not given, and a bound never below the debounce.
+func TestNewDefaults(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		in, want [3]time.Duration // debounce, max delay, heartbeat
+	}{
+		{[3]time.Duration{}, [3]time.Duration{100 * ms, 250 * ms, 15 * time.Second}},
+		{[3]time.Duration{-ms, -ms, -ms}, [3]time.Duration{100 * ms, 250 * ms, 15 * time.Second}},
+		{[3]time.Duration{300 * ms, 0, time.Second}, [3]time.Duration{300 * ms, 300 * ms, time.Second}},
+		{[3]time.Duration{50 * ms, 50 * ms, 0}, [3]time.Duration{50 * ms, 50 * ms, 15 * time.Second}},
+		{[3]time.Duration{50 * ms, 10 * ms, 0}, [3]time.Duration{50 * ms, 250 * ms, 15 * time.Second}},
+		{[3]time.Duration{ms, 900 * ms, ms}, [3]time.Duration{ms, 900 * ms, ms}},
+	} {
+		s, err := New(Options{Root: t.TempDir(), NoAssets: true, Debounce: c.in[0], MaxDelay: c.in[1], Heartbeat: c.in[2]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [3]time.Duration{s.opts.Debounce, s.opts.MaxDelay, s.opts.Heartbeat}; got != c.want {
+			t.Errorf("New(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if _, err := New(Options{Root: "relative"}); err == nil {
+		t.Error("a relative root was taken")
+	}
+}
