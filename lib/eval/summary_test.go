@@ -205,10 +205,10 @@ func TestClassify(t *testing.T) {
 		outcome, reason string
 		why             string
 	}{
-		{exit: 0, checks: checks[:1], outcome: Success, reason: "complete; 1 checks passed"},
+		{exit: 0, checks: checks[:1], outcome: Success, reason: "complete; 1 check passed"},
 		{exit: 0, outcome: Success, reason: "complete; 0 checks passed"},
 		{exit: 0, checks: checks, outcome: Fail, reason: "complete; 2 of 4 checks failed, first b: no b"},
-		{exit: 0, checks: checks[3:], outcome: Fail, reason: "complete; 1 of 1 checks failed, first d: no d"},
+		{exit: 0, checks: checks[3:], outcome: Fail, reason: "complete; 1 of 1 check failed, first d: no d"},
 		{exit: 3, why: "w", outcome: Stuck, reason: "runner-loop exited 3 (stuck): w"},
 		{exit: 4, why: "w", outcome: Limit, reason: "runner-loop exited 4 (limit): w"},
 		{exit: 124, why: "w", outcome: Timeout, reason: "runner-loop exited 124 (iteration timeout): w"},

@@ -59,7 +59,7 @@ func TestEnforceHead(t *testing.T) {
 			dir, repo, base := enforceRepo(t)
 			c.session(t, dir)
 			head := gitIn(t, dir, "rev-parse", "HEAD")
-			reasons, err := Enforce(repo, "the agent", "runner/r", base, enforceProtected, time.Time{})
+			reasons, err := Enforce(repo, "the agent", "runner/r", base, enforceProtected, time.Time{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestEnforcePaths(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "tests/b_test.go"), "package a\n")
 	writeFile(t, filepath.Join(dir, ".runner/GOAL.md"), "# Another goal\n")
 	writeFile(t, filepath.Join(dir, "main.go"), "package main // the work\n")
-	reasons, err := Enforce(repo, "the guard", "runner/r", base, enforceProtected, time.Time{})
+	reasons, err := Enforce(repo, "the guard", "runner/r", base, enforceProtected, time.Time{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestEnforceHiddenBoth(t *testing.T) {
 	gitIn(t, dir, "update-index", "--skip-worktree", "--", "ci/two.sh")
 	writeFile(t, filepath.Join(dir, "ci/check.sh"), "exit 1\n")
 	writeFile(t, filepath.Join(dir, "ci/two.sh"), "exit 1\n")
-	reasons, err := Enforce(repo, "the agent", "runner/r", base, enforceProtected, time.Time{})
+	reasons, err := Enforce(repo, "the agent", "runner/r", base, enforceProtected, time.Time{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,8 @@ func TestWrapMounts(t *testing.T) {
 }
 
 // TestWrapHome: the home directory is hidden unless it is "/", unknown, or
-// holds the repository; "~/" entries need a home to mean anything.
+// lies inside the repository (one that holds the repository is hidden, the
+// repository bound back in); "~/" entries need a home to mean anything.
 func TestWrapHome(t *testing.T) {
 	root := repo(t)
 	c := cfg()
@@ -103,7 +104,8 @@ func TestWrapHome(t *testing.T) {
 		{"a home", t.TempDir(), true, "r"},
 		{"the root directory", "/", false, "/r"},
 		{"no home", "", false, ""},
-		{"a home holding the repository", filepath.Dir(root), false, filepath.Join(filepath.Dir(root), "r")},
+		{"a home holding the repository", filepath.Dir(root), true, filepath.Join(filepath.Dir(root), "r")},
+		{"a home inside the repository", filepath.Join(root, "home"), false, filepath.Join(root, "home", "r")},
 	} {
 		t.Run(x.name, func(t *testing.T) {
 			t.Setenv("HOME", x.home)
@@ -127,6 +129,10 @@ func TestWrapHome(t *testing.T) {
 			found := slices.ContainsFunc(mounts, func(m string) bool { return strings.HasPrefix(m, "--ro-bind-try ") && strings.HasSuffix(m, "/r") })
 			if found != (want != "") || want != "" && !slices.Contains(mounts, "--ro-bind-try "+want+" "+want) {
 				t.Errorf("~/r bound as %q: %q", want, mounts)
+			}
+			// The repository is bound after the emptied home, so it is seen.
+			if i, j := slices.Index(mounts, "--tmpfs "+x.home), slices.Index(mounts, "--bind "+root+" "+root); j < 0 || i > j {
+				t.Errorf("the repository is bound at %d, the home emptied at %d: %q", j, i, mounts)
 			}
 		})
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/treeloop/treeloop/lib/command/guardrun"
+	"github.com/treeloop/treeloop/lib/cancel"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
@@ -24,7 +25,8 @@ func TestNextStep(t *testing.T) {
 	stuck := Selection{Status: tree.StatusStuck, ID: "a.b", Attempts: 3, MaxAttempts: 3}
 	complete := Selection{Status: tree.StatusComplete}
 	raiseIters := "raise max_iterations in .runner/state/config.toml (or RUNNER_MAX_ITERATIONS), then runner-loop"
-	resume := "runner-loop resumes the run (remove .runner/cancel first if it exists)"
+	resume := "runner-loop resumes the run"
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	stuckStep := "node a.b has no attempts left (3/3): give it more with tree-edit retry a.b [--attempts N], or split it with tree-edit decompose a.b; then runner-loop"
 	for _, c := range []struct {
 		name string
@@ -50,6 +52,15 @@ func TestNextStep(t *testing.T) {
 		{"interrupted at the limit", Status{Status: runrecord.Interrupted, Selection: open, Iteration: Iteration{Last: 5, Max: 5}}, raiseIters},
 		{"error", Status{Status: runrecord.Error, Selection: open}, "fix the cause in the reason, then runner-loop"},
 		{"none", Status{Status: "none", Selection: open}, ""},
+		{"cancel pending", Status{Status: runrecord.Canceled, Selection: stuck, Cancel: &cancel.Pending{By: "runner-cancel", PID: 7, At: at}},
+			"a cancel request is pending (by runner-cancel (pid 7) at 2026-01-02T03:04:05Z): runner-cancel --clear withdraws it; then runner-loop"},
+		{"cancel pending, no pid", Status{Status: runrecord.Canceled, Selection: open, Cancel: &cancel.Pending{By: "runner-ui", At: at}},
+			"a cancel request is pending (by runner-ui at 2026-01-02T03:04:05Z): runner-cancel --clear withdraws it; then runner-loop"},
+		{"cancel pending, unsigned", Status{Status: runrecord.Interrupted, Selection: open, Cancel: &cancel.Pending{PID: 7, At: at}},
+			"a cancel request is pending (by an unknown hand at 2026-01-02T03:04:05Z): runner-cancel --clear withdraws it; then runner-loop"},
+		{"cancel pending while running", Status{Status: runrecord.Running, Selection: open, Cancel: &cancel.Pending{At: at}, Running: &iterdir.Running{Iteration: 3}}, ""},
+		{"unfinished", Status{Status: runrecord.Interrupted, Selection: stuck, unfinished: 4},
+			"iteration 4 was left unfinished (no runner works on it): runner-step or runner-loop recovers it first"},
 	} {
 		if got := nextStep(c.st); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -83,8 +94,8 @@ func TestPrintText(t *testing.T) {
 		Nodes:     runrecord.Nodes{Total: 4, Passed: 1, Open: 2, Stuck: 1},
 		Usage:     runrecord.Usage{InputTokens: 1000, OutputTokens: 234, CachedTokens: 99999, CostUSD: 0.125},
 		Budgets:   runrecord.Budgets{MaxTokens: 5000, MaxCostUSD: 2.5},
-		Recent: []iterdir.Row{{Iter: 6, NodeID: "n1", Status: "retry", Guard: "fail", DurationMS: 850, Tokens: 1200, CostUSD: 0.01},
-			{Iter: 7, NodeID: "n1", Status: "done", Guard: "pass", DurationMS: 185000, Tokens: 34, CostUSD: 0.115}},
+		Recent: []iterdir.Row{{Iter: 6, NodeID: "n1", Status: "retry", Result: "guard_failed", Guard: "fail", DurationMS: 850, Tokens: 1200, CostUSD: 0.01},
+			{Iter: 7, NodeID: "n1", Status: "done", Result: "passed", Guard: "pass", DurationMS: 185000, Tokens: 34, CostUSD: 0.115}},
 		Log:      []runrecord.Entry{{At: started, Kind: "hook_failed", Message: "on_iteration: exit 1"}},
 		NextStep: "do this",
 	}
@@ -96,9 +107,9 @@ node       open n0/n1  execute  attempts 1/3  "Do \"it\""
 tree       4 nodes: 1 passed, 2 open, 1 stuck
 usage      1234 tokens of 5000, $0.1250 of $2.50
 last iterations
-   iter  node                 status      guard   duration   tokens      cost
-      6  n1                   retry       fail       850ms     1200   $0.0100
-      7  n1                   done        pass        3m5s       34   $0.1150
+  iter  node  result        guard  duration  tokens     cost
+     6  n1    guard_failed  fail      850ms    1200  $0.0100
+     7  n1    passed        pass       3m5s      34  $0.1150
 log        2026-01-02T03:04:05Z hook_failed: on_iteration: exit 1
 next       do this
 `
@@ -119,7 +130,7 @@ next       do this
 status     none
 iteration  0/100
 node       complete
-tree       1 nodes: 1 passed, 0 open, 0 stuck
+tree       1 node: 1 passed, 0 open, 0 stuck
 usage      0 tokens of unlimited, $0.0000 of unlimited
 `
 	b.Reset()
@@ -173,7 +184,7 @@ func TestReadRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := iterdir.Write(filepath.Join(root, layout.Iterations, "run-b"), guardrun.BaselineFile, iterdir.Guard{Version: 1, Outcome: "fail"}); err != nil {
+	if err := iterdir.Write(filepath.Join(root, layout.Iterations, "run-b"), guard.BaselineFile, iterdir.Guard{Version: 1, Outcome: "fail"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err = Read(root, 0, now)
@@ -236,7 +247,7 @@ func TestMainRuns(t *testing.T) {
 	root := fixture(t, 3, 1)
 	run := mainIn(root)
 	code, out, _ := run("--runs")
-	if code != 0 || !strings.Contains(out, "\nrun-b                    running     2026-01-01T00:00:00Z     1         0/0   $0.0000  \n") {
+	if code != 0 || !strings.Contains(out, "\nrun-b   running  2026-01-01T00:00:00Z      1     0/0  $0.0000  .\n") {
 		t.Fatalf("--runs: %d %q", code, out)
 	}
 	code, out, _ = run("--runs", "--json")

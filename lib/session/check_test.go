@@ -1,11 +1,10 @@
-package policy
+package session
 
 import (
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +15,26 @@ import (
 	"github.com/treeloop/treeloop/lib/seal"
 )
 
+var sessionProtected = []string{"ci/*.sh", "append-only:tests"}
+
 // sessionRepo is a repository on runner/r with run run-s's first
 // iteration logged and its second allocated; hooks live outside .git
 // (core.hooksPath). It returns the directory, the repository, the base
 // commit and the second iteration's directory.
 func sessionRepo(t *testing.T) (string, *git.Repo, string, string) {
 	t.Helper()
-	dir, repo, base := enforceRepo(t)
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "runner/r")
+	for p, data := range map[string]string{"ci/check.sh": "exit 0\n", "tests/a_test.go": "package a\n", "main.go": "package main\n", ".runner/GOAL.md": "# Goal\n"} {
+		writeFile(t, filepath.Join(dir, p), data)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := gitIn(t, dir, "rev-parse", "HEAD")
 	hooks := filepath.Join(dir, "..", "hooks-"+filepath.Base(dir))
 	if err := os.MkdirAll(hooks, 0o755); err != nil {
 		t.Fatal(err)
@@ -46,6 +58,9 @@ func TestSessionCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Hold(sessionProtected); err != nil {
+		t.Fatal(err)
+	}
 	hooks := gitIn(t, dir, "config", "core.hooksPath")
 	writeFile(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\nexit 0\n")
 	gitIn(t, dir, "config", "user.name", "the agent")
@@ -53,7 +68,7 @@ func TestSessionCheck(t *testing.T) {
 	writeFile(t, log1, "{\"iteration\": 1, \"passes\": true}\n")
 	writeFile(t, filepath.Join(iter, "output.json"), "{}\n")
 	writeFile(t, filepath.Join(dir, "ci/check.sh"), "exit 1\n")
-	reasons, err := s.Check("the agent", enforceProtected)
+	reasons, err := s.Check("the agent", sessionProtected)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +168,12 @@ func TestParseDigest(t *testing.T) {
 			t.Errorf("parseDigest(%q) ok = %v, want %v", d, got, ok)
 		}
 	}
-	_, repo, _ := enforceRepo(t)
+	_, repo, _, _ := sessionRepo(t)
 	if _, _, err := CheckSealed(repo, "run-s", "nonsense"); err == nil || !strings.Contains(err.Error(), "is not a seal digest") {
 		t.Errorf("CheckSealed(nonsense): %v", err)
 	}
-	if !slices.Equal(Scope(nil), RunnerOwned) || disjoint(nil, "x") || !disjoint([]string{"ci"}, "cia") || disjoint([]string{"a/b"}, "a") || disjoint([]string{"a"}, "a/b") {
-		t.Error("Scope or disjoint")
+	if disjoint(nil, "x") || !disjoint([]string{"ci"}, "cia") || disjoint([]string{"a/b"}, "a") || disjoint([]string{"a"}, "a/b") {
+		t.Error("disjoint")
 	}
 }
 
