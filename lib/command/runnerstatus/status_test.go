@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
+	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -281,5 +283,58 @@ func writeTree(t *testing.T, root string, n *tree.Node) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(root, layout.Tree), tree.Encode(n), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadCurrent: an iteration begun and not finished is left unfinished
+// while no runner holds the lock, and the iteration in progress (counted
+// as the last) while one does; a pending cancel request is read; none of
+// it is looked for before any run.
+func TestReadCurrent(t *testing.T) {
+	root := fixture(t, 3, 1)
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	dir := filepath.Join(root, layout.IterDir("run-b", 2))
+	b := iterdir.Begin{Version: 1, RunID: "run-b", Iteration: 2, NodeID: "n000001", Mode: "execute", Attempts: 1, MaxAttempts: 3, StartedAt: now}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := iterdir.Write(dir, iterdir.BeginFile, b); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Read(root, 5, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Running != nil || st.unfinished != 2 || st.Iteration.Last != 1 || st.Cancel != nil ||
+		st.NextStep != "iteration 2 was left unfinished (no runner works on it): runner-step or runner-loop recovers it first" {
+		t.Fatalf("unfinished: running %+v, unfinished %d, last %d, cancel %+v, next %q", st.Running, st.unfinished, st.Iteration.Last, st.Cancel, st.NextStep)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, layout.Lock), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, layout.Cancel), []byte("by=\"runner-ui\" pid=7 at=2026-01-01T00:59:00Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = Read(root, 5, now); err != nil {
+		t.Fatal(err)
+	}
+	if st.Running == nil || st.Running.Iteration != 2 || st.Running.Attempt != 2 || st.unfinished != 0 || st.Iteration.Last != 2 ||
+		st.Cancel == nil || st.Cancel.By != "runner-ui" || st.Cancel.PID != 7 || st.NextStep != "" {
+		t.Fatalf("in progress: running %+v, unfinished %d, last %d, cancel %+v, next %q", st.Running, st.unfinished, st.Iteration.Last, st.Cancel, st.NextStep)
+	}
+	// Before any run: the cancel file is read, the iterations are not.
+	if err := os.WriteFile(filepath.Join(root, layout.RunState), runstate.Encode(runstate.New("")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = Read(root, 5, now); err != nil {
+		t.Fatal(err)
+	}
+	if st.RunID != "" || st.Running != nil || st.unfinished != 0 || st.Cancel == nil {
+		t.Fatalf("no run: run %q, running %+v, unfinished %d, cancel %+v", st.RunID, st.Running, st.unfinished, st.Cancel)
 	}
 }
