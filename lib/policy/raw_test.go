@@ -93,3 +93,53 @@ func TestAttributesProtected(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldAtLimit: a protected file of exactly MaxHeld bytes is held by
+// its bytes and put back as it was before the session (here an
+// uncommitted change); one byte more, it is held by its digest and put
+// back from base.
+func TestHeldAtLimit(t *testing.T) {
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "runner/r")
+	write := func(p string, data []byte) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill := func(n int, b byte) []byte { return []byte(strings.Repeat(string(b), n)) }
+	write("data/limit.bin", fill(MaxHeld, 'a'))
+	write("data/over.bin", fill(MaxHeld+1, 'a'))
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+	base := gitIn(t, dir, "rev-parse", "HEAD")
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Changed before the session, not committed.
+	write("data/limit.bin", fill(MaxHeld, 'b'))
+	write("data/over.bin", fill(MaxHeld+1, 'b'))
+	protected := []string{"data/*.bin"}
+	held, err := Hold(repo, protected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("data/limit.bin", fill(MaxHeld, 'c'))
+	write("data/over.bin", fill(MaxHeld+1, 'c'))
+	if got := held.Changed(); !slices.Equal(got, []string{"data/limit.bin", "data/over.bin"}) {
+		t.Fatalf("changed: %q", got)
+	}
+	if _, err := Enforce(repo, "the agent", "runner/r", base, protected, time.Time{}, held); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]byte{"data/limit.bin": 'b', "data/over.bin": 'a'} {
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil || len(data) == 0 || data[0] != want || data[len(data)-1] != want {
+			t.Errorf("%s: %d bytes starting %q, %v; want all %q", p, len(data), data[:min(1, len(data))], err, want)
+		}
+	}
+}
