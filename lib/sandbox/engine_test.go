@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,10 @@ container)
   n=$(grep -c '^container inspect' "` + log + `")
   if [ "$n" -le "${FAKE_INSPECT:-0}" ]; then echo 0123abcd; exit 0; fi
   echo "Error: No such object: x"; exit 1 ;;
+image)
+  case "$2" in inspect) [ -n "$FAKE_OLD" ] || exit 1; echo "$FAKE_OLD" ;; esac ;;
+import)
+  cat > /dev/null; printf 'Getting image source signatures\nsha256:feed\n' ;;
 ps)
   case "$FAKE_PS" in fail) echo "Cannot connect to the Docker daemon"; exit 1 ;; esac
   for id in $FAKE_PS; do echo "$id"; done ;;
@@ -43,7 +48,7 @@ esac
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	for _, k := range []string{"FAKE_RM", "FAKE_CREATE", "FAKE_PS", "FAKE_INSPECT"} {
+	for _, k := range []string{"FAKE_RM", "FAKE_CREATE", "FAKE_PS", "FAKE_INSPECT", "FAKE_OLD"} {
 		t.Setenv(k, "")
 	}
 	return log
@@ -255,5 +260,37 @@ func TestContainerCommand(t *testing.T) {
 	}
 	if ct.visible(filepath.Join(home, "missing", "x")) {
 		t.Error("a readable place that does not exist shows a file")
+	}
+}
+
+// TestBuildImage: the image is imported from the skeleton, its id the
+// engine's last line; an older image of the name is removed, the same one
+// is not; a missing engine is named.
+func TestBuildImage(t *testing.T) {
+	log := fakeEngine(t)
+	c := cfg()
+	c.Mode, c.Engine = config.SandboxDocker, "docker"
+	for _, x := range []struct {
+		old string
+		rm  bool
+	}{{"", false}, {"sha256:feed", false}, {"sha256:0ld", true}} {
+		os.Remove(log)
+		t.Setenv("FAKE_OLD", x.old)
+		id, err := BuildImage(c)
+		if err != nil || id != "sha256:feed" {
+			t.Fatalf("old %q: %q %v", x.old, id, err)
+		}
+		cs := calls(t, log)
+		if len(cs) < 2 || !strings.HasPrefix(cs[0], "image inspect ") || !strings.HasPrefix(cs[1], "import ") ||
+			slices.Contains(cs, "image rm "+x.old) != x.rm || len(cs) != 2+map[bool]int{true: 1}[x.rm] {
+			t.Errorf("old %q: calls %q", x.old, cs)
+		}
+	}
+	c.Engine = "no-such-engine"
+	if _, err := BuildImage(c); err == nil || !strings.HasPrefix(err.Error(), "no-such-engine is not installed: ") {
+		t.Errorf("a missing engine: %v", err)
+	}
+	if lastLine([]byte("\n \n")) != "" || lastLine([]byte("a\nb\n\n")) != "b" {
+		t.Error("lastLine")
 	}
 }
