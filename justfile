@@ -26,7 +26,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
 # scripts drive real agent CLIs and run README's recipes (an eval, the demo,
@@ -69,6 +69,14 @@ bench:
     go test -run='^$' -bench=. -benchmem ./lib/...
     bash bench/tree-bench.sh
     bash bench/ui-bench.sh
+
+# gremlins (bench/mutate/go.mod) prints each package's row of bench/mutation.md's
+# table and the mutants that lived; exit 1 below 85% efficacy or 70% coverage.
+# Slow (a `go test` per mutant), so not part of `ci`.
+# Mutation testing of PKG… (default: the packages bench/mutation.md tracks).
+[positional-arguments]
+mutate *pkgs:
+    bash bench/mutate.sh "$@"
 
 # Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
 demo: build

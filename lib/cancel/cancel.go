@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -97,6 +98,7 @@ func Request(root, by string) error {
 type Judge struct {
 	path    string
 	before  bool
+	self    int // the process whose descendants are the session's
 	ln      net.Listener
 	mu      sync.Mutex
 	byOp    []string // operators' requests: "<by> (pid N)"
@@ -128,7 +130,10 @@ type Verdict struct {
 // processes are this process's descendants. Close it when the session
 // ends. A second judge for the same repository fails (one runner per
 // repository).
-func Listen(root string) (*Judge, error) {
+func Listen(root string) (*Judge, error) { return listen(root, os.Getpid()) }
+
+// listen is Listen for a session of self's descendants.
+func listen(root string, self int) (*Judge, error) {
 	name, err := socketName(root)
 	if err != nil {
 		return nil, err
@@ -137,7 +142,7 @@ func Listen(root string) (*Judge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for cancel requests: %w", err)
 	}
-	j := &Judge{path: filepath.Join(root, layout.Cancel), ln: ln, done: make(chan struct{})}
+	j := &Judge{path: filepath.Join(root, layout.Cancel), self: self, ln: ln, done: make(chan struct{})}
 	_, err = os.Lstat(j.path)
 	j.before = err == nil
 	go j.serve()
@@ -159,11 +164,11 @@ func (j *Judge) handle(c *net.UnixConn) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	pid := peerPID(c)
-	line, _ := bufio.NewReader(&limited{c, 512}).ReadString('\n')
+	line, _ := bufio.NewReader(io.LimitReader(c, 512)).ReadString('\n')
 	by := fmt.Sprintf("%s (pid %d)", strings.TrimSpace(line), pid)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if pid <= 0 || descends(pid, os.Getpid()) {
+	if inSession(pid, j.self) {
 		j.refused = append(j.refused, "refused: "+by)
 		fmt.Fprintln(c, "refused")
 		return
@@ -192,23 +197,6 @@ func (j *Judge) Close(seen bool) Verdict {
 	return v
 }
 
-type limited struct {
-	c *net.UnixConn
-	n int
-}
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errors.New("request too long")
-	}
-	if len(p) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.c.Read(p)
-	l.n -= n
-	return n, err
-}
-
 // peerPID is the process id of the socket's peer, from the kernel.
 func peerPID(c *net.UnixConn) int {
 	raw, err := c.SyscallConn()
@@ -224,6 +212,10 @@ func peerPID(c *net.UnixConn) int {
 	return pid
 }
 
+// inSession reports whether the peer pid is one of the session's processes
+// (self or its descendants); an unknown peer (pid 0) is taken as one.
+func inSession(pid, self int) bool { return pid <= 0 || descends(pid, self) }
+
 // descends reports whether pid is ancestor or one of its descendants, by
 // the parent links in /proc.
 func descends(pid, ancestor int) bool {
@@ -237,15 +229,8 @@ func descends(pid, ancestor int) bool {
 		}
 		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
 		s := string(stat)
-		k := strings.LastIndexByte(s, ')')
-		if k < 0 {
-			return false
-		}
-		f := strings.Fields(s[k+1:])
-		if len(f) < 2 {
-			return false
-		}
-		if pid, err = strconv.Atoi(f[1]); err != nil {
+		var state string
+		if _, err := fmt.Sscan(s[strings.LastIndexByte(s, ')')+1:], &state, &pid); err != nil {
 			return false
 		}
 	}

@@ -122,6 +122,11 @@ func BootstrapPairedCI(ps []Pair, resamples int) (lo, hi float64) {
 		means[r] = s / float64(len(ps))
 	}
 	sort.Float64s(means)
-	at := func(q float64) float64 { return means[int(math.Round(q*float64(resamples-1)))] }
-	return at(0.025), at(0.975)
+	return percentile(means, 0.025), percentile(means, 0.975)
+}
+
+// percentile is the q quantile (q in [0, 1]) of the ascending xs, by the
+// nearest rank: xs[round(q·(len(xs)-1))].
+func percentile(xs []float64, q float64) float64 {
+	return xs[int(math.Round(q*float64(len(xs)-1)))]
 }

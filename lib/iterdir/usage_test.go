@@ -67,3 +67,72 @@ func TestUsageBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageSums: each field sums its own field, over iterations whose
+// counts all differ; an iteration without agent.json and a directory set
+// aside by a recovery count nothing.
+func TestUsageSums(t *testing.T) {
+	if got := (Usage{1, 2, 3, 0.5}).Add(Usage{10, 200, 3000, 0.25}); got != (Usage{11, 202, 3003, 0.75}) {
+		t.Fatalf("Add = %+v", got)
+	}
+	runDir := filepath.Join(t.TempDir(), "run-s")
+	for name, u := range map[string]*Usage{
+		"0001":         {InputTokens: 1000, OutputTokens: 20, CachedTokens: 300, CostUSD: 0.5},
+		"0002":         {InputTokens: 4, OutputTokens: 50000, CachedTokens: 6, CostUSD: 0.25},
+		"0003":         nil, // no agent.json: the agent did not run
+		"0004.aborted": {InputTokens: 7, OutputTokens: 7, CachedTokens: 7, CostUSD: 7},
+		"0005":         {InputTokens: 90, OutputTokens: 8, CachedTokens: 700000, CostUSD: 0.125},
+	} {
+		dir := filepath.Join(runDir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if u != nil {
+			if err := Write(dir, AgentFile, Agent{Version: 1, Usage: *u}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		before int
+		want   Usage
+	}{
+		{0, Usage{1094, 50028, 700306, 0.875}},
+		{1, Usage{}},
+		{2, Usage{1000, 20, 300, 0.5}},
+		{3, Usage{1004, 50020, 306, 0.75}},
+		{5, Usage{1004, 50020, 306, 0.75}},
+		{6, Usage{1094, 50028, 700306, 0.875}},
+	} {
+		var got Usage
+		var err error
+		if c.before == 0 {
+			got, err = RunUsage(runDir)
+		} else {
+			got, err = UsageBefore(runDir, c.before)
+		}
+		if err != nil || got != c.want {
+			t.Errorf("usage before %d: %+v (%v), want %+v", c.before, got, err, c.want)
+		}
+	}
+	// The first iteration has nothing before it, whatever lies beside it.
+	zero := filepath.Join(runDir, "0000")
+	if err := os.MkdirAll(zero, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(zero, MetaFile, Meta{Version: 1, RunID: "run-s", Iteration: 0, RunUsage: Usage{InputTokens: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := UsageBefore(runDir, 1); err != nil || got != (Usage{}) {
+		t.Errorf("usage before the first iteration: %+v (%v)", got, err)
+	}
+	if got, err := RunUsage(filepath.Join(runDir, "missing")); err != nil || got != (Usage{}) {
+		t.Errorf("usage of a run with no iterations: %+v (%v)", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "0002", AgentFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunUsage(runDir); err == nil {
+		t.Error("a broken agent.json summed as nothing")
+	}
+}

@@ -93,3 +93,119 @@ func TestAttributesProtected(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldAtLimit: a protected file of exactly MaxHeld bytes is held by
+// its bytes and put back as it was before the session (here an
+// uncommitted change); one byte more, it is held by its digest and put
+// back from base.
+func TestHeldAtLimit(t *testing.T) {
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "runner/r")
+	write := func(p string, data []byte) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill := func(n int, b byte) []byte { return []byte(strings.Repeat(string(b), n)) }
+	write("data/limit.bin", fill(MaxHeld, 'a'))
+	write("data/over.bin", fill(MaxHeld+1, 'a'))
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+	base := gitIn(t, dir, "rev-parse", "HEAD")
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Changed before the session, not committed.
+	write("data/limit.bin", fill(MaxHeld, 'b'))
+	write("data/over.bin", fill(MaxHeld+1, 'b'))
+	protected := []string{"data/*.bin"}
+	held, err := Hold(repo, protected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("data/limit.bin", fill(MaxHeld, 'c'))
+	write("data/over.bin", fill(MaxHeld+1, 'c'))
+	if got := held.Changed(); !slices.Equal(got, []string{"data/limit.bin", "data/over.bin"}) {
+		t.Fatalf("changed: %q", got)
+	}
+	if _, err := Enforce(repo, "the agent", "runner/r", base, protected, time.Time{}, held); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]byte{"data/limit.bin": 'b', "data/over.bin": 'a'} {
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil || len(data) == 0 || data[0] != want || data[len(data)-1] != want {
+			t.Errorf("%s: %d bytes starting %q, %v; want all %q", p, len(data), data[:min(1, len(data))], err, want)
+		}
+	}
+}
+
+// TestHeldKinds: Changed names exactly the held paths that differ (gone,
+// a directory or a link where a file was, a link retargeted, the same
+// size with other bytes), never an untouched one, and Enforce puts each
+// back as it was, kind and target included.
+func TestHeldKinds(t *testing.T) {
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "runner/r")
+	write := func(p, data string) { t.Helper(); writeFile(t, filepath.Join(dir, p), data) }
+	link := func(target, p string) {
+		t.Helper()
+		os.Remove(filepath.Join(dir, p))
+		if err := os.Symlink(target, filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"same", "gone", "dir", "link", "bytes"} {
+		write("ci/"+p+".sh", "exit 0 # "+p+"\n")
+	}
+	link("same.sh", "ci/moved.sh")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+	base := gitIn(t, dir, "rev-parse", "HEAD")
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := []string{"ci/*.sh"}
+	held, err := Hold(repo, protected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "ci/gone.sh")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "ci/dir.sh"))
+	write("ci/dir.sh/inner", "x\n")
+	link("/etc/passwd", "ci/link.sh")
+	link("gone.sh", "ci/moved.sh")
+	write("ci/bytes.sh", "exit 1 # bytes\n")
+	want := []string{"ci/bytes.sh", "ci/dir.sh", "ci/gone.sh", "ci/link.sh", "ci/moved.sh"}
+	if got := held.Changed(); !slices.Equal(got, want) {
+		t.Fatalf("changed %q, want %q", got, want)
+	}
+	reasons, err := Enforce(repo, "the agent", "runner/r", base, protected, time.Time{}, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reasons) != len(want) {
+		t.Errorf("reasons: %q", reasons)
+	}
+	for _, p := range []string{"same", "gone", "dir", "link", "bytes"} {
+		full := filepath.Join(dir, "ci", p+".sh")
+		st, err := os.Lstat(full)
+		data, _ := os.ReadFile(full)
+		if err != nil || !st.Mode().IsRegular() || string(data) != "exit 0 # "+p+"\n" {
+			t.Errorf("ci/%s.sh: %v %v %q", p, st, err, data)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "ci/moved.sh")); err != nil || target != "same.sh" {
+		t.Errorf("ci/moved.sh links to %q, %v", target, err)
+	}
+	if got := held.Changed(); len(got) != 0 {
+		t.Errorf("changed after Enforce: %q", got)
+	}
+}

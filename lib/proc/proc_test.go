@@ -348,17 +348,18 @@ func TestRunIdle(t *testing.T) {
 	})
 	t.Run("chatty", func(t *testing.T) {
 		t.Parallel()
-		// Silent for at most 0.2s at a time over 2s, under a 1s idle timeout.
-		script := "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.2; done"
-		res := run(t, t.Context(), Spec{Argv: sh(script), IdleTimeout: time.Second})
+		// Silent for at most 0.2s at a time over 6s, under a 3s idle
+		// timeout: a loaded machine may stretch a gap, never fifteenfold.
+		script := "i=0; while [ $i -lt 30 ]; do echo $i; sleep 0.2; i=$((i+1)); done"
+		res := run(t, t.Context(), Spec{Argv: sh(script), IdleTimeout: 3 * time.Second})
 		if res.Idle || res.ExitCode != 0 {
 			t.Errorf("%+v, want a clean exit", res)
 		}
 	})
 	t.Run("stderr counts", func(t *testing.T) {
 		t.Parallel()
-		script := "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i >&2; sleep 0.2; done"
-		res := run(t, t.Context(), Spec{Argv: sh(script), IdleTimeout: time.Second, Stdout: io.Discard})
+		script := "i=0; while [ $i -lt 30 ]; do echo $i >&2; sleep 0.2; i=$((i+1)); done"
+		res := run(t, t.Context(), Spec{Argv: sh(script), IdleTimeout: 3 * time.Second, Stdout: io.Discard})
 		if res.Idle || res.ExitCode != 0 {
 			t.Errorf("%+v, want a clean exit", res)
 		}

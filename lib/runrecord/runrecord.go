@@ -220,11 +220,21 @@ func Effective(r Record) Record {
 func Gone(rn Runner) bool { return gone(rn) }
 
 func gone(rn Runner) bool {
-	if host, err := os.Hostname(); err != nil || host != rn.Host || rn.PID <= 0 {
+	host, err := os.Hostname()
+	return err == nil && goneOn(rn, host, signal0)
+}
+
+// signal0 sends signal 0 to pid: nil or EPERM when the process exists
+// (EPERM: it belongs to another user), ESRCH when it does not.
+func signal0(pid int) error { return syscall.Kill(pid, 0) }
+
+// goneOn is gone on the host named host, probe telling whether a pid
+// exists (signal0): only ESRCH, no such process, means gone.
+func goneOn(rn Runner, host string, probe func(pid int) error) bool {
+	if host != rn.Host || rn.PID <= 0 {
 		return false
 	}
-	err := syscall.Kill(rn.PID, 0)
-	return errors.Is(err, syscall.ESRCH)
+	return errors.Is(probe(rn.PID), syscall.ESRCH)
 }
 
 // List reads every record in dir (.runner/runs), oldest start first, each

@@ -423,7 +423,14 @@ func TestCancel(t *testing.T) {
 	}
 	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "X-Treeloop-Token", s.Token()), 403, "bad_origin")
 	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", "http://evil.example", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "cross-site", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
+	// Sec-Fetch-Site, when the browser sends it, must say same-origin:
+	// a page of another port or subdomain (same-site), a typed URL or a
+	// bookmark (none) and another site (cross-site) are all refused.
+	for _, site := range []string{"cross-site", "same-site", "none", "Same-Origin", "same-origin, cross-site"} {
+		wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", site, "X-Treeloop-Token", s.Token()), 403, "bad_origin")
+	}
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url+"/", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", "null", "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
 	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url), 403, "bad_token")
 	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "X-Treeloop-Token", ro.Token()), 403, "bad_token")
 	if _, err := os.Lstat(cancelFile); err == nil {
@@ -451,6 +458,36 @@ func TestCancel(t *testing.T) {
 	}
 	if rs := decode[RunState](t, get(t, s.url+"/api/run-state")); !rs.CancelRequested {
 		t.Fatal("run-state does not report the cancel")
+	}
+	// A client that sends no Sec-Fetch-Site (not a browser) with the
+	// right Origin and token may cancel too.
+	if err := os.Remove(cancelFile); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "X-Treeloop-Token", s.Token()); r.code != 200 {
+		t.Fatalf("cancel without Sec-Fetch-Site: %d %s", r.code, r.body)
+	}
+	if _, err := os.Lstat(cancelFile); err != nil {
+		t.Fatalf("cancel without Sec-Fetch-Site: %v", err)
+	}
+}
+
+// TestCancelWithoutRunner: a cancel file that cannot be written answers
+// 500; a repository whose .runner is gone answers 404, writing nothing.
+func TestCancelWithoutRunner(t *testing.T) {
+	dir := fixture(t)
+	s := start(t, Options{Root: dir, AllowCancel: true})
+	// A cancel file that cannot be written is the server's error.
+	if err := os.MkdirAll(filepath.Join(dir, ".runner", "cancel", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token()), 500, "io")
+	if err := os.RemoveAll(filepath.Join(dir, ".runner")); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token()), 404, "no_runner")
+	if _, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil {
+		t.Fatal("the cancel recreated .runner")
 	}
 }
 

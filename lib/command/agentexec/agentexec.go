@@ -217,7 +217,7 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
 	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
-	rec.Usage = addUsage(rec.Usage, res.Usage)
+	rec.Usage = rec.Usage.Add(res.Usage)
 	rec.AutoCompaction = res.AutoCompaction
 	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped

@@ -39,7 +39,7 @@ func fallback(env *cli.Env, in *cli.Interrupt, names []string, begin iterdir.Beg
 			break // config validation admits only backends that exist
 		}
 		rec.Fallbacks = append(rec.Fallbacks, iterdir.Fallback{From: backend.Name(), To: name, Class: res.Class, Message: res.Message})
-		rec.Usage = addUsage(rec.Usage, res.Usage)
+		rec.Usage = rec.Usage.Add(res.Usage)
 		note := fmt.Sprintf("%s ended in %s (%s): the rest of the iteration goes to %s ([agent] fallback)", backend.Name(), res.Class, res.Message, name)
 		env.Warnf("%s", note)
 		fmt.Fprintf(log, "\n[treeloop] %s\n", note)
@@ -67,13 +67,5 @@ func logRun(env *cli.Env, runID, message string) {
 	r.AddLog(time.Now(), "fallback", message)
 	if err := runrecord.Save(path, r); err != nil {
 		env.Warnf("record the fallback in %s: %v", filepath.Base(path), err)
-	}
-}
-
-// addUsage sums two usages.
-func addUsage(a, b iterdir.Usage) iterdir.Usage {
-	return iterdir.Usage{
-		InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
-		CachedTokens: a.CachedTokens + b.CachedTokens, CostUSD: a.CostUSD + b.CostUSD,
 	}
 }

@@ -1,0 +1,214 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/config"
+)
+
+// bound lists argv's mounts and options as "flag a b" strings, up to
+// "--": what the command sees, in order.
+func bound(argv []string) []string {
+	var out []string
+	two := map[string]bool{"--ro-bind": true, "--ro-bind-try": true, "--bind": true, "--bind-try": true, "--setenv": true}
+	for i := 1; i < len(argv) && argv[i] != "--"; i++ {
+		switch {
+		case two[argv[i]]:
+			out = append(out, strings.Join(argv[i:i+3], " "))
+			i += 2
+		case argv[i] == "--dev" || argv[i] == "--proc" || argv[i] == "--tmpfs" || argv[i] == "--chdir" || argv[i] == "--cap-drop":
+			out = append(out, argv[i]+" "+argv[i+1])
+			i++
+		default:
+			out = append(out, argv[i])
+		}
+	}
+	return out
+}
+
+// TestWrapMounts: the whole mount list in order, from a configuration with
+// readable and writable places in and out of the home directory, and
+// runner files that exist or not.
+func TestWrapMounts(t *testing.T) {
+	root := repo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	state := filepath.Join(root, ".runner", "state")
+	out := filepath.Join(root, ".runner", "out.json")
+	cfgFile := filepath.Join(state, "config.toml")
+	for _, f := range []string{out, cfgFile} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := cfg()
+	c.Readable = []string{"~/.config/cli", "/opt/x/"}
+	c.Writable = []string{"~/.cache/go", "/var/tmp/w"}
+	c.Network = config.NetworkNone
+	s, err := New(c, root, []string{state, out, filepath.Join(root, ".runner", "missing")}, []string{cfgFile, filepath.Join(state, "run_state.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ := exec.LookPath("sh")
+	argv, err := s.Wrap([]string{"sh", "-c", "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, _ := exec.LookPath(Bin)
+	if argv[0] != bw || !slices.Equal(argv[len(argv)-4:], []string{"--", sh, "-c", "true"}) {
+		t.Fatalf("argv: %q", argv)
+	}
+	git := filepath.Join(root, ".git")
+	want := []string{
+		"--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp", "--setenv TMPDIR /tmp",
+		"--tmpfs " + home,
+		"--ro-bind-try " + home + "/.config/cli " + home + "/.config/cli", "--ro-bind-try /opt/x /opt/x",
+		"--bind-try " + home + "/.cache/go " + home + "/.cache/go", "--bind-try /var/tmp/w /var/tmp/w",
+		"--bind " + root + " " + root,
+		"--ro-bind-try " + git + " " + git, "--ro-bind-try " + filepath.Join(root, ".runner") + " " + filepath.Join(root, ".runner"),
+		"--bind " + state + " " + state, "--bind " + out + " " + out,
+		"--ro-bind " + cfgFile + " " + cfgFile,
+		"--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop ALL", "--unshare-net", "--chdir " + root,
+	}
+	if got := bound(argv); !slices.Equal(got, want) {
+		t.Errorf("mounts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// With the host's network, no --unshare-net.
+	c.Network = config.Default().Sandbox.Network
+	if c.Network == config.NetworkNone {
+		t.Fatal("the default network is none")
+	}
+	s, _ = New(c, root, nil, nil)
+	if argv, _ := s.Wrap([]string{"true"}); slices.Contains(argv, "--unshare-net") {
+		t.Errorf("host network: %q", argv)
+	}
+}
+
+// TestWrapHome: the home directory is hidden unless it is "/", unknown, or
+// lies inside the repository (one that holds the repository is hidden, the
+// repository bound back in); "~/" entries need a home to mean anything.
+func TestWrapHome(t *testing.T) {
+	root := repo(t)
+	c := cfg()
+	c.Readable = []string{"~/r"}
+	for _, x := range []struct {
+		name, home string
+		hidden     bool
+		readable   string // the "~/r" entry as bound, "" when dropped
+	}{
+		{"a home", t.TempDir(), true, "r"},
+		{"the root directory", "/", false, "/r"},
+		{"no home", "", false, ""},
+		{"a home holding the repository", filepath.Dir(root), true, filepath.Join(filepath.Dir(root), "r")},
+		{"a home inside the repository", filepath.Join(root, "home"), false, filepath.Join(root, "home", "r")},
+	} {
+		t.Run(x.name, func(t *testing.T) {
+			t.Setenv("HOME", x.home)
+			s, err := New(c, root, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv, _ := s.Wrap([]string{"true"})
+			mounts := bound(argv)
+			hidden := slices.Contains(mounts, "--tmpfs "+x.home)
+			if x.home == "" {
+				hidden = slices.ContainsFunc(mounts, func(m string) bool { return m != "--tmpfs /tmp" && strings.HasPrefix(m, "--tmpfs ") })
+			}
+			if hidden != x.hidden {
+				t.Errorf("home hidden %v, want %v: %q", hidden, x.hidden, mounts)
+			}
+			want := x.readable
+			if want == "r" {
+				want = filepath.Join(x.home, "r")
+			}
+			found := slices.ContainsFunc(mounts, func(m string) bool { return strings.HasPrefix(m, "--ro-bind-try ") && strings.HasSuffix(m, "/r") })
+			if found != (want != "") || want != "" && !slices.Contains(mounts, "--ro-bind-try "+want+" "+want) {
+				t.Errorf("~/r bound as %q: %q", want, mounts)
+			}
+			// The repository is bound after the emptied home, so it is seen.
+			if i, j := slices.Index(mounts, "--tmpfs "+x.home), slices.Index(mounts, "--bind "+root+" "+root); j < 0 || i > j {
+				t.Errorf("the repository is bound at %d, the home emptied at %d: %q", j, i, mounts)
+			}
+		})
+	}
+}
+
+// TestWrapHiddenCommand: a command in a hidden place (the home directory,
+// /tmp) is shown read-only where its path resolves; one elsewhere is not
+// bound at all.
+func TestWrapHiddenCommand(t *testing.T) {
+	root := repo(t)
+	// A home outside /tmp, which is hidden too.
+	home, err := os.MkdirTemp("/var/tmp", "sandbox-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("HOME", home)
+	sh, _ := exec.LookPath("sh")
+	real, _ := filepath.EvalSymlinks(sh)
+	inHome := filepath.Join(home, "bin", "agent")
+	if err := os.MkdirAll(filepath.Dir(inHome), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inHome, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, "bin", "link")
+	if err := os.Symlink(sh, link); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTmp := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(inTmp, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct{ exe, shown, runs string }{{inHome, inHome, inHome}, {link, real, real}, {inTmp, inTmp, inTmp}, {sh, "", sh}} {
+		exe, want := x.exe, x.shown
+		argv, err := s.Wrap([]string{exe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mounts := bound(argv)
+		i := slices.Index(mounts, "--bind "+root+" "+root)
+		roBinds := slices.DeleteFunc(slices.Clone(mounts[:i]), func(m string) bool { return !strings.HasPrefix(m, "--ro-bind ") || m == "--ro-bind / /" })
+		if want == "" && len(roBinds) != 0 || want != "" && !slices.Equal(roBinds, []string{"--ro-bind " + want + " " + want}) {
+			t.Errorf("%s: %q", exe, roBinds)
+		}
+		if got := argv[slices.Index(argv, "--")+1]; got != x.runs {
+			t.Errorf("%s runs as %q, want %q", exe, got, x.runs)
+		}
+	}
+	if within("/tmp", "/tmpfoo/x") || !within("/tmp", "/tmp") || !within("/tmp", "/tmp/a/b") || within("/tmp/a", "/tmp") {
+		t.Error("within")
+	}
+}
+
+// TestCheckBroken: a bwrap that cannot create its namespaces is reported
+// with the first line of what it said, or its exit status when it said
+// nothing.
+func TestCheckBroken(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	fake := filepath.Join(dir, Bin)
+	for script, want := range map[string]string{
+		"#!/bin/sh\necho 'bwrap: No permissions to create new namespace'\necho second line\nexit 1\n": "sandbox: bwrap cannot create its namespaces: bwrap: No permissions to create new namespace (unprivileged",
+		"#!/bin/sh\nexit 1\n": "sandbox: bwrap cannot create its namespaces: exit status 1 (",
+	} {
+		if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ps := Check()
+		if len(ps) != 1 || !strings.HasPrefix(ps[0], want) || strings.Contains(ps[0], "second line") {
+			t.Errorf("Check() = %q, want %q…", ps, want)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package ui
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/iterdir"
+)
+
+// TestReadAllLimits: a file of exactly the limit is read whole, one byte
+// more is refused, whether the size stat gave is right or stale (the
+// file grew after it).
+func TestReadAllLimits(t *testing.T) {
+	for _, c := range []struct {
+		data     string
+		statSize int64
+		limit    int64
+		tooLarge bool
+		name     string
+	}{
+		{"12345", 5, 5, false, "at the limit"},
+		{"123456", 6, 5, true, "over the limit"},
+		{"12345", 0, 5, false, "grown to the limit"},
+		{"123456", 0, 5, true, "grown over the limit"},
+		{"", 0, 0, false, "empty"},
+	} {
+		got, err := readAll(strings.NewReader(c.data), c.statSize, c.limit)
+		if c.tooLarge != errors.Is(err, errTooLarge) || !c.tooLarge && (err != nil || string(got) != c.data) {
+			t.Errorf("%s: %q %v", c.name, got, err)
+		}
+	}
+}
+
+// TestTailLinesEdges: no lines asked, and a byte budget that ends inside
+// a later chunk.
+func TestTailLinesEdges(t *testing.T) {
+	if got, start, err := tailLines(strings.NewReader("a\nb\n"), 4, 0, 100); err != nil || len(got) != 0 || start != 4 {
+		t.Errorf("0 lines: %q %d %v", got, start, err)
+	}
+	// 70 KiB of short lines: the budget of 66 KiB ends in the second chunk
+	// read back from the end.
+	var b strings.Builder
+	for b.Len() < 70<<10 {
+		b.WriteString("0123456789abcde\n")
+	}
+	text := b.String()
+	got, start, err := tailLines(strings.NewReader(text), int64(len(text)), 1<<20, 66<<10)
+	if err != nil || len(got) != 66<<10 || start != int64(len(text)-66<<10) || string(got) != text[start:] {
+		t.Errorf("budget across chunks: %d bytes from %d (%v)", len(got), start, err)
+	}
+}
+
+// TestCompactEdges: the compact view of an events.jsonl larger than it
+// renders starts at a whole line, ends a last line without a newline,
+// and takes a tail.
+func TestCompactEdges(t *testing.T) {
+	dir := fixture(t)
+	s := start(t, Options{Root: dir})
+	events := filepath.Join(dir, ".runner/iterations/run-a/0001/events.jsonl")
+	say := func(text string) string {
+		return `{"type":"assistant","message":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	}
+	var b bytes.Buffer
+	for i := 0; b.Len() < maxEvents+(64<<10); i++ {
+		b.WriteString(say("early") + "\n")
+	}
+	b.WriteString(say("next to last") + "\n" + say("last, unended"))
+	writeText(t, events, b.String())
+	base := s.url + "/api/iterations/run-a/1/events.jsonl?view=compact"
+	r := get(t, base)
+	lines := strings.Split(r.body, "\n")
+	if r.code != 200 || !strings.HasSuffix(r.body, "claude: says: next to last\nclaude: says: last, unended\n") || lines[0] != "claude: says: early" {
+		t.Fatalf("compact view: %d, starts %q, ends %q", r.code, lines[0], r.body[max(0, len(r.body)-80):])
+	}
+	if r := get(t, base+"&tail=2"); r.body != "claude: says: next to last\nclaude: says: last, unended\n" {
+		t.Fatalf("tail=2: %q", r.body)
+	}
+	if r := get(t, base+"&tail=0"); r.code != 200 || r.body != "" {
+		t.Fatalf("tail=0: %d %q", r.code, r.body)
+	}
+}
+
+// TestIterationsOrder: a run's running iteration is its highest number,
+// 10000 after 9999 though it sorts first by name; its tokens come from
+// agent.json before meta.json exists. Across runs, iterations are in the
+// order they started.
+func TestIterationsOrder(t *testing.T) {
+	dir := fixture(t)
+	s := start(t, Options{Root: dir})
+	rn := filepath.Join(dir, ".runner")
+	for _, n := range []string{"0002", "0003.discarded", "0009"} {
+		if err := os.RemoveAll(filepath.Join(rn, "iterations", "run-a", n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := t0.Add(10 * time.Minute)
+	for _, it := range []struct {
+		run, name string
+		n         int
+		meta      bool
+		at        time.Time
+	}{
+		{"run-a", "9999", 9999, true, late},
+		{"run-a", "10000", 10000, false, late.Add(time.Minute)},
+		{"run-b", "0001", 1, true, t0.Add(-time.Hour)},
+	} {
+		d := filepath.Join(rn, "iterations", it.run, it.name)
+		b := iterdir.Begin{Version: 1, RunID: it.run, Iteration: it.n, NodeID: "n", Mode: "execute", MaxAttempts: 3, StartedAt: it.at}
+		writeJSONFile(t, filepath.Join(d, "begin.json"), b)
+		ag := iterdir.Agent{Version: 1, Backend: "claude", Class: "ok", AgentErrors: []string{}, Usage: iterdir.Usage{InputTokens: 70, OutputTokens: 8, CachedTokens: 900, CostUSD: 0.5}}
+		writeJSONFile(t, filepath.Join(d, "agent.json"), ag)
+		if it.meta {
+			writeJSONFile(t, filepath.Join(d, "meta.json"), iterdir.Meta{Version: 1, RunID: it.run, Iteration: it.n, NodeID: "n", Status: "retry", StartedAt: it.at, Agent: &ag})
+		}
+	}
+	list := decode[Iterations](t, get(t, s.url+"/api/iterations")).Iterations
+	var got []string
+	for _, it := range list {
+		got = append(got, it.Run+"/"+strconv.Itoa(it.Iter)+":"+it.Status)
+	}
+	if want := "run-b/1:retry run-a/1:done run-a/9999:retry run-a/10000:running"; strings.Join(got, " ") != want {
+		t.Fatalf("iterations: %s\nwant %s", strings.Join(got, " "), want)
+	}
+	last := list[len(list)-1]
+	if !last.Running || last.Tokens != (Tokens{70, 8, 900}) || last.CostUSD != 0.5 {
+		t.Errorf("the running iteration: %+v", last)
+	}
+	rs := decode[RunState](t, get(t, s.url+"/api/run-state"))
+	if rs.Running == nil || rs.Running.Iter != 10000 {
+		t.Errorf("run-state's running iteration: %+v", rs.Running)
+	}
+}
+
+// TestRunStateWithoutIterations: a run that has begun no iteration has
+// none running.
+func TestRunStateWithoutIterations(t *testing.T) {
+	dir := fixture(t)
+	if err := os.RemoveAll(filepath.Join(dir, ".runner", "iterations")); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Options{Root: dir})
+	r := get(t, s.url+"/api/run-state")
+	if rs := decode[RunState](t, r); r.code != 200 || rs.Running != nil || !strings.Contains(string(rs.RunState), `"run-a"`) {
+		t.Fatalf("run-state: %d %s", r.code, r.body)
+	}
+}
+
+// TestHubResumeEdges: an id just before the ring's oldest event replays
+// the whole ring; a fresh hub resets any id; an id of an earlier hub
+// resets even when the numbers could meet.
+func TestHubResumeEdges(t *testing.T) {
+	h := NewHub(4, 8)
+	if _, replay, reset := h.Subscribe(h.Seq()-1, true); !reset || replay != nil {
+		t.Fatalf("a fresh hub: reset=%v replay=%d", reset, len(replay))
+	}
+	for range 10 {
+		h.Publish(Event{Kind: KindTreeChanged})
+	}
+	oldest := h.Seq() - 4
+	if _, replay, reset := h.Subscribe(oldest, true); reset || len(replay) != 4 {
+		t.Fatalf("resume just before the ring: reset=%v replay=%d", reset, len(replay))
+	}
+	if _, _, reset := h.Subscribe(oldest-1, true); !reset {
+		t.Fatal("an id one before that must reset")
+	}
+	if _, _, reset := h.Subscribe(h.Seq()+1, true); !reset {
+		t.Fatal("an id from the future must reset")
+	}
+	earlier := NewHub(4, 8)
+	id := earlier.Publish(Event{Kind: KindTreeChanged}).Seq
+	for ms := time.Now().UnixMilli(); time.Now().UnixMilli() == ms; {
+		time.Sleep(100 * time.Microsecond) // the clock's next millisecond
+	}
+	later := NewHub(4, 8)
+	later.Publish(Event{Kind: KindTreeChanged})
+	if _, _, reset := later.Subscribe(id, true); !reset {
+		t.Fatal("an id of an earlier hub did not reset")
+	}
+}
+
+// TestNewDefaults: the debounce, its bound and the heartbeat a server
+// takes when not given, and a bound never below the debounce.
+func TestNewDefaults(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		in, want [3]time.Duration // debounce, max delay, heartbeat
+	}{
+		{[3]time.Duration{}, [3]time.Duration{100 * ms, 250 * ms, 15 * time.Second}},
+		{[3]time.Duration{-ms, -ms, -ms}, [3]time.Duration{100 * ms, 250 * ms, 15 * time.Second}},
+		{[3]time.Duration{300 * ms, 0, time.Second}, [3]time.Duration{300 * ms, 300 * ms, time.Second}},
+		{[3]time.Duration{50 * ms, 50 * ms, 0}, [3]time.Duration{50 * ms, 50 * ms, 15 * time.Second}},
+		{[3]time.Duration{50 * ms, 10 * ms, 0}, [3]time.Duration{50 * ms, 250 * ms, 15 * time.Second}},
+		{[3]time.Duration{ms, 900 * ms, ms}, [3]time.Duration{ms, 900 * ms, ms}},
+	} {
+		s, err := New(Options{Root: t.TempDir(), NoAssets: true, Debounce: c.in[0], MaxDelay: c.in[1], Heartbeat: c.in[2]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [3]time.Duration{s.opts.Debounce, s.opts.MaxDelay, s.opts.Heartbeat}; got != c.want {
+			t.Errorf("New(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if _, err := New(Options{Root: "relative"}); err == nil {
+		t.Error("a relative root was taken")
+	}
+}
