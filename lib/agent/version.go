@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // A CLI's version is provenance (agent.json cli_version), asked of the CLI
@@ -76,7 +77,9 @@ func CachedCLIVersion(bin string) (string, bool) {
 func ProbeCLIVersion(ctx context.Context, bin string, timeout time.Duration) string {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	proc.ShelterChild(cmd)
+	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Interrupt is a context canceled by the first SIGINT or SIGTERM, and which
@@ -28,26 +29,46 @@ type Interrupt struct {
 }
 
 // NotifyInterrupt starts listening for SIGINT and SIGTERM. Call Stop when
-// done.
+// done. In a command that defers signals (lib/proc.DeferSignals: one run by
+// runner-step or runner-loop), it takes the signals held since the
+// command started, so one that arrived before is not lost: the Interrupt
+// is then done at once, and no session starts.
 func NotifyInterrupt() *Interrupt {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Interrupt{Context: ctx, cancel: cancel}
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	ch := proc.Held()
+	var own chan os.Signal
+	if ch == nil {
+		own = make(chan os.Signal, 2)
+		signal.Notify(own, syscall.SIGINT, syscall.SIGTERM)
+		ch = own
+	}
+	fire := func(s os.Signal) {
+		if s == syscall.SIGTERM {
+			in.fire(exit.SIGTERM, "SIGTERM")
+		} else {
+			in.fire(exit.SIGINT, "SIGINT")
+		}
+	}
+	// A signal already held is taken before NotifyInterrupt returns, so
+	// that a check of Err right after it sees it.
+	select {
+	case s := <-ch:
+		fire(s)
+	default:
+	}
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
-			if s == syscall.SIGTERM {
-				in.fire(exit.SIGTERM, "SIGTERM")
-			} else {
-				in.fire(exit.SIGINT, "SIGINT")
-			}
+			fire(s)
 		case <-done:
 		}
 	}()
 	in.stop = func() {
-		signal.Stop(ch)
+		if own != nil {
+			signal.Stop(own)
+		}
 		close(done)
 		cancel()
 	}

@@ -79,6 +79,9 @@ type Agent struct {
 	ExitCode       int    `json:"exit_code"`
 	Signal         string `json:"signal,omitempty"`
 	DurationMS     int64  `json:"duration_ms"`
+	// StartedAt is when the session's process started (RFC 3339 with
+	// nanoseconds); absent when none started.
+	StartedAt string `json:"started_at,omitempty"`
 	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
 	// auth, rate_limit, api_error, turn_limit, permission_denied,
 	// spawn_error, protected_path, head_moved.
@@ -127,15 +130,18 @@ type Fallback struct {
 
 // Guard is guard.json: one guard run.
 type Guard struct {
-	Version      int      `json:"version"`
-	Argv         []string `json:"argv"`
-	Outcome      string   `json:"outcome"` // pass | fail | timeout | interrupted | error
-	ExitCode     int      `json:"exit_code"`
-	Signal       string   `json:"signal,omitempty"`
-	DurationMS   int64    `json:"duration_ms"`
-	Message      string   `json:"message,omitempty"`
-	LogBytes     int64    `json:"log_bytes"`
-	LogTruncated bool     `json:"log_truncated"`
+	Version    int      `json:"version"`
+	Argv       []string `json:"argv"`
+	Outcome    string   `json:"outcome"` // pass | fail | timeout | interrupted | error
+	ExitCode   int      `json:"exit_code"`
+	Signal     string   `json:"signal,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+	// StartedAt is when the guard's process started (RFC 3339 with
+	// nanoseconds); absent when it did not start.
+	StartedAt    string `json:"started_at,omitempty"`
+	Message      string `json:"message,omitempty"`
+	LogBytes     int64  `json:"log_bytes"`
+	LogTruncated bool   `json:"log_truncated"`
 	// EscapedKilled counts processes the guard left running outside its
 	// process group (setsid, double fork) that were killed when it ended;
 	// Escaped says what they were.

@@ -164,7 +164,8 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
-	res, runErr := backend.Run(in, req)
+	began := in.Err() == nil
+	res, runErr := startSession(in, backend, req)
 	primary := backend.Name()
 	// [agent] fallback (issue 15): a rate limit or refused authentication
 	// hands what is left of the iteration's budget to the next backend.
@@ -216,6 +217,9 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.Backend = backend.Name()
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
+	if !res.Proc.Started.IsZero() {
+		rec.StartedAt = res.Proc.Started.UTC().Format(time.RFC3339Nano)
+	}
 	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
 	rec.Usage = addUsage(rec.Usage, res.Usage)
 	rec.AutoCompaction = res.AutoCompaction
@@ -274,7 +278,7 @@ func (o *Options) Run(env *cli.Env) error {
 	code := exit.OK
 	switch {
 	case rec.Class == agent.ClassInterrupted:
-		if c := in.Cause(); c != "" {
+		if c := in.Cause(); c != "" && began {
 			rec.Message = "agent interrupted by " + c
 		}
 		code = in.Code()
@@ -456,4 +460,14 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) or the user's configuration (~/.gitconfig, ~/.config/go/env, …) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
 	}
 	return nil
+}
+
+// startSession runs the backend's session, unless an interruption came
+// first (a signal the step forwarded, or the cancel file, before the
+// session began): then no session starts (DESIGN.md decision 12).
+func startSession(in *cli.Interrupt, backend agent.Backend, req agent.Request) (agent.Result, error) {
+	if in.Err() != nil {
+		return agent.Result{Proc: proc.Result{ExitCode: -1}, Class: agent.ClassInterrupted, Message: "agent not started: interrupted by " + in.Cause() + " before the session began"}, nil
+	}
+	return backend.Run(in, req)
 }
