@@ -84,12 +84,7 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 	traced := name
 	trace.SetName(name)
 	defer func() { trace.Command(stderr, traced, code) }()
-	// Run by runner-step or runner-loop: SIGINT and SIGTERM are the
-	// porcelain's to act on, this command finishes its work (DESIGN.md
-	// decision 12).
-	if os.Getenv(proc.DeferSignalsEnv) == "1" {
-		proc.DeferSignals()
-	}
+	deferSignals()
 	// Nothing this command starts inherits runner-step's lock (issue 17:
 	// a detached git survived a killed step and held it).
 	proc.CloseInherited()

@@ -142,3 +142,13 @@ const CauseCancelFile = "cancel-file"
 
 // Stop stops listening.
 func (in *Interrupt) Stop() { in.stop() }
+
+// deferSignals holds SIGINT and SIGTERM when the command runs in
+// runner-step or runner-loop (lib/proc.DeferSignalsEnv): they are the
+// porcelain's to act on, the command finishes its work (DESIGN.md decision
+// 12).
+func deferSignals() {
+	if os.Getenv(proc.DeferSignalsEnv) == "1" {
+		proc.DeferSignals()
+	}
+}
