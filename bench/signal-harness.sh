@@ -175,6 +175,7 @@ for t in $(seq 1 "$trials"); do
   before=$(cd .runner/iterations/run-sig 2>/dev/null && { shopt -s nullglob; printf "%s " [0-9]*; })
   records_before=$(cd .runner/runs 2>/dev/null && { shopt -s nullglob; printf "%s " *.json; })
   head_before=$(git rev-parse HEAD)
+  flock -n .runner/lock true || { fail "$t" "a runner still holds .runner/lock before the trial"; flock -w 60 .runner/lock true; }
   kind=loop; [ $((RANDOM % 3)) -eq 0 ] && kind=step
   case $((RANDOM % 5)) in
     0) sig=TERM-runner ;; 1) sig=INT-runner ;; 2) sig=TERM-group ;; 3) sig=INT-group ;; 4) sig=cancel ;;

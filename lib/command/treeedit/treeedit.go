@@ -29,6 +29,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -36,7 +37,7 @@ import (
 // Options is the command line of tree-edit.
 type Options struct {
 	cli.Chdir
-	Retry     RetryCmd     `cmd:"" help:"Give a stuck or open node fresh attempts: attempts back to 0, and max_attempts set to N with --attempts."`
+	Retry     RetryCmd     `cmd:"" help:"Give a stuck or open node fresh attempts: attempts back to 0, and max_attempts set to N with --attempts. Also reopens a passed node that no loop commit backs (tree-validate --audit), with its passed ancestors, to be worked again."`
 	Decompose DecomposeCmd `cmd:"" help:"Turn an open leaf into a decomposition target: next becomes decompose and attempts go back to 0, so the next session splits it into children."`
 	Set       SetCmd       `cmd:"" help:"Set an open node's title, goal or acceptance (a JSON array of strings)."`
 }
@@ -72,7 +73,10 @@ func (c *RetryCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Usage, "--attempts must be 1 or more, got %d", c.Attempts)
 	}
 	return edit(env, "retry", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
-		data, err := sjson.SetBytes(data, field(at, "attempts"), 0)
+		data, err := reopen(n, at, data)
+		if err == nil {
+			data, err = sjson.SetBytes(data, field(at, "attempts"), 0)
+		}
 		if err == nil && c.Attempts > 0 {
 			data, err = sjson.SetBytes(data, field(at, "max_attempts"), c.Attempts)
 		}
@@ -163,8 +167,21 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 	if n == nil {
 		return refused("no node %s in %s", id, layout.Tree)
 	}
+	// A passed node is immutable, unless no loop commit backs its pass:
+	// retry reopens it (lib/provenance).
+	var unbacked []provenance.Unbacked
 	if n.Passes {
-		return refused("node %s has passed: passed nodes are immutable", id)
+		if action != "retry" {
+			return refused("node %s has passed: passed nodes are immutable", id)
+		}
+		rep, err := provenance.AuditRepo(env.Dir, prev)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
+		}
+		if rep.Backed(id) {
+			return refused("node %s has passed: passed nodes are immutable", id)
+		}
+		unbacked = rep.Unbacked
 	}
 	if gjson.GetBytes(data, field(at, "id")).String() != id {
 		return exit.Errorf(exit.RunnerError, "node %s is not at %s in %s", id, at, layout.Tree)
@@ -179,7 +196,7 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 	}
 	next, ps := tree.Load(edited)
 	if len(ps) == 0 {
-		ps = append(ps, tree.Immutability(prev, next)...)
+		ps = append(ps, tree.Immutability(provenance.Reopen(prev, next, unbacked), next)...)
 	}
 	if len(ps) > 0 {
 		return refused("the edit would make %s invalid: %s", layout.Tree, ps[0])
@@ -219,6 +236,7 @@ func describe(prev, next *tree.Node, id string) string {
 	add("title", a.Title, b.Title)
 	add("goal", a.Goal, b.Goal)
 	add("acceptance", a.Acceptance, b.Acceptance)
+	add("passes", a.Passes, b.Passes)
 	add("next", a.Next, b.Next)
 	add("attempts", a.Attempts, b.Attempts)
 	add("max_attempts", a.MaxAttempts, b.MaxAttempts)
@@ -276,4 +294,28 @@ func lock(env *cli.Env) (func(), error) {
 		return nil, exit.Errorf(exit.RunnerError, "lock %s: %v", layout.Lock, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// reopen sets passes to false on the passed node at at and on its passed
+// ancestors (an inner node passes only with all its children); the caller
+// has checked that no loop commit backs them.
+func reopen(n *tree.Node, at string, data []byte) ([]byte, error) {
+	if !n.Passes {
+		return data, nil
+	}
+	var err error
+	for p := at; err == nil; {
+		if gjson.GetBytes(data, field(p, "passes")).Bool() {
+			data, err = sjson.SetBytes(data, field(p, "passes"), false)
+		}
+		if p == "" {
+			break
+		}
+		if k := strings.LastIndex(p, ".children."); k >= 0 {
+			p = p[:k]
+		} else {
+			p = ""
+		}
+	}
+	return data, err
 }
