@@ -8,7 +8,11 @@
 #   step: interrupted …, or the line of the iteration it committed), and
 #   nothing on its stderr blames a second runner for the lock;
 # - no session began after the signal: no agent.json or guard.json of the
-#   trial has a started_at later than the moment the signal was sent;
+#   trial has a started_at later than its interrupted_at (when agent-exec
+#   or guard-run learnt of it), and one that began after the moment the
+#   signal was sent (sent to the runner alone, it is passed on to the
+#   session's command: the delay is counted and its maximum printed) was
+#   stopped at once, its iteration committed as interrupted;
 # - no attempt was consumed by it: an agent or a guard that did not finish
 #   on its own (the scripted agent and guard leave an end mark) belongs to
 #   an iteration committed as interrupted, and every node's attempts equal
@@ -99,7 +103,7 @@ new = sorted(d for d in (os.listdir(runs) if os.path.isdir(runs) else []) if d.i
 if rc == want_rc and not out and not err and not new and word != "cancel-file":
     # The signal killed the script in its first instant, before its traps
     # were set: nothing had begun (no record, no iteration).
-    print("before-traps")
+    print("phase before-traps")
     sys.exit(0)
 last = out[-1] if out else ""
 if kind == "loop":
@@ -129,8 +133,14 @@ for d in new:
         if not start:
             continue
         s = ts(start)
+        got = rec.get("interrupted_at")
+        if got and s > ts(got):
+            fails.append(f"iteration {d}: the {name[:-5]} began {1000 * (s - ts(got)):.1f} ms after {name[:-5].replace('agent', 'agent-exec').replace('guard', 'guard-run')} learnt of the interruption")
         if s > t_sig:
-            fails.append(f"iteration {d}: the {name[:-5]} began {1000 * (s - t_sig):.1f} ms after the signal")
+            if status != "interrupted" or not got or s - t_sig > 1:
+                fails.append(f"iteration {d}: the {name[:-5]} began {1000 * (s - t_sig):.1f} ms after the signal and ran (status {status})")
+            else:
+                print(f"inflight {1000 * (s - t_sig):.1f}", file=sys.stdout)
         finished = int(d) in ends
         if s <= t_sig and (not finished or s + rec["duration_ms"] / 1000 > t_sig):
             phase = name[:-5]
@@ -161,7 +171,7 @@ else:
     want = "canceled" if word == "cancel-file" else "interrupted"
     if r.get("status") != want or word.replace("-file", "") not in r.get("reason", ""):
         fails.append(f"record {os.path.basename(rec_p)}: status={r.get('status')} reason={r.get('reason')!r}, want {want} naming {word}")
-print(phase)
+print("phase " + phase)
 for f in fails:
     print(f"trial {trial} ({kind} {sig}): FAIL: {f}", file=sys.stderr)
 sys.exit(1 if fails else 0)
@@ -169,7 +179,7 @@ PY
 }
 
 declare -A phases=()
-failed=0; missed=0
+failed=0; missed=0; inflight=0; inflight_max=0
 fail() { failed=$((failed + 1)); echo "trial $1: FAIL: $2" >&2; }
 for t in $(seq 1 "$trials"); do
   before=$(cd .runner/iterations/run-sig 2>/dev/null && { shopt -s nullglob; printf "%s " [0-9]*; })
@@ -225,8 +235,15 @@ for t in $(seq 1 "$trials"); do
     missed=$((missed + 1))
     phase=missed
     [ -z "${HARNESS_VERBOSE:-}" ] || echo "trial $t ($kind $sig): ended before the signal, exit $rc: $(tail -n 1 "$work/out") $(tail -n 2 "$work/err")" >&2
-  elif ! phase=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before"); then
-    failed=$((failed + 1))
+  else
+    report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before") || failed=$((failed + 1))
+    phase=""
+    while read -r key value; do
+      case $key in
+        phase) phase=$value ;;
+        inflight) inflight=$((inflight + 1)); inflight_max=$(python3 -c "print(max($inflight_max, $value))") ;;
+      esac
+    done <<< "$report"
   fi
   phases[$kind-$phase]=$((${phases[$kind-$phase]:-0} + 1))
   tree-validate >/dev/null 2>&1 || { fail "$t" "tree invalid"; continue; }
@@ -243,5 +260,5 @@ commits=$(git log --format=%s | grep -c '^chore(loop): run run-sig iter ')
 [ "$iters" -eq "$commits" ] || { echo "signal harness: $iters iterations but $commits iteration commits" >&2; failed=$((failed + 1)); }
 summary=()
 for k in "${!phases[@]}"; do summary+=("$k=${phases[$k]}"); done
-echo "signal harness: trials=$trials missed=$missed failures=$failed iterations=$iters commits=$commits; signal during:$(printf ' %s' "${summary[@]}" | tr ' ' '\n' | sort | tr '\n' ' ')"
+echo "signal harness: trials=$trials missed=$missed failures=$failed iterations=$iters commits=$commits; sessions begun while the signal was passed on to them: $inflight (at most $inflight_max ms after it was sent); signal during:$(printf ' %s' "${summary[@]}" | tr ' ' '\n' | sort | tr '\n' ' ')"
 [ "$failed" -eq 0 ]

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -24,6 +25,7 @@ type Interrupt struct {
 	context.Context
 	code   atomic.Int32
 	cause  atomic.Value // string: "SIGINT", "SIGTERM" or "cancel-file"
+	at     atomic.Int64 // when the first interruption came, Unix nanoseconds
 	cancel context.CancelFunc
 	stop   func()
 }
@@ -78,6 +80,7 @@ func NotifyInterrupt() *Interrupt {
 // fire records the first interruption and cancels the context.
 func (in *Interrupt) fire(code int, cause string) {
 	if in.code.CompareAndSwap(0, int32(code)) {
+		in.at.Store(time.Now().UnixNano())
 		in.cause.Store(cause)
 	}
 	in.cancel()
@@ -86,6 +89,14 @@ func (in *Interrupt) fire(code int, cause string) {
 // Code is 130 after SIGINT or the cancel file, 143 after SIGTERM, 0 when
 // nothing interrupted.
 func (in *Interrupt) Code() int { return int(in.code.Load()) }
+
+// At is when the first interruption came; zero when nothing interrupted.
+func (in *Interrupt) At() time.Time {
+	if ns := in.at.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
 
 // Cause names what interrupted: "SIGINT", "SIGTERM", "cancel-file", or ""
 // when nothing did.

@@ -100,6 +100,9 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	if !res.Started.IsZero() {
 		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
 	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
 	if cfg.Sandbox.ConfinesGuard() {
 		rec.Sandbox = cfg.Sandbox.Mode
 	}

@@ -79,9 +79,12 @@ type Agent struct {
 	ExitCode       int    `json:"exit_code"`
 	Signal         string `json:"signal,omitempty"`
 	DurationMS     int64  `json:"duration_ms"`
-	// StartedAt is when the session's process started (RFC 3339 with
-	// nanoseconds); absent when none started.
-	StartedAt string `json:"started_at,omitempty"`
+	// StartedAt is when the session's process started, and InterruptedAt
+	// when agent-exec learnt of a SIGINT, SIGTERM or the cancel file
+	// (RFC 3339 with nanoseconds); each absent when it did not happen. A
+	// session never starts after its interruption.
+	StartedAt     string `json:"started_at,omitempty"`
+	InterruptedAt string `json:"interrupted_at,omitempty"`
 	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
 	// auth, rate_limit, api_error, turn_limit, permission_denied,
 	// spawn_error, protected_path, head_moved.
@@ -136,12 +139,14 @@ type Guard struct {
 	ExitCode   int      `json:"exit_code"`
 	Signal     string   `json:"signal,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
-	// StartedAt is when the guard's process started (RFC 3339 with
-	// nanoseconds); absent when it did not start.
-	StartedAt    string `json:"started_at,omitempty"`
-	Message      string `json:"message,omitempty"`
-	LogBytes     int64  `json:"log_bytes"`
-	LogTruncated bool   `json:"log_truncated"`
+	// StartedAt is when the guard's process started, and InterruptedAt
+	// when guard-run learnt of a SIGINT, SIGTERM or the cancel file (RFC
+	// 3339 with nanoseconds); each absent when it did not happen.
+	StartedAt     string `json:"started_at,omitempty"`
+	InterruptedAt string `json:"interrupted_at,omitempty"`
+	Message       string `json:"message,omitempty"`
+	LogBytes      int64  `json:"log_bytes"`
+	LogTruncated  bool   `json:"log_truncated"`
 	// EscapedKilled counts processes the guard left running outside its
 	// process group (setsid, double fork) that were killed when it ended;
 	// Escaped says what they were.

@@ -220,6 +220,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if !res.Proc.Started.IsZero() {
 		rec.StartedAt = res.Proc.Started.UTC().Format(time.RFC3339Nano)
 	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
 	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
 	rec.Usage = addUsage(rec.Usage, res.Usage)
 	rec.AutoCompaction = res.AutoCompaction
