@@ -33,7 +33,10 @@ cd "$(dirname "$0")/.." || exit 6
 trials=${1:-200}
 RANDOM=${2:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/signal-harness.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# Only this shell removes the work directory: a subshell that bash lets run
+# the EXIT trap (the watchdog below, killed) must not.
+harness=$BASHPID
+trap '[ "$BASHPID" != "$harness" ] || rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
 cp tools/runner-step tools/runner-loop "$work/bin/" || exit 6 # the code under test, fixed at the start
 export PATH="$work/bin:$PATH"

@@ -1,22 +1,28 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/tidwall/sjson"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
 // Gemini is the `gemini` backend: Gemini CLI in headless mode.
 //
-//	gemini -p "" -o stream-json --approval-mode yolo --skip-trust
-//	       [-m M] [extra_args...]
+//	gemini -p "" -o stream-json --approval-mode <yolo|auto_edit|plan>
+//	       --skip-trust [-m M] [extra_args...]
 //
 // The prompt pack arrives on stdin (the CLI prepends it to the empty -p
 // prompt), the working directory is the repository, --skip-trust lets a
@@ -27,6 +33,7 @@ import (
 // events.jsonl; the result event's status and error, and the documented
 // exit codes (41 authentication, 53 turn limit; 42, 44, 52 and 55 for
 // refused input, sandbox, settings and workspace), classify failures.
+// Chat compression is off through a system settings file (geminiSettings).
 type Gemini struct{}
 
 // Name is "gemini".
@@ -50,19 +57,66 @@ var geminiExitConfig = map[int]string{
 	55: "the workspace is not trusted",
 }
 
+// GeminiSettingsFile is the system settings file a Gemini CLI session runs
+// with, in the iteration directory.
+const GeminiSettingsFile = "gemini_system_settings.json"
+
+// geminiSystemSettingsEnv names Gemini CLI's system settings file, the
+// layer that overrides the user's and the workspace's settings.
+const geminiSystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+
+// geminiNoCompression is model.compressionThreshold, the share of the
+// model's context window past which Gemini CLI compresses the chat into a
+// summary (0.5 by default): a million times the window is never reached.
+const geminiNoCompression = 1e6
+
+// geminiSettings writes the session's system settings into dir and
+// returns their path: the system settings in effect (the file
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH names, else Gemini CLI's own path, else
+// none) with chat compression off (seed 000 §6.2, §8): Gemini CLI has no
+// switch for it, only model.compressionThreshold; the system layer keeps a
+// user's or a workspace's setting from lowering it again.
+func geminiSettings(dir string) (string, error) {
+	src := os.Getenv(geminiSystemSettingsEnv)
+	if src == "" {
+		src = "/etc/gemini-cli/settings.json"
+	}
+	base, err := os.ReadFile(src)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(base)) == 0:
+		base = []byte("{}")
+	case err != nil:
+		return "", fmt.Errorf("gemini: read the system settings %s: %w", src, err)
+	case !json.Valid(base):
+		return "", fmt.Errorf("gemini: the system settings %s are not plain JSON (treeloop adds model.compressionThreshold to them): remove their comments", src)
+	}
+	out, err := sjson.SetBytes(base, "model.compressionThreshold", geminiNoCompression)
+	if err != nil {
+		return "", fmt.Errorf("gemini: set model.compressionThreshold in the system settings %s: %w", src, err)
+	}
+	path := filepath.Join(dir, GeminiSettingsFile)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
 // Run runs one Gemini CLI session.
 func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	bin := binOr(req, "gemini")
-	argv := []string{bin, "-p", "", "-o", "stream-json", "--approval-mode", "yolo", "--skip-trust"}
+	argv := []string{bin, "-p", "", "-o", "stream-json", "--approval-mode", geminiApprovalMode(req.Config.PermissionMode), "--skip-trust"}
 	if req.Config.Model != "" {
 		argv = append(argv, "-m", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	// Gemini CLI has no switch for its chat compression, only a threshold.
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
+	settings, err := geminiSettings(req.IterDir)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	ev := &geminiEvents{}
-	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
+	pr, err := runCLI(ctx, req, argv, append(Env(os.Environ(), req), geminiSystemSettingsEnv+"="+settings), ev.line)
 	res.Proc = pr
 	if err != nil {
 		return res, err

@@ -117,6 +117,10 @@ type Agent struct {
 	// Contained is what held the session's processes (vocab.Containment:
 	// pid-namespace, bwrap, container, subreaper); empty when none ran.
 	Contained string `json:"contained,omitempty"`
+	// NodeTools says what the node's tools.json set for this session
+	// (lib/nodetools: model, extra arguments, the environment's keys,
+	// allowed tools); absent without one.
+	NodeTools string `json:"node_tools,omitempty"`
 	// Fallbacks are the hand-overs to [agent] fallback backends, in order
 	// (issue 15); Backend is the one that ran last.
 	Fallbacks []Fallback `json:"fallbacks,omitempty"`

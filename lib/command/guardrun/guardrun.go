@@ -97,7 +97,7 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	if sealed != nil {
-		if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+		if err := sealed.Hold(cfg.Protected()); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 		o.Tell(env, sealed.Digest())
@@ -116,7 +116,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var violations []string
 	if sealed != nil {
-		violations, err = sealed.Check("the guard", cfg.ProtectedPaths)
+		violations, err = sealed.Check("the guard", cfg.Protected())
 	}
 	rec, code = synced(rec, code)
 	if err != nil {
