@@ -71,6 +71,13 @@ demo: build
 ui dir=".": build
     {{bin}}/runner-ui -C {{dir}}
 
+# The UI's server on the run in DIR (seed 000 §15.3's name): the same as `just ui`.
+ui-server dir=".": build
+    {{bin}}/runner-ui -C {{dir}}
+
+# The page has no build step, so its dev server is the UI's server (seed 000 §15.3).
+alias ui-dev := ui-server
+
 # The demo watched in the web UI: prints the URL, runs the demo, serves on until Ctrl-C.
 demo-ui: build
     #!/usr/bin/env bash

@@ -28,6 +28,8 @@
 # commands: allocating, recording, committing), and the failures, each
 # naming its trial.
 # Usage: bench/signal-harness.sh [TRIALS] [SEED]
+# (HARNESS_VERBOSE=1 names the trials that ended before their signal;
+# HARNESS_FAILURES=DIR keeps the logs of each failed trial there.)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 6
 trials=${1:-200}
@@ -239,7 +241,14 @@ for t in $(seq 1 "$trials"); do
     phase=missed
     [ -z "${HARNESS_VERBOSE:-}" ] || echo "trial $t ($kind $sig): ended before the signal, exit $rc: $(tail -n 1 "$work/out") $(tail -n 2 "$work/err")" >&2
   else
-    report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before") || failed=$((failed + 1))
+    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before"); then
+      failed=$((failed + 1))
+      # HARNESS_FAILURES=DIR keeps what a failed trial left, for a look.
+      if [ -n "${HARNESS_FAILURES:-}" ]; then
+        mkdir -p "$HARNESS_FAILURES/trial-$t"
+        cp -r "$work/out" "$work/err" .runner/iterations/run-sig .runner/runs "$HARNESS_FAILURES/trial-$t/" 2>/dev/null
+      fi
+    fi
     phase=""
     while read -r key value; do
       case $key in

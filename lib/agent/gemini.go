@@ -3,11 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/tidwall/sjson"
 
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
@@ -57,8 +61,8 @@ var geminiExitConfig = map[int]string{
 	55: "the workspace is not trusted",
 }
 
-// GeminiSettingsFile is the system settings file a Gemini CLI session runs
-// with, in the iteration directory.
+// GeminiSettingsFile is the copy, in the iteration directory, of the
+// system settings a Gemini CLI session runs with.
 const GeminiSettingsFile = "gemini_system_settings.json"
 
 // geminiSystemSettingsEnv names Gemini CLI's system settings file, the
@@ -70,13 +74,18 @@ const geminiSystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
 // summary (0.5 by default): a million times the window is never reached.
 const geminiNoCompression = 1e6
 
-// geminiSettings writes the session's system settings into dir and
-// returns their path: the system settings in effect (the file
+// geminiSettings writes the session's system settings and returns their
+// path: the system settings in effect (the file
 // GEMINI_CLI_SYSTEM_SETTINGS_PATH names, else Gemini CLI's own path, else
 // none) with chat compression off (seed 000 §6.2, §8): Gemini CLI has no
 // switch for it, only model.compressionThreshold; the system layer keeps a
-// user's or a workspace's setting from lowering it again.
-func geminiSettings(dir string) (string, error) {
+// user's or a workspace's setting from lowering it again. Gemini CLI skips
+// a system settings file under a directory others may write (/tmp), so the
+// file is kept in a cache directory that passes its check (the user's, by
+// content, one file per distinct settings), and copied into the iteration
+// directory (GeminiSettingsFile) for the record. ok is false when no such
+// directory exists: compression then stays on.
+func geminiSettings(iterDir string) (path string, ok bool, err error) {
 	src := os.Getenv(geminiSystemSettingsEnv)
 	if src == "" {
 		src = "/etc/gemini-cli/settings.json"
@@ -86,19 +95,63 @@ func geminiSettings(dir string) (string, error) {
 	case errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(base)) == 0:
 		base = []byte("{}")
 	case err != nil:
-		return "", fmt.Errorf("gemini: read the system settings %s: %w", src, err)
+		return "", false, fmt.Errorf("gemini: read the system settings %s: %w", src, err)
 	case !json.Valid(base):
-		return "", fmt.Errorf("gemini: the system settings %s are not plain JSON (treeloop adds model.compressionThreshold to them): remove their comments", src)
+		return "", false, fmt.Errorf("gemini: the system settings %s are not plain JSON (treeloop adds model.compressionThreshold to them): remove their comments", src)
 	}
 	out, err := sjson.SetBytes(base, "model.compressionThreshold", geminiNoCompression)
 	if err != nil {
-		return "", fmt.Errorf("gemini: set model.compressionThreshold in the system settings %s: %w", src, err)
+		return "", false, fmt.Errorf("gemini: set model.compressionThreshold in the system settings %s: %w", src, err)
 	}
-	path := filepath.Join(dir, GeminiSettingsFile)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		return "", err
+	if err := os.WriteFile(filepath.Join(iterDir, GeminiSettingsFile), out, 0o644); err != nil {
+		return "", false, err
 	}
-	return path, nil
+	dir, ok := secureCacheDir()
+	if !ok {
+		return "", false, nil
+	}
+	sum := sha256.Sum256(out)
+	path = filepath.Join(dir, "gemini-system-settings-"+hex.EncodeToString(sum[:8])+".json")
+	if err := fsutil.WriteAtomic(path, out, 0o644); err != nil {
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// secureCacheDir is treeloop's directory in a user cache directory whose
+// every ancestor only its owner may write, as Gemini CLI demands of a
+// system settings file's: the cache of $XDG_CACHE_HOME or $HOME, else of
+// the user's home in the password database (a test or an eval gives the
+// runner a HOME under /tmp).
+func secureCacheDir() (string, bool) {
+	var roots []string
+	if d, err := os.UserCacheDir(); err == nil {
+		roots = append(roots, d)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		roots = append(roots, filepath.Join(u.HomeDir, ".cache"))
+	}
+	for _, r := range roots {
+		dir := filepath.Join(r, "treeloop")
+		if os.MkdirAll(dir, 0o755) == nil && ownerWritableOnly(dir) {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// ownerWritableOnly reports whether dir and every directory above it are
+// writable by their owner alone.
+func ownerWritableOnly(dir string) bool {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
 }
 
 // Run runs one Gemini CLI session.
@@ -109,14 +162,21 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 		argv = append(argv, "-m", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	settings, err := geminiSettings(req.IterDir)
+	settings, off, err := geminiSettings(req.IterDir)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
+	env := Env(os.Environ(), req)
+	if off {
+		res.AutoCompaction = CompactionOff
+		env = append(env, geminiSystemSettingsEnv+"="+settings)
+	} else {
+		fmt.Fprintf(req.Log, "[treeloop] no cache directory that only its owner may write: Gemini CLI would skip a system settings file there, so its chat compression stays on\n")
+	}
 
 	ev := &geminiEvents{}
-	pr, err := runCLI(ctx, req, argv, append(Env(os.Environ(), req), geminiSystemSettingsEnv+"="+settings), ev.line)
+	pr, err := runCLI(ctx, req, argv, env, ev.line)
 	res.Proc = pr
 	if err != nil {
 		return res, err
