@@ -82,12 +82,12 @@ json.dump(t, open(p, "w"), indent=2); open(p, "a").write("\n")
 PY
 git commit -qam 'attempts for the harness'
 
-# check_trial TRIAL KIND SIGNAL T_SIG RC OUT_FILE ERR_FILE ITERS_BEFORE RECORDS_BEFORE
+# check_trial TRIAL KIND SIGNAL T_SIG RC OUT_FILE ERR_FILE ITERS_BEFORE RECORDS_BEFORE PID
 # prints the phase the signal fell in on stdout, failures on stderr (exit 1).
 check_trial() {
   python3 - "$@" <<'PY'
 import json, os, subprocess, sys, glob
-trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before = sys.argv[1:]
+trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before, pid = sys.argv[1:]
 t_sig = float(t_sig); rc = int(rc)
 before = set(before.split()); records_before = set(records_before.split())
 fails = []
@@ -165,12 +165,20 @@ def walk(n):
 for n in walk(json.load(open(".runner/state/tree.json"))):
     if n["attempts"] != count.get(n["id"], 0):
         fails.append(f"node {n['id']}: attempts={n['attempts']}, committed retries and failed guards={count.get(n['id'], 0)}")
-# the run record of the trial
-records = [p for p in glob.glob(".runner/runs/*.json") if os.path.basename(p) not in records_before]
-touched = sorted(glob.glob(".runner/runs/*.json"), key=os.path.getmtime)
-rec_p = touched[-1] if touched else None
+# the run record of the trial: the one whose runner was this trial's
+# process (a loop, or a step alone that opened one); none when the runner
+# stopped before it opened one (a cancel request pending at its start)
+rec_p = None
+for p in glob.glob(".runner/runs/*.json"):
+    try:
+        r = json.load(open(p))
+    except ValueError:
+        continue
+    if str((r.get("runner") or {}).get("pid")) == pid:
+        rec_p = p
 if rec_p is None:
-    fails.append("no run record")
+    if new or not (last.endswith("reason=cancel-file steps=0") or last == "step: interrupted reason=cancel-file"):
+        fails.append("no run record of this runner")
 else:
     r = json.load(open(rec_p))
     want = "canceled" if word == "cancel-file" else "interrupted"
@@ -241,7 +249,7 @@ for t in $(seq 1 "$trials"); do
     phase=missed
     [ -z "${HARNESS_VERBOSE:-}" ] || echo "trial $t ($kind $sig): ended before the signal, exit $rc: $(tail -n 1 "$work/out") $(tail -n 2 "$work/err")" >&2
   else
-    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before"); then
+    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before" "$pid"); then
       failed=$((failed + 1))
       # HARNESS_FAILURES=DIR keeps what a failed trial left, for a look.
       if [ -n "${HARNESS_FAILURES:-}" ]; then
