@@ -73,6 +73,10 @@ JUST
 git add -A && git commit -qm initial
 runner-init --goal <(printf '# Signals\n\nStop when asked.\n') >/dev/null
 sed -i 's/^max_attempts_default = 3$/max_attempts_default = 1000000/' .runner/state/config.toml
+# The agent and the guard run confined (bwrap, runner-init's default where
+# it works): their end marks are written where the sandbox lets them.
+sed -i "s|^writable = \[\]$|writable = [\"$work/marks\"]|" .runner/state/config.toml
+grep -q "^writable = \[\"$work/marks\"\]$" .runner/state/config.toml || { echo "signal harness: cannot make $work/marks writable in config.toml" >&2; exit 6; }
 runner-start --id run-sig --no-baseline >/dev/null
 python3 - <<'PY'
 import json
@@ -86,7 +90,7 @@ git commit -qam 'attempts for the harness'
 # prints the phase the signal fell in on stdout, failures on stderr (exit 1).
 check_trial() {
   python3 - "$@" <<'PY'
-import json, os, subprocess, sys, glob
+import json, os, re, subprocess, sys, glob
 trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before, pid = sys.argv[1:]
 t_sig = float(t_sig); rc = int(rc)
 before = set(before.split()); records_before = set(records_before.split())
@@ -116,6 +120,8 @@ if kind == "loop":
         fails.append(f"last line {last!r}")
 elif not (last.startswith(f"step: interrupted reason={word}") or (last.startswith("step: run=") and "status=" in last)):
     fails.append(f"last line {last!r}")
+if re.search(r"runner-(step|loop): line [0-9]+:", err):
+    fails.append("the script failed: " + err.strip()[-200:])
 if "another runner holds" in err:
     fails.append("stderr blames another runner: " + err.strip()[-200:])
 def marks(name):
