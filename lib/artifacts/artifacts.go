@@ -130,3 +130,34 @@ func rel(root, p string) string {
 	}
 	return p
 }
+
+// AtCommit lists the artifacts every node holds in commit rev of repo
+// (git ls-tree, nothing read from the work tree): node id → its files,
+// sorted by name. Nodes without artifacts are absent.
+func AtCommit(repo *git.Repo, rev string) (map[string][]File, error) {
+	out, err := repo.Run("ls-tree", "-r", "-l", "-z", rev, "--", layout.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	byNode := map[string][]File{}
+	prefix := layout.Nodes + "/"
+	for _, rec := range strings.Split(string(out), "\x00") {
+		// "<mode> blob <sha> <size>\t<path>"
+		meta, p, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || f[1] != "blob" {
+			continue
+		}
+		id, name, ok := strings.Cut(strings.TrimPrefix(p, prefix), "/artifacts/")
+		if !ok || strings.Contains(id, "/") || name == "" {
+			continue
+		}
+		var size int64
+		fmt.Sscan(f[3], &size)
+		byNode[id] = append(byNode[id], File{Name: name, Bytes: size})
+	}
+	for _, fs := range byNode {
+		slices.SortFunc(fs, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return byNode, nil
+}
