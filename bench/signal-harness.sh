@@ -23,6 +23,9 @@
 #   to finish, and at the end there is one commit per iteration directory;
 # - the run record the trial wrote ends interrupted (canceled for the
 #   cancel) with a reason naming the signal or the cancel file.
+# A step alone whose session had ended when the cancel file came commits
+# that iteration and exits 0: the request must then still be pending (it
+# stops the next runner before it begins).
 # It prints, per trial kind, how many signals arrived before an iteration
 # began, during an agent, during a guard, and between (the step's own
 # commands: allocating, recording, committing), and the failures, each
@@ -86,12 +89,13 @@ json.dump(t, open(p, "w"), indent=2); open(p, "a").write("\n")
 PY
 git commit -qam 'attempts for the harness'
 
-# check_trial TRIAL KIND SIGNAL T_SIG RC OUT_FILE ERR_FILE ITERS_BEFORE RECORDS_BEFORE PID
+# check_trial TRIAL KIND SIGNAL T_SIG RC OUT_FILE ERR_FILE ITERS_BEFORE RECORDS_BEFORE PID PENDING
+# (PENDING: 1 when the cancel file was still there once the runner ended)
 # prints the phase the signal fell in on stdout, failures on stderr (exit 1).
 check_trial() {
   python3 - "$@" <<'PY'
 import json, os, re, subprocess, sys, glob
-trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before, pid = sys.argv[1:]
+trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before, pid, pending = sys.argv[1:]
 t_sig = float(t_sig); rc = int(rc)
 before = set(before.split()); records_before = set(records_before.split())
 fails = []
@@ -105,7 +109,13 @@ out = open(out_file).read().splitlines()
 err = open(err_file).read()
 want_rc = 143 if sig.startswith("TERM") else 130
 word = {"TERM": "SIGTERM", "INT": "SIGINT"}.get(sig.split("-")[0], "cancel-file")
-if rc != want_rc:
+# A step alone that had already ended its session when the cancel file
+# came commits that iteration and ends as usual (exit 0, its record
+# detached for the next runner): the request stays pending and stops the
+# next loop or step before it begins.
+late_cancel = (kind == "step" and word == "cancel-file" and rc == 0 and pending == "1"
+               and bool(out) and out[-1].startswith("step: run=") and "status=" in out[-1])
+if rc != want_rc and not late_cancel:
     fails.append(f"exit {rc}, want {want_rc}; stdout: {out[-3:]}; stderr: {err.strip()[-300:]}")
 runs = ".runner/iterations/run-sig"
 new = sorted(d for d in (os.listdir(runs) if os.path.isdir(runs) else []) if d.isdigit() and d not in before)
@@ -182,7 +192,9 @@ for p in glob.glob(".runner/runs/*.json"):
         continue
     if str((r.get("runner") or {}).get("pid")) == pid:
         rec_p = p
-if rec_p is None:
+if late_cancel:
+    pass  # its record is detached (no pid): the next runner takes it
+elif rec_p is None:
     if new or not (last.endswith("reason=cancel-file steps=0") or last == "step: interrupted reason=cancel-file"):
         fails.append("no run record of this runner")
 else:
@@ -247,6 +259,7 @@ for t in $(seq 1 "$trials"); do
     fail "$t" "the runner did not stop within 60 s of the signal ($kind $sig)"
   fi
   wait "$watchdog" 2>/dev/null
+  pending=0; [ ! -e .runner/cancel ] || pending=1
   rm -f .runner/cancel
   if [ "$sent" -ne 0 ]; then
     # The runner had ended before the signal (a step alone ends after one
@@ -255,7 +268,7 @@ for t in $(seq 1 "$trials"); do
     phase=missed
     [ -z "${HARNESS_VERBOSE:-}" ] || echo "trial $t ($kind $sig): ended before the signal, exit $rc: $(tail -n 1 "$work/out") $(tail -n 2 "$work/err")" >&2
   else
-    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before" "$pid"); then
+    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before" "$pid" "$pending"); then
       failed=$((failed + 1))
       # HARNESS_FAILURES=DIR keeps what a failed trial left, for a look.
       if [ -n "${HARNESS_FAILURES:-}" ]; then
