@@ -168,7 +168,7 @@ type passCommit struct {
 // backs nothing. Errors are git's or the logs' I/O, never an unbacked node.
 func Audit(repo *git.Repo, root, runID, head string, nextIter int, t *tree.Node) (Report, error) {
 	rep := Report{Run: runID, Head: head, Passes: []Pass{}, Unbacked: []Unbacked{}}
-	if t == nil || !anyPassed(t) {
+	if t == nil || !tree.AnyPassed(t) {
 		return rep, nil
 	}
 	commits, err := passCommits(repo, runID, head)
@@ -290,18 +290,6 @@ func ParsePass(subject, runID string) (node string, iter int, ok bool) {
 		return "", 0, false
 	}
 	return node, iter, true
-}
-
-func anyPassed(n *tree.Node) bool {
-	if n.Passes {
-		return true
-	}
-	for _, c := range n.Children {
-		if anyPassed(c) {
-			return true
-		}
-	}
-	return false
 }
 
 func short(sha string) string {

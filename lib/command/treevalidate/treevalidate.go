@@ -99,7 +99,7 @@ func (o *Options) Run(env *cli.Env) error {
 		// a new run id, is judged alone, not against the old goal's tree.
 		// A tree with a passed node is always judged against HEAD's.
 		if newRun && err == nil {
-			if r, ps := tree.Load(data); len(ps) == 0 && !anyPassed(r) {
+			if r, ps := tree.Load(data); len(ps) == 0 && !tree.AnyPassed(r) {
 				havePrev = false
 			}
 		}
@@ -309,22 +309,6 @@ func runID(data []byte) string {
 		return ""
 	}
 	return *s.RunID
-}
-
-// anyPassed reports whether a node of the tree has passed.
-func anyPassed(n *tree.Node) bool {
-	if n == nil {
-		return false
-	}
-	if n.Passes {
-		return true
-	}
-	for _, c := range n.Children {
-		if anyPassed(c) {
-			return true
-		}
-	}
-	return false
 }
 
 func atRev(env *cli.Env, rev, name string) ([]byte, bool, error) {
