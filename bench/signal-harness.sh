@@ -38,10 +38,9 @@ cd "$(dirname "$0")/.." || exit 6
 trials=${1:-200}
 RANDOM=${2:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/signal-harness.XXXXXX")
-# Only this shell removes the work directory: a subshell that bash lets run
-# the EXIT trap (the watchdog below, killed) must not.
-harness=$BASHPID
-trap '[ "$BASHPID" != "$harness" ] || rm -rf "$work"' EXIT
+# The work directory is removed at the end, not by an EXIT trap: bash may
+# run that in a subshell (the watchdog below, killed), and once removed the
+# directory in the middle of a run. Stopped early, the harness leaves it.
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
 cp tools/runner-step tools/runner-loop "$work/bin/" || exit 6 # the code under test, fixed at the start
 export PATH="$work/bin:$PATH"
@@ -300,4 +299,5 @@ commits=$(git log --format=%s | grep -c '^chore(loop): run run-sig iter ')
 summary=()
 for k in "${!phases[@]}"; do summary+=("$k=${phases[$k]}"); done
 echo "signal harness: trials=$trials missed=$missed failures=$failed iterations=$iters commits=$commits; sessions begun while the signal was passed on to them: $inflight (at most $inflight_max ms after it was sent); signal during:$(printf ' %s' "${summary[@]}" | tr ' ' '\n' | sort | tr '\n' ' ')"
+cd / && rm -rf "$work"
 [ "$failed" -eq 0 ]

@@ -59,6 +59,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
+	err := o.run(env)
+	o.SealFD.Exit(err)
+	return err
+}
+
+// run is Run before its exit is told on --seal-fd.
+func (o *Options) run(env *cli.Env) error {
 	// The user's git config as it is now, before a session could change
 	// it, for every git process of this command (runner-step's, when it
 	// started this one).
