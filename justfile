@@ -26,7 +26,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
 # scripts drive real agent CLIs and run README's recipes (an eval, the demo,
@@ -85,6 +85,13 @@ demo: build
 # The web UI of the run in the repository DIR: prints its URL, serves until Ctrl-C.
 ui dir=".": build
     {{bin}}/runner-ui -C {{dir}}
+
+# The UI's server on the run in DIR (seed 000 §15.3's name): the same as `just ui`.
+ui-server dir=".": build
+    {{bin}}/runner-ui -C {{dir}}
+
+# The page has no build step, so its dev server is the UI's server (seed 000 §15.3).
+alias ui-dev := ui-server
 
 # The demo watched in the web UI: prints the URL, runs the demo, serves on until Ctrl-C.
 demo-ui: build

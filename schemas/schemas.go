@@ -41,6 +41,12 @@ var RunnerExportV1 []byte
 //go:embed eval_result.v1.schema.json
 var EvalResultV1 []byte
 
+// NodeToolsV1 is a node's agent settings sidecar,
+// .runner/nodes/<id>/tools.json (seed 000 §3.4).
+//
+//go:embed node_tools.v1.schema.json
+var NodeToolsV1 []byte
+
 // EvalSummaryV1 is an eval run's summary-<eval-run-id>.json (seed 000 §13).
 //
 //go:embed eval_summary.v1.schema.json

@@ -68,6 +68,9 @@ type Request struct {
 	Log         io.Writer     // executor.log (capped): everything the process prints
 	Events      io.Writer     // events.jsonl (capped): the CLI's JSON event stream, if any
 	Tee         io.Writer     // live view (a terminal), may be nil
+	// ExtraEnv is added to the CLI's environment (KEY=VALUE): the node's
+	// own settings (lib/nodetools).
+	ExtraEnv []string
 	// Sandbox, when set, turns the argv to run with the environment env
 	// into the confined one (lib/sandbox, [sandbox] mode = "bwrap" or
 	// "docker"); nil runs it as it is.
@@ -147,7 +150,7 @@ func New(name string) (Backend, error) {
 // to base without the step's own variables (git.StepVars: DESIGN.md
 // decision 20, the agent's environment never carries them).
 func Env(base []string, req Request) []string {
-	return append(git.Strip(base),
+	return append(append(git.Strip(base),
 		"RUNNER_ROOT="+req.Root,
 		"RUNNER_RUN_ID="+req.RunID,
 		fmt.Sprintf("RUNNER_ITERATION=%d", req.Iteration),
@@ -158,7 +161,8 @@ func Env(base []string, req Request) []string {
 		"RUNNER_NODE_PATH="+req.NodePath,
 		"RUNNER_MODE="+req.Mode,
 		"RUNNER_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339),
-	)
+		config.EnvAgentPermissionMode+"="+req.Config.PermissionMode,
+	), req.ExtraEnv...)
 }
 
 // Executable is the program backend runs for cfg: [agent] bin, else the

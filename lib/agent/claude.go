@@ -20,16 +20,17 @@ import (
 // Claude is the `claude` backend: Claude Code in print mode.
 //
 //	claude -p --output-format stream-json --verbose --no-session-persistence
-//	       --permission-mode bypassPermissions --json-schema <CLISchema>
-//	       [--model M] [extra_args...]
+//	       --permission-mode <bypassPermissions|acceptEdits|plan>
+//	       --json-schema <CLISchema> [--model M] [extra_args...]
 //
 // The prompt pack arrives on stdin, the working directory is the
 // repository, every call is a fresh session that is not persisted. The
 // JSONL event stream goes to events.jsonl; the last event, type "result",
 // carries the answer in structured_output (the agent output schema is
 // enforced by the CLI's StructuredOutput tool), is_error, usage and cost.
-// Free text is never searched for a completion phrase. As root, Claude
-// Code refuses bypassPermissions unless IS_SANDBOX=1, which is set.
+// Free text is never searched for a completion phrase. The permission mode
+// follows [agent] permission_mode (full, edits, read-only). As root,
+// Claude Code refuses bypassPermissions unless IS_SANDBOX=1, which is set.
 type Claude struct{}
 
 // Name is "claude".
@@ -46,7 +47,7 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	argv := []string{bin, "-p", "--output-format", "stream-json", "--verbose",
-		"--no-session-persistence", "--permission-mode", "bypassPermissions",
+		"--no-session-persistence", "--permission-mode", claudePermissionMode(req.Config.PermissionMode),
 		"--json-schema", schema}
 	if req.Config.Model != "" {
 		argv = append(argv, "--model", req.Config.Model)

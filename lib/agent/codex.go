@@ -16,12 +16,17 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
+// CodexNoCompaction is the setting that keeps Codex from compacting a
+// session: the largest token count it takes.
+const CodexNoCompaction = "model_auto_compact_token_limit=9223372036854775807"
+
 // Codex is the `codex` backend: Codex CLI's non-interactive mode.
 //
 //	codex exec --json --ephemeral --skip-git-repo-check
-//	           --dangerously-bypass-approvals-and-sandbox -C <repo>
-//	           --output-schema <iter>/codex_output.schema.json
-//	           -o <iter>/codex_last_message.txt [-m M] [extra_args...] -
+//	           <--dangerously-bypass-approvals-and-sandbox | --sandbox …>
+//	           -C <repo> --output-schema <iter>/codex_output.schema.json
+//	           -o <iter>/codex_last_message.txt [-m M] [extra_args...]
+//	           -c model_auto_compact_token_limit=<max int64> -
 //
 // The prompt pack arrives on stdin ("-"), every call is an ephemeral
 // session. The output schema (CLISchema) is sent to the model as a strict
@@ -68,16 +73,19 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	f.Close()
-	argv := []string{bin, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
-		"--dangerously-bypass-approvals-and-sandbox", "-C", req.Root,
-		"--output-schema", schemaPath, "-o", msgPath}
+	argv := []string{bin, "exec", "--json", "--ephemeral", "--skip-git-repo-check"}
+	argv = append(argv, codexPermissionArgs(req.Config.PermissionMode)...)
+	argv = append(argv, "-C", req.Root, "--output-schema", schemaPath, "-o", msgPath)
 	if req.Config.Model != "" {
 		argv = append(argv, "-m", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	argv = append(argv, "-")
-	// Codex has no switch for automatic compaction, only a threshold.
-	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
+	// Automatic compaction off (seed 000 §6.2, §8): Codex has no switch,
+	// only a token count past which it compacts, read from the last -c
+	// that sets it; this one, after the extra arguments, is beyond any
+	// context window.
+	argv = append(argv, "-c", CodexNoCompaction, "-")
+	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	ev := &codexEvents{}
 	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)

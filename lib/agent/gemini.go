@@ -1,22 +1,32 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/user"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/tidwall/sjson"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
 // Gemini is the `gemini` backend: Gemini CLI in headless mode.
 //
-//	gemini -p "" -o stream-json --approval-mode yolo --skip-trust
-//	       [-m M] [extra_args...]
+//	gemini -p "" -o stream-json --approval-mode <yolo|auto_edit|plan>
+//	       --skip-trust [-m M] [extra_args...]
 //
 // The prompt pack arrives on stdin (the CLI prepends it to the empty -p
 // prompt), the working directory is the repository, --skip-trust lets a
@@ -27,6 +37,7 @@ import (
 // events.jsonl; the result event's status and error, and the documented
 // exit codes (41 authentication, 53 turn limit; 42, 44, 52 and 55 for
 // refused input, sandbox, settings and workspace), classify failures.
+// Chat compression is off through a system settings file (geminiSettings).
 type Gemini struct{}
 
 // Name is "gemini".
@@ -50,19 +61,122 @@ var geminiExitConfig = map[int]string{
 	55: "the workspace is not trusted",
 }
 
+// GeminiSettingsFile is the copy, in the iteration directory, of the
+// system settings a Gemini CLI session runs with.
+const GeminiSettingsFile = "gemini_system_settings.json"
+
+// geminiSystemSettingsEnv names Gemini CLI's system settings file, the
+// layer that overrides the user's and the workspace's settings.
+const geminiSystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+
+// geminiNoCompression is model.compressionThreshold, the share of the
+// model's context window past which Gemini CLI compresses the chat into a
+// summary (0.5 by default): a million times the window is never reached.
+const geminiNoCompression = 1e6
+
+// geminiSettings writes the session's system settings and returns their
+// path: the system settings in effect (the file
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH names, else Gemini CLI's own path, else
+// none) with chat compression off (seed 000 §6.2, §8): Gemini CLI has no
+// switch for it, only model.compressionThreshold; the system layer keeps a
+// user's or a workspace's setting from lowering it again. Gemini CLI skips
+// a system settings file under a directory others may write (/tmp), so the
+// file is kept in a cache directory that passes its check (the user's, by
+// content, one file per distinct settings), and copied into the iteration
+// directory (GeminiSettingsFile) for the record. ok is false when no such
+// directory exists: compression then stays on.
+func geminiSettings(iterDir string) (path string, ok bool, err error) {
+	src := os.Getenv(geminiSystemSettingsEnv)
+	if src == "" {
+		src = "/etc/gemini-cli/settings.json"
+	}
+	base, err := os.ReadFile(src)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(base)) == 0:
+		base = []byte("{}")
+	case err != nil:
+		return "", false, fmt.Errorf("gemini: read the system settings %s: %w", src, err)
+	case !json.Valid(base):
+		return "", false, fmt.Errorf("gemini: the system settings %s are not plain JSON (treeloop adds model.compressionThreshold to them): remove their comments", src)
+	}
+	out, err := sjson.SetBytes(base, "model.compressionThreshold", geminiNoCompression)
+	if err != nil {
+		return "", false, fmt.Errorf("gemini: set model.compressionThreshold in the system settings %s: %w", src, err)
+	}
+	if err := os.WriteFile(filepath.Join(iterDir, GeminiSettingsFile), out, 0o644); err != nil {
+		return "", false, err
+	}
+	dir, ok := secureCacheDir()
+	if !ok {
+		return "", false, nil
+	}
+	sum := sha256.Sum256(out)
+	path = filepath.Join(dir, "gemini-system-settings-"+hex.EncodeToString(sum[:8])+".json")
+	if err := fsutil.WriteAtomic(path, out, 0o644); err != nil {
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// secureCacheDir is treeloop's directory in a user cache directory whose
+// every ancestor only its owner may write, as Gemini CLI demands of a
+// system settings file's: the cache of $XDG_CACHE_HOME or $HOME, else of
+// the user's home in the password database (a test or an eval gives the
+// runner a HOME under /tmp).
+func secureCacheDir() (string, bool) {
+	var roots []string
+	if d, err := os.UserCacheDir(); err == nil {
+		roots = append(roots, d)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		roots = append(roots, filepath.Join(u.HomeDir, ".cache"))
+	}
+	for _, r := range roots {
+		dir := filepath.Join(r, "treeloop")
+		if os.MkdirAll(dir, 0o755) == nil && ownerWritableOnly(dir) {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// ownerWritableOnly reports whether dir and every directory above it are
+// writable by their owner alone.
+func ownerWritableOnly(dir string) bool {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
+}
+
 // Run runs one Gemini CLI session.
 func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	bin := binOr(req, "gemini")
-	argv := []string{bin, "-p", "", "-o", "stream-json", "--approval-mode", "yolo", "--skip-trust"}
+	argv := []string{bin, "-p", "", "-o", "stream-json", "--approval-mode", geminiApprovalMode(req.Config.PermissionMode), "--skip-trust"}
 	if req.Config.Model != "" {
 		argv = append(argv, "-m", req.Config.Model)
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
-	// Gemini CLI has no switch for its chat compression, only a threshold.
+	settings, off, err := geminiSettings(req.IterDir)
+	if err != nil {
+		return Result{}, err
+	}
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
+	env := Env(os.Environ(), req)
+	if off {
+		res.AutoCompaction = CompactionOff
+		env = append(env, geminiSystemSettingsEnv+"="+settings)
+	} else {
+		fmt.Fprintf(req.Log, "[treeloop] no cache directory that only its owner may write: Gemini CLI would skip a system settings file there, so its chat compression stays on\n")
+	}
 
 	ev := &geminiEvents{}
-	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
+	pr, err := runCLI(ctx, req, argv, env, ev.line)
 	res.Proc = pr.Result
 	if err != nil {
 		return res, err

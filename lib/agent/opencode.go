@@ -17,8 +17,9 @@ import (
 //	opencode run --format json [-m provider/model] [extra_args...]
 //
 // The prompt pack arrives on stdin, the working directory is the
-// repository, and OPENCODE_DB=:memory: keeps every session out of the
-// user's history. OpenCode has no structured-output flag, so the answer is
+// repository, OPENCODE_DB=:memory: keeps every session out of the user's
+// history, and OPENCODE_PERMISSION sets what its tools may do
+// ([agent] permission_mode). OpenCode has no structured-output flag, so the answer is
 // the text of the session's last step, which must be the output JSON
 // itself (or that JSON alone in one fenced code block); it is validated
 // like any other. The JSON events (step_start, text, tool_use,
@@ -41,7 +42,8 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	argv = append(argv, req.Config.ExtraArgs...)
 	// Automatic context compaction off (seed 000 §6.2, §8).
-	env := append(Env(os.Environ(), req), "OPENCODE_DB=:memory:", "OPENCODE_DISABLE_AUTOCOMPACT=true")
+	env := append(Env(os.Environ(), req), "OPENCODE_DB=:memory:", "OPENCODE_DISABLE_AUTOCOMPACT=true",
+		"OPENCODE_PERMISSION="+openCodePermission(req.Config.PermissionMode))
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	ev := &openCodeEvents{}

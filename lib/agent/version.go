@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/passcache"
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // A CLI's version is provenance (agent.json cli_version), asked of the CLI
@@ -43,7 +44,9 @@ func CachedCLIVersion(bin string) (string, bool) {
 func ProbeCLIVersion(ctx context.Context, bin string, timeout time.Duration) string {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	proc.ShelterChild(cmd)
+	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}

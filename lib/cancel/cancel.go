@@ -88,10 +88,40 @@ func Request(root, by string) error {
 		}
 	}
 	line := fmt.Sprintf("by=%s pid=%d at=%s\n", strconv.Quote(by), os.Getpid(), time.Now().UTC().Format(time.RFC3339))
-	if err := fsutil.WriteAtomic(filepath.Join(root, layout.Cancel), []byte(line), 0o644); err != nil {
+	if err := writeCancel(filepath.Join(root, layout.Cancel), []byte(line)); err != nil {
 		return fmt.Errorf("write %s: %w", layout.Cancel, fsutil.Cause(err))
 	}
 	return nil
+}
+
+// writeCancel writes the cancel file in place, durably. Not through a
+// temporary file and a rename: a temporary file beside it in .runner/ is
+// not ignored by git, and a step staging its iteration at that moment
+// would commit it. What stops a run is that the file exists; its line only
+// says who asked, and a reader that finds it not yet written loses nothing.
+// A symbolic link in its place is replaced, never written through.
+func writeCancel(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		if err = os.Remove(path); err == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return fsutil.SyncDir(filepath.Dir(path))
 }
 
 // Judge listens for operators' requests while one session runs.

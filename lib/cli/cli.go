@@ -84,6 +84,7 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 	traced := name
 	trace.SetName(name)
 	defer func() { trace.Command(stderr, traced, code) }()
+	deferSignals()
 	// Nothing this command starts inherits runner-step's lock (issue 17:
 	// a detached git survived a killed step and held it).
 	proc.CloseInherited()

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Interrupt is a context canceled by the first SIGINT or SIGTERM, and which
@@ -23,31 +25,52 @@ type Interrupt struct {
 	context.Context
 	code   atomic.Int32
 	cause  atomic.Value // string: "SIGINT", "SIGTERM" or "cancel-file"
+	at     atomic.Int64 // when the first interruption came, Unix nanoseconds
 	cancel context.CancelFunc
 	stop   func()
 }
 
 // NotifyInterrupt starts listening for SIGINT and SIGTERM. Call Stop when
-// done.
+// done. In a command that defers signals (lib/proc.DeferSignals: one run by
+// runner-step or runner-loop), it takes the signals held since the
+// command started, so one that arrived before is not lost: the Interrupt
+// is then done at once, and no session starts.
 func NotifyInterrupt() *Interrupt {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Interrupt{Context: ctx, cancel: cancel}
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	ch := proc.Held()
+	var own chan os.Signal
+	if ch == nil {
+		own = make(chan os.Signal, 2)
+		signal.Notify(own, syscall.SIGINT, syscall.SIGTERM)
+		ch = own
+	}
+	fire := func(s os.Signal) {
+		if s == syscall.SIGTERM {
+			in.fire(exit.SIGTERM, "SIGTERM")
+		} else {
+			in.fire(exit.SIGINT, "SIGINT")
+		}
+	}
+	// A signal already held is taken before NotifyInterrupt returns, so
+	// that a check of Err right after it sees it.
+	select {
+	case s := <-ch:
+		fire(s)
+	default:
+	}
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
-			if s == syscall.SIGTERM {
-				in.fire(exit.SIGTERM, "SIGTERM")
-			} else {
-				in.fire(exit.SIGINT, "SIGINT")
-			}
+			fire(s)
 		case <-done:
 		}
 	}()
 	in.stop = func() {
-		signal.Stop(ch)
+		if own != nil {
+			signal.Stop(own)
+		}
 		close(done)
 		cancel()
 	}
@@ -57,6 +80,7 @@ func NotifyInterrupt() *Interrupt {
 // fire records the first interruption and cancels the context.
 func (in *Interrupt) fire(code int, cause string) {
 	if in.code.CompareAndSwap(0, int32(code)) {
+		in.at.Store(time.Now().UnixNano())
 		in.cause.Store(cause)
 	}
 	in.cancel()
@@ -65,6 +89,14 @@ func (in *Interrupt) fire(code int, cause string) {
 // Code is 130 after SIGINT or the cancel file, 143 after SIGTERM, 0 when
 // nothing interrupted.
 func (in *Interrupt) Code() int { return int(in.code.Load()) }
+
+// At is when the first interruption came; zero when nothing interrupted.
+func (in *Interrupt) At() time.Time {
+	if ns := in.at.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
 
 // Cause names what interrupted: "SIGINT", "SIGTERM", "cancel-file", or ""
 // when nothing did.
@@ -121,3 +153,13 @@ const CauseCancelFile = "cancel-file"
 
 // Stop stops listening.
 func (in *Interrupt) Stop() { in.stop() }
+
+// deferSignals holds SIGINT and SIGTERM when the command runs in
+// runner-step or runner-loop (lib/proc.DeferSignalsEnv): they are the
+// porcelain's to act on, the command finishes its work (DESIGN.md decision
+// 12).
+func deferSignals() {
+	if os.Getenv(proc.DeferSignalsEnv) == "1" {
+		proc.DeferSignals()
+	}
+}

@@ -15,23 +15,29 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/treeloop/treeloop/lib/layout"
 )
 
 // Config is the runner configuration. The toml tags are the file's keys.
 type Config struct {
-	MaxAttemptsDefault       int      `toml:"max_attempts_default"`        // attempts budget given to new nodes, >= 1
-	MaxIterations            int      `toml:"max_iterations"`              // iterations per run before the loop stops with the limit code, >= 1
-	IterationTimeoutSecs     int      `toml:"iteration_timeout_secs"`      // one wall-clock budget per iteration, agent + guard, >= 1
-	AgentIdleTimeoutSecs     int      `toml:"agent_idle_timeout_secs"`     // stop an agent that prints nothing this long; 0 = off
-	ExecutorOutputLimitBytes int      `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
-	GuardOutputLimitBytes    int      `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
-	PromptBudgetBytes        int      `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
-	ProtectedPaths           []string `toml:"protected_paths"`             // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
-	Guard                    Guard    `toml:"guard"`
-	Agent                    Agent    `toml:"agent"`
-	Hooks                    Hooks    `toml:"hooks"` // issue 12: notifications
-	Sandbox                  Sandbox  `toml:"sandbox"`
-	Setup                    Setup    `toml:"setup"`
+	MaxAttemptsDefault       int `toml:"max_attempts_default"`        // attempts budget given to new nodes, >= 1
+	MaxIterations            int `toml:"max_iterations"`              // iterations per run before the loop stops with the limit code, >= 1
+	IterationTimeoutSecs     int `toml:"iteration_timeout_secs"`      // one wall-clock budget per iteration, agent + guard, >= 1
+	AgentIdleTimeoutSecs     int `toml:"agent_idle_timeout_secs"`     // stop an agent that prints nothing this long; 0 = off
+	ExecutorOutputLimitBytes int `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
+	GuardOutputLimitBytes    int `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
+	PromptBudgetBytes        int `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
+	// ArtifactsLimitBytes caps what a node's artifacts directory holds
+	// (.runner/nodes/<id>/artifacts/, seed 000 §3.4), its regular files'
+	// bytes together; 0 allows none.
+	ArtifactsLimitBytes int      `toml:"artifacts_limit_bytes"`
+	ProtectedPaths      []string `toml:"protected_paths"` // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
+	Guard               Guard    `toml:"guard"`
+	Agent               Agent    `toml:"agent"`
+	Hooks               Hooks    `toml:"hooks"` // issue 12: notifications
+	Sandbox             Sandbox  `toml:"sandbox"`
+	Setup               Setup    `toml:"setup"`
 }
 
 // Hooks is the [hooks] table (issue 12 "notifications"): commands (argv,
@@ -118,6 +124,13 @@ type Guard struct {
 // may not be changed or deleted ("append-only:tests").
 const AppendOnlyPrefix = "append-only:"
 
+// Protected is protected_paths with what the runner protects beside its
+// own files: every node's tools.json (the operator's agent settings, seed
+// 000 §3.4). The checks after a session read these.
+func (c Config) Protected() []string {
+	return append(slices.Clone(c.ProtectedPaths), layout.NodeToolsGlob)
+}
+
 // ProtectedGlob splits a protected_paths entry into its glob and whether
 // it is append-only.
 func ProtectedGlob(entry string) (glob string, appendOnly bool) {
@@ -137,6 +150,11 @@ type Agent struct {
 	MaxTokens   int      `toml:"max_tokens"`    // run budget in tokens, 0 = unlimited
 	MaxCostUSD  float64  `toml:"max_cost_usd"`  // run budget in US dollars, 0 = unlimited
 	Cassette    string   `toml:"cassette"`      // record sessions here (any backend) or replay them (backend replay); "" = off
+	// PermissionMode is what an agent CLI may do without asking (seed 004
+	// permissionMode): one of PermissionModes, mapped per backend
+	// (lib/agent). The default, PermissionFull, lets it do anything: the
+	// guard, the runner's checks and the sandbox are the boundary.
+	PermissionMode string `toml:"permission_mode"`
 	// Fallback (issue 15) are the backends that take over, in order, when
 	// a session ends in a rate limit or refused authentication; each runs
 	// with its default executable and model. One of FallbackBackends.
@@ -171,6 +189,21 @@ func (a Agent) Price(model string) (Price, bool) {
 // which need no [agent] bin.
 var FallbackBackends = []string{"codex", "claude", "opencode", "gemini"}
 
+// The accepted values of agent.permission_mode.
+const (
+	// PermissionFull: every tool approved, no sandbox of the CLI's own.
+	PermissionFull = "full"
+	// PermissionEdits: file edits approved, shell commands refused (codex,
+	// which cannot refuse them, runs them in its workspace-write sandbox).
+	PermissionEdits = "edits"
+	// PermissionReadOnly: nothing written; the CLI's plan or read-only mode.
+	PermissionReadOnly = "read-only"
+)
+
+// PermissionModes are the accepted values of agent.permission_mode (and
+// RUNNER_AGENT_PERMISSION_MODE).
+var PermissionModes = []string{PermissionFull, PermissionEdits, PermissionReadOnly}
+
 // Backends are the accepted values of agent.backend (and RUNNER_AGENT).
 var Backends = []string{"command", "codex", "claude", "opencode", "gemini", "replay"}
 
@@ -203,14 +236,16 @@ func Default() Config {
 		ExecutorOutputLimitBytes: 100000,
 		GuardOutputLimitBytes:    100000,
 		PromptBudgetBytes:        40000,
+		ArtifactsLimitBytes:      1 << 20,
 		ProtectedPaths:           []string{"justfile", "Justfile", ".justfile"},
 		Guard:                    Guard{Command: []string{"just", "ci"}, Ratchet: []string{}},
 		Agent: Agent{
-			Backend:     "command",
-			ExtraArgs:   []string{},
-			OnRateLimit: RateLimitStop,
-			Prices:      map[string]Price{},
-			Fallback:    []string{},
+			Backend:        "command",
+			ExtraArgs:      []string{},
+			OnRateLimit:    RateLimitStop,
+			PermissionMode: PermissionFull,
+			Prices:         map[string]Price{},
+			Fallback:       []string{},
 		},
 		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
 		Sandbox: Sandbox{Mode: SandboxNone, Engine: EngineDocker, Image: DefaultImage, Guard: true, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
@@ -290,6 +325,7 @@ func (c Config) Validate() error {
 	inRange("executor_output_limit_bytes", c.ExecutorOutputLimitBytes, 1, math.MaxInt)
 	inRange("guard_output_limit_bytes", c.GuardOutputLimitBytes, 1, math.MaxInt)
 	inRange("prompt_budget_bytes", c.PromptBudgetBytes, MinPromptBudgetBytes, math.MaxInt)
+	inRange("artifacts_limit_bytes", c.ArtifactsLimitBytes, 0, math.MaxInt)
 	for i, p := range c.ProtectedPaths {
 		key := fmt.Sprintf("protected_paths[%d]", i)
 		p, _ = ProtectedGlob(p)
@@ -326,6 +362,9 @@ func (c Config) Validate() error {
 	argv("agent.extra_args", c.Agent.ExtraArgs, bad)
 	if c.Agent.OnRateLimit != RateLimitStop && c.Agent.OnRateLimit != RateLimitWait {
 		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, c.Agent.OnRateLimit)
+	}
+	if !slices.Contains(PermissionModes, c.Agent.PermissionMode) {
+		bad("agent.permission_mode", "must be one of %s, got %q", strings.Join(PermissionModes, ", "), c.Agent.PermissionMode)
 	}
 	for i, b := range c.Agent.Fallback {
 		if !slices.Contains(FallbackBackends, b) {

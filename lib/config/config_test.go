@@ -105,17 +105,19 @@ writable = ["~/.claude", "/var/cache/x"]
 [setup]
 commands = [["npm", "ci"], ["make", "deps"]]
 `
+	in = strings.Replace(in, "[agent]\n", "[agent]\npermission_mode = \"edits\"\n", 1)
 	got, err := Parse("config.toml", []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{
 		MaxAttemptsDefault: 5, MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
-		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096,
+		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096, ArtifactsLimitBytes: 1 << 20,
 		ProtectedPaths: []string{"docs/*.md", "append-only:tests"},
 		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
-			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}, Fallback: []string{"codex", "gemini"}},
+			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}, Fallback: []string{"codex", "gemini"},
+			PermissionMode: "edits"},
 		Sandbox: Sandbox{Mode: "docker", Engine: "podman", Image: "localhost/agents:1", Guard: false, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{{"npm", "ci"}, {"make", "deps"}}},
 		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{"notify-send", "stuck"},

@@ -10,7 +10,8 @@ const defaultTOML = `# treeloop runner configuration (.runner/state/config.toml)
 # Every key is optional: a key left out takes the value shown here.
 # Unknown keys are errors. Environment variables override some keys:
 # RUNNER_AGENT, RUNNER_AGENT_BIN, RUNNER_AGENT_MODEL, RUNNER_AGENT_EXTRA_ARGS,
-# RUNNER_AGENT_CASSETTE, RUNNER_MAX_ITERATIONS, RUNNER_ITERATION_TIMEOUT_SECS.
+# RUNNER_AGENT_CASSETTE, RUNNER_AGENT_PERMISSION_MODE, RUNNER_MAX_ITERATIONS,
+# RUNNER_ITERATION_TIMEOUT_SECS.
 
 # Attempts budget given to new nodes (>= 1).
 max_attempts_default = 3
@@ -31,6 +32,12 @@ guard_output_limit_bytes = 100000
 
 # Byte budget of the prompt pack (>= 4096).
 prompt_budget_bytes = 40000
+
+# Cap on what a node's artifacts directory (.runner/nodes/<id>/artifacts/:
+# reports, screenshots, benchmarks a session saves for its node) holds, in
+# bytes (0 = none allowed). A session that leaves more is an agent error
+# and the directory goes back to what it was.
+artifacts_limit_bytes = 1048576
 
 # Globs (path.Match syntax, relative to the repository root; a glob also
 # covers everything under a directory it matches) the agent must not change,
@@ -59,6 +66,13 @@ model = ""
 extra_args = []
 # On a rate limit: "stop" the run or "wait" and retry.
 on_rate_limit = "stop"
+# What the agent CLI may do without asking: "full" (every tool, no sandbox
+# of the CLI's own: the guard, the runner's checks and [sandbox] are the
+# boundary), "edits" (file edits, no shell commands; codex runs them in its
+# workspace-write sandbox) or "read-only" (the CLI's plan or read-only
+# mode: nothing written). The command backend gets it as
+# RUNNER_AGENT_PERMISSION_MODE and enforces nothing.
+permission_mode = "full"
 # Run budgets; 0 = unlimited. runner-check refuses one nothing measures:
 # max_tokens needs a backend that reports tokens, max_cost_usd one that
 # reports cost (claude) or a price for the model below.

@@ -15,6 +15,7 @@ const (
 	EnvAgentModel           = "RUNNER_AGENT_MODEL"            // agent.model
 	EnvAgentExtraArgs       = "RUNNER_AGENT_EXTRA_ARGS"       // agent.extra_args, split by SplitArgs
 	EnvAgentCassette        = "RUNNER_AGENT_CASSETTE"         // agent.cassette
+	EnvAgentPermissionMode  = "RUNNER_AGENT_PERMISSION_MODE"  // agent.permission_mode
 	EnvMaxIterations        = "RUNNER_MAX_ITERATIONS"         // max_iterations
 	EnvIterationTimeoutSecs = "RUNNER_ITERATION_TIMEOUT_SECS" // iteration_timeout_secs
 )
@@ -23,8 +24,8 @@ const (
 // (os.LookupEnv in production) applied. A variable that is set overrides its
 // key; set to "", RUNNER_AGENT_BIN and RUNNER_AGENT_MODEL select the backend's
 // defaults and RUNNER_AGENT_EXTRA_ARGS clears agent.extra_args, while an empty
-// RUNNER_AGENT, RUNNER_MAX_ITERATIONS or RUNNER_ITERATION_TIMEOUT_SECS counts
-// as unset. A bad value is an Errors whose messages name the variable; all
+// RUNNER_AGENT, RUNNER_AGENT_PERMISSION_MODE, RUNNER_MAX_ITERATIONS or
+// RUNNER_ITERATION_TIMEOUT_SECS counts as unset. A bad value is an Errors whose messages name the variable; all
 // variables are checked. c itself is not modified.
 func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) {
 	var es Errors
@@ -57,6 +58,13 @@ func (c Config) ApplyEnv(lookupEnv func(string) (string, bool)) (Config, error) 
 	}
 	if v, ok := lookupEnv(EnvAgentCassette); ok {
 		c.Agent.Cassette = v
+	}
+	if v, ok := lookupEnv(EnvAgentPermissionMode); ok && v != "" {
+		if slices.Contains(PermissionModes, v) {
+			c.Agent.PermissionMode = v
+		} else {
+			bad(EnvAgentPermissionMode, "must be one of %s, got %q", strings.Join(PermissionModes, ", "), v)
+		}
 	}
 	if v, ok := lookupEnv(EnvAgentExtraArgs); ok {
 		args, err := SplitArgs(v)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/artifacts"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
@@ -40,6 +41,9 @@ type Body struct {
 	// counts then come from the commit subjects).
 	Rows  []iterdir.Row
 	Usage *iterdir.Usage // nil without logs
+	// Artifacts are the files each node's sessions saved
+	// (.runner/nodes/<id>/artifacts/) as the tip holds them, by node id.
+	Artifacts map[string][]artifacts.File
 	// Assumptions and Questions are the agent's notes at the tip
 	// (.runner/state/assumptions.md, questions.md), runner-init's
 	// template line removed.
@@ -56,6 +60,9 @@ func ReadBody(repo *git.Repo, p Plan, res Result, runDir string) (Body, error) {
 		return b, err
 	}
 	b.Assumptions, b.Questions = notes(string(files[0].Data)), notes(string(files[1].Data))
+	if b.Artifacts, err = artifacts.AtCommit(repo, p.Tip); err != nil {
+		return b, fmt.Errorf("list the nodes' artifacts: %w", err)
+	}
 	rows, err := iterdir.History(runDir, 0)
 	if err != nil {
 		return b, fmt.Errorf("read the iterations in %s: %w", runDir, err)
@@ -124,6 +131,7 @@ func (b Body) Markdown() string {
 	}
 	b.writeTree(&w)
 	b.writeEvidence(&w)
+	b.writeArtifacts(&w)
 	b.writeIterations(&w)
 	w.WriteString("\n### Assumptions\n\n" + orNone(b.Assumptions) + "\n")
 	w.WriteString("\n### Open questions\n\n" + orNone(b.Questions) + "\n")
@@ -196,6 +204,25 @@ func (b Body) writeEvidence(w *strings.Builder) {
 	if len(b.Evidence) < len(b.Plan.Steps) {
 		fmt.Fprintf(w, "\nThe loop commits record each guard's outcome; the guard logs of %s are not in this checkout (%s/%s/).\n", vocab.Plural(len(b.Plan.Steps)-len(b.Evidence), "node", "nodes"), layout.Iterations, b.Plan.RunID)
 	}
+}
+
+// writeArtifacts lists the files each node's sessions saved, in the
+// tree's order; nothing when no node has any.
+func (b Body) writeArtifacts(w *strings.Builder) {
+	if len(b.Artifacts) == 0 {
+		return
+	}
+	w.WriteString("\n### Artifacts\n\n")
+	var walk func(n *tree.Node)
+	walk = func(n *tree.Node) {
+		for _, f := range b.Artifacts[n.ID] {
+			fmt.Fprintf(w, "- `%s` %s: `%s/%s` (%d bytes)\n", n.ID, inline(n.Title), layout.NodeArtifacts(n.ID), f.Name, f.Bytes)
+		}
+		for _, c := range ordered(n.Children) {
+			walk(c)
+		}
+	}
+	walk(b.Plan.Root)
 }
 
 // writeIterations counts the run's iterations by node and result, and

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/trace"
 )
 
@@ -71,6 +72,9 @@ func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, err
 	// session can write) never swaps an object the runner reads; the rest
 	// of the hermetic environment comes from the step (Hermetic).
 	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1"), env...)
+	// In a step, a signal to the step's process group must not stop git
+	// halfway: the step commits its iteration first (DESIGN.md decision 12).
+	proc.ShelterChild(cmd)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // The step's facts (DESIGN.md decision 20, issue 16): runner-step sets
@@ -22,8 +24,9 @@ const (
 	StepHead   = "RUNNER_STEP_HEAD"   // the commit the step started from
 )
 
-// StepVars lists the step's variables.
-var StepVars = []string{StepRoot, StepBranch, StepHead}
+// StepVars lists the step's variables, with the porcelain's request that
+// its commands hold signals (lib/proc): none is the agent's or the guard's.
+var StepVars = []string{StepRoot, StepBranch, StepHead, proc.DeferSignalsEnv}
 
 // Strip returns env without the step's variables and with the user's own
 // git variables in place of the hermetic ones (HermeticEnv): the

@@ -97,6 +97,12 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		}
 		rec.Escaped = append(rec.Escaped, c)
 	}
+	if !res.Started.IsZero() {
+		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
 	if cfg.Sandbox.ConfinesGuard() {
 		rec.Sandbox = cfg.Sandbox.Mode
 	}
@@ -116,6 +122,9 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	case res.Canceled:
 		rec.Outcome, code = Interrupted, in.Code()
 		rec.Message = "guard interrupted by " + in.Cause()
+		if res.Started.IsZero() {
+			rec.Message = "guard not started: interrupted by " + in.Cause() + " before it began"
+		}
 	case res.TimedOut:
 		rec.Outcome, code = Timeout, exit.Timeout
 		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))

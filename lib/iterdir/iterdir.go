@@ -79,6 +79,12 @@ type Agent struct {
 	ExitCode       int    `json:"exit_code"`
 	Signal         string `json:"signal,omitempty"`
 	DurationMS     int64  `json:"duration_ms"`
+	// StartedAt is when the session's process started, and InterruptedAt
+	// when agent-exec learnt of a SIGINT, SIGTERM or the cancel file
+	// (RFC 3339 with nanoseconds); each absent when it did not happen. A
+	// session never starts after its interruption.
+	StartedAt     string `json:"started_at,omitempty"`
+	InterruptedAt string `json:"interrupted_at,omitempty"`
 	// Class: ok, timeout, hang, interrupted, no_output, invalid_output,
 	// auth, rate_limit, api_error, turn_limit, permission_denied,
 	// spawn_error, protected_path, head_moved.
@@ -111,6 +117,10 @@ type Agent struct {
 	// Contained is what held the session's processes (vocab.Containment:
 	// pid-namespace, bwrap, container, subreaper); empty when none ran.
 	Contained string `json:"contained,omitempty"`
+	// NodeTools says what the node's tools.json set for this session
+	// (lib/nodetools: model, extra arguments, the environment's keys,
+	// allowed tools); absent without one.
+	NodeTools string `json:"node_tools,omitempty"`
 	// Fallbacks are the hand-overs to [agent] fallback backends, in order
 	// (issue 15); Backend is the one that ran last.
 	Fallbacks []Fallback `json:"fallbacks,omitempty"`
@@ -127,15 +137,20 @@ type Fallback struct {
 
 // Guard is guard.json: one guard run.
 type Guard struct {
-	Version      int      `json:"version"`
-	Argv         []string `json:"argv"`
-	Outcome      string   `json:"outcome"` // pass | fail | timeout | interrupted | error
-	ExitCode     int      `json:"exit_code"`
-	Signal       string   `json:"signal,omitempty"`
-	DurationMS   int64    `json:"duration_ms"`
-	Message      string   `json:"message,omitempty"`
-	LogBytes     int64    `json:"log_bytes"`
-	LogTruncated bool     `json:"log_truncated"`
+	Version    int      `json:"version"`
+	Argv       []string `json:"argv"`
+	Outcome    string   `json:"outcome"` // pass | fail | timeout | interrupted | error
+	ExitCode   int      `json:"exit_code"`
+	Signal     string   `json:"signal,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+	// StartedAt is when the guard's process started, and InterruptedAt
+	// when guard-run learnt of a SIGINT, SIGTERM or the cancel file (RFC
+	// 3339 with nanoseconds); each absent when it did not happen.
+	StartedAt     string `json:"started_at,omitempty"`
+	InterruptedAt string `json:"interrupted_at,omitempty"`
+	Message       string `json:"message,omitempty"`
+	LogBytes      int64  `json:"log_bytes"`
+	LogTruncated  bool   `json:"log_truncated"`
 	// EscapedKilled counts processes the guard left running outside its
 	// process group (setsid, double fork) that were killed when it ended;
 	// Escaped says what they were.

@@ -48,5 +48,16 @@ func Worktree(runID string) string { return path.Join(Worktrees, runID) }
 // NodeContext is a node's context sidecar (seed 000 §3.4).
 func NodeContext(id string) string { return path.Join(Nodes, id, "context.md") }
 
+// NodeTools is a node's agent settings sidecar (seed 000 §3.4,
+// schemas/node_tools.v1.schema.json): the operator's, never an agent's.
+func NodeTools(id string) string { return path.Join(Nodes, id, "tools.json") }
+
+// NodeToolsGlob matches every node's tools.json.
+const NodeToolsGlob = Nodes + "/*/tools.json"
+
+// NodeArtifacts is the directory of the files sessions save for a node
+// (seed 000 §3.4): reports, screenshots, benchmarks.
+func NodeArtifacts(id string) string { return path.Join(Nodes, id, "artifacts") }
+
 // BranchPrefix starts every run branch: runner/<run-id>.
 const BranchPrefix = "runner/"

@@ -99,6 +99,9 @@ type Result struct {
 	Idle bool
 	// Canceled reports that ctx was canceled (an interruption).
 	Canceled bool
+	// Started is when the command (or its init) started; zero when it
+	// did not.
+	Started time.Time
 	// Duration is the wall time from start until the process exited and
 	// its output was drained.
 	Duration time.Duration
@@ -116,8 +119,6 @@ type Result struct {
 	// Contained reports that the command ran under its own init in a PID
 	// namespace (Spec.KillEscaped where the kernel allows it).
 	Contained bool
-	// Started reports that the command (or its init) was started.
-	Started bool
 }
 
 // StartError reports that the command could not be started: not found in
@@ -209,7 +210,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			return res, &StartError{Name: s.Argv[0], Err: err}
 		}
 	}
-	res.Started = true
+	res.Started = start
 	p.closeChildEnds()
 	pgid := cmd.Process.Pid
 

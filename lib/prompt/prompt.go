@@ -23,18 +23,19 @@ const (
 	Assumptions = "assumptions" // 7. state/assumptions.md
 	Questions   = "questions"   // 7. state/questions.md
 	Sidecar     = "sidecar"     // 8. nodes/<id>/context.md
+	Artifacts   = "artifacts"   // 8b. nodes/<id>/artifacts/ of the node and its parent, listed
 	Output      = "output"      // 9. output contract (required)
 )
 
 // Order is the order of the sections in the prompt.
-var Order = []string{Contract, RunGoal, Goal, History, Failure, Node, Tree, Assumptions, Questions, Sidecar, Output}
+var Order = []string{Contract, RunGoal, Goal, History, Failure, Node, Tree, Assumptions, Questions, Sidecar, Artifacts, Output}
 
 // DropOrder is the order in which optional sections give way to fit the
 // budget, least useful first. First each in turn is cut (Failure keeps its
 // end, the others their beginning) down to no less than MinKeep bytes of
 // body; if that is not enough, whole sections are dropped in the same
 // order until the prompt fits.
-var DropOrder = []string{Questions, Assumptions, Tree, Sidecar, RunGoal, History, Failure}
+var DropOrder = []string{Artifacts, Questions, Assumptions, Tree, Sidecar, RunGoal, History, Failure}
 
 // MinKeep is the smallest useful remainder of a cut section, in bytes.
 const MinKeep = 512

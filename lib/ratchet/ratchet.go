@@ -11,7 +11,6 @@
 package ratchet
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,45 +45,16 @@ func Parse(stdout []byte) (int, error) {
 	return int(n), nil
 }
 
-// Commit is one of a run's commits in git history.
-type Commit struct {
-	SHA     string
-	Subject string
-	Counts  []string // the values of its Trailer lines
-}
-
-// RunCommits lists run runID's commits reachable from rev, newest first:
-// its iteration commits ("chore(loop): run <id> iter …") and its bootstrap
-// commit ("chore(loop): start run <id>"), as loop-commit and runner-start
-// write them (DESIGN.md decision 11).
-func RunCommits(repo *git.Repo, rev, runID string) ([]Commit, error) {
-	out, err := repo.Run("log", "--format=%H%x1f%s%x1f%(trailers:key="+Trailer+",valueonly,separator=%x1f)%x1e", rev, "--")
-	if err != nil {
-		return nil, err
-	}
-	iter := "chore(loop): run " + runID + " iter "
-	start := "chore(loop): start run " + runID
-	var cs []Commit
-	for _, rec := range bytes.Split(out, []byte{0x1e}) {
-		f := strings.Split(strings.TrimSpace(string(rec)), "\x1f")
-		if len(f) < 3 || !(strings.HasPrefix(f[1], iter) || f[1] == start) {
-			continue
-		}
-		cs = append(cs, Commit{SHA: f[0], Subject: f[1], Counts: f[2:]})
-	}
-	return cs, nil
-}
-
 // Best is the highest count recorded in run runID's commits reachable from
-// rev (RunCommits). found is false when none carries a count; commit is
+// rev (git.RunCommits). found is false when none carries a count; commit is
 // the commit holding the best (the newest of equals).
 func Best(repo *git.Repo, rev, runID string) (best int, commit string, found bool, err error) {
-	cs, err := RunCommits(repo, rev, runID)
+	cs, err := repo.RunCommits(rev, runID, Trailer)
 	if err != nil {
 		return 0, "", false, err
 	}
 	for _, c := range cs {
-		for _, v := range c.Counts {
+		for _, v := range c.Values {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 0 {
 				continue

@@ -203,7 +203,9 @@ func Check() []string {
 	if err != nil {
 		return []string{"sandbox: bwrap is not installed (apt-get install bubblewrap), or set [sandbox] mode = \"none\""}
 	}
-	out, err := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true").CombinedOutput()
+	probe := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true")
+	proc.ShelterChild(probe)
+	out, err := probe.CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if msg == "" {

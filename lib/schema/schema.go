@@ -24,6 +24,7 @@ const (
 	RunnerExport Kind = "runner_export.v1"
 	EvalResult   Kind = "eval_result.v1"
 	EvalSummary  Kind = "eval_summary.v1"
+	NodeTools    Kind = "node_tools.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -45,6 +46,8 @@ func Source(k Kind) []byte {
 		return schemas.EvalResultV1
 	case EvalSummary:
 		return schemas.EvalSummaryV1
+	case NodeTools:
+		return schemas.NodeToolsV1
 	}
 	panic("schema: unknown kind " + string(k))
 }

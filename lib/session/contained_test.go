@@ -2,6 +2,7 @@ package session
 
 import (
 	"testing"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/proc"
@@ -12,6 +13,7 @@ import (
 // before the session init's, the subreaper where the kernel refused one,
 // nothing when no process started.
 func TestContained(t *testing.T) {
+	started := time.Unix(1, 0)
 	for _, c := range []struct {
 		mode string
 		res  proc.Result
@@ -19,13 +21,13 @@ func TestContained(t *testing.T) {
 	}{
 		{"", proc.Result{}, ""},
 		{config.SandboxDocker, proc.Result{}, ""},
-		{"", proc.Result{Started: true, Contained: true}, vocab.ContainedPIDNamespace},
-		{"", proc.Result{Started: true}, vocab.ContainedSubreaper},
-		{config.SandboxBwrap, proc.Result{Started: true}, vocab.ContainedBwrap},
-		{config.SandboxDocker, proc.Result{Started: true}, vocab.ContainedContainer},
+		{"", proc.Result{Started: started, Contained: true}, vocab.ContainedPIDNamespace},
+		{"", proc.Result{Started: started}, vocab.ContainedSubreaper},
+		{config.SandboxBwrap, proc.Result{Started: started}, vocab.ContainedBwrap},
+		{config.SandboxDocker, proc.Result{Started: started}, vocab.ContainedContainer},
 	} {
 		if got := Contained(c.mode, c.res); got != c.want {
-			t.Errorf("Contained(%q, started %v contained %v) = %q, want %q", c.mode, c.res.Started, c.res.Contained, got, c.want)
+			t.Errorf("Contained(%q, started %v contained %v) = %q, want %q", c.mode, !c.res.Started.IsZero(), c.res.Contained, got, c.want)
 		}
 	}
 }

@@ -291,7 +291,7 @@ func Restore(repo *git.Repo, runID, iterDir, branch, base string, protected []st
 // subreaper fallback; "" when no process was started.
 func Contained(mode string, res proc.Result) vocab.Containment {
 	switch {
-	case !res.Started:
+	case res.Started.IsZero():
 		return ""
 	case mode == config.SandboxDocker:
 		return vocab.ContainedContainer

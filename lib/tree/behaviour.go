@@ -384,9 +384,10 @@ const LayerRunnerOwned = "runner-owned"
 // RunnerOwnedChanges checks next's runner-owned fields (passes, attempts,
 // max_attempts, next) against prev's for what by may change (DESIGN.md
 // decision 16): a human nothing; an operator attempts, max_attempts and
-// next of open nodes; the loop everything (tree-update judged it). Whoever
-// asks, passes never becomes true here, a new node included: only a green
-// guard passes a node. Nodes in skip (the selected node and its ancestors
+// next of open nodes, and the pass of an inner node all of whose children
+// pass (derived: it removed or moved away the last open one); the loop
+// everything (tree-update judged it). Otherwise passes never becomes true
+// here, a new node included: only a green guard passes a node. Nodes in skip (the selected node and its ancestors
 // of a step being judged) are left to the step's checks. Passed nodes of
 // prev are Immutability's to report. Problems are sorted.
 func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Problems {
@@ -408,7 +409,7 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 			// Immutability reports any change to a passed node.
 		default:
 			p := e.node
-			if n.Passes {
+			if n.Passes && !(by == ByOperator && derived(n)) {
 				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("passes of open node '%s' changed to true: only a green guard passes a node", n.ID)})
 			}
 			if by != ByOperator {
@@ -432,6 +433,21 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 	}
 	walk(next, next.ID)
 	return ps.Sorted()
+}
+
+// derived reports an inner node all of whose children pass: its pass
+// comes from theirs (DerivePasses), as when an operator removes or moves
+// away its last open child.
+func derived(n *Node) bool {
+	if n.IsLeaf() {
+		return false
+	}
+	for _, c := range n.Children {
+		if !c.Passes {
+			return false
+		}
+	}
+	return true
 }
 
 // SelectedAndAncestors is the skip set of RunnerOwnedChanges for a step

@@ -42,6 +42,23 @@ type Node struct {
 // IsLeaf reports whether n has no children.
 func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
 
+// AnyPassed reports whether a node of the tree rooted at n has passed;
+// false for a nil tree.
+func AnyPassed(n *Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Passes {
+		return true
+	}
+	for _, c := range n.Children {
+		if AnyPassed(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // Clone returns a deep copy of n.
 func (n *Node) Clone() *Node {
 	if n == nil {

@@ -14,6 +14,9 @@ const (
 	LayerImmutability  = "immutability"
 	LayerChildAddition = "child-addition"
 	LayerStatus        = "status"
+	// LayerProvenance: a passed node the run's history does not back
+	// (lib/provenance, tree-validate --audit).
+	LayerProvenance = "provenance"
 )
 
 // Problem is one validation error. Path is the node path ("root/a/b"), empty

@@ -56,6 +56,8 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /api/iterations", s.handleIterations)
 	mux.HandleFunc("GET /api/iterations/{run}/{iter}", s.handleIteration)
 	mux.HandleFunc("GET /api/iterations/{run}/{iter}/{file}", s.handleIterFile)
+	mux.HandleFunc("GET /api/nodes/{id}/artifacts", s.handleArtifacts)
+	mux.HandleFunc("GET /api/nodes/{id}/artifacts/{name...}", s.handleArtifact)
 	mux.HandleFunc("GET /api/runs", s.handleRuns)
 	mux.HandleFunc("GET /api/runs/{id}", s.handleRun)
 	mux.HandleFunc("POST /api/cancel", s.handleCancel)

@@ -15,6 +15,7 @@
 package agentexec
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/agentout"
+	"github.com/treeloop/treeloop/lib/artifacts"
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
@@ -38,6 +40,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/nodetools"
 	"github.com/treeloop/treeloop/lib/proc"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
 	"github.com/treeloop/treeloop/lib/session"
@@ -64,6 +67,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the session.
 func (o *Options) Run(env *cli.Env) error {
+	err := o.run(env)
+	o.SealFD.Exit(err)
+	return err
+}
+
+// run is Run before its exit is told on --seal-fd.
+func (o *Options) run(env *cli.Env) error {
 	// The user's git config as it is now, before a session could change
 	// it, for every git process of this command (runner-step's, when it
 	// started this one).
@@ -89,7 +99,7 @@ func (o *Options) Run(env *cli.Env) error {
 	var sealErr error
 	if !o.Restore {
 		sealed, sealErr = session.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
-			iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile)
+			iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile, agent.GeminiSettingsFile)
 	}
 	it, err := loading.Wait()
 	if err != nil {
@@ -102,6 +112,18 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	if o.Restore {
 		return o.restore(env, repo, it)
+	}
+	// The node's own agent settings (seed 000 §3.4), from the base: the
+	// operator's file, which no session can change for itself.
+	tools, hasTools, err := nodetools.Read(repo, cmp.Or(it.Base, "HEAD"), begin.NodeID)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (fix the node's settings and commit them)", err)
+	}
+	var toolsEnv []string
+	if hasTools {
+		if cfg.Agent, toolsEnv, err = tools.Apply(cfg.Agent); err != nil {
+			return exit.Errorf(exit.RunnerError, "%s: %v", layout.NodeTools(begin.NodeID), err)
+		}
 	}
 	promptPath := filepath.Join(dir, iterdir.PromptFile)
 	prompt, err := os.ReadFile(promptPath)
@@ -125,7 +147,11 @@ func (o *Options) Run(env *cli.Env) error {
 		Prompt: prompt, PromptPath: promptPath, Root: env.Dir, IterDir: dir, OutputPath: outPath,
 		RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID, NodePath: begin.NodePath,
 		Mode: begin.Mode, Deadline: begin.Deadline, IdleTimeout: cfg.AgentIdleTimeout(),
-		Config: cfg.Agent, Log: log, Tee: o.tee(env),
+		Config: cfg.Agent, Log: log, Tee: o.tee(env), ExtraEnv: toolsEnv,
+	}
+	if hasTools {
+		rec.NodeTools = tools.Summary()
+		fmt.Fprintf(log, "[treeloop] %s: %s\n", layout.NodeTools(begin.NodeID), rec.NodeTools)
 	}
 	if _, ok := backend.(interface{ StreamsEvents() bool }); ok && req.Tee != nil && backend.Name() != "replay" {
 		req.Tee = agent.LiveView(backend.Name(), req.Tee)
@@ -143,7 +169,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if sealErr != nil {
 		return exit.Errorf(exit.RunnerError, "%v", sealErr)
 	}
-	if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+	if err := sealed.Hold(cfg.Protected()); err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	o.Tell(env, sealed.Digest())
@@ -164,7 +190,8 @@ func (o *Options) Run(env *cli.Env) error {
 	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
-	res, runErr := backend.Run(in, req)
+	began := in.Err() == nil
+	res, runErr := startSession(in, backend, req)
 	primary := backend.Name()
 	// [agent] fallback (issue 15): a rate limit or refused authentication
 	// hands what is left of the iteration's budget to the next backend.
@@ -216,6 +243,12 @@ func (o *Options) Run(env *cli.Env) error {
 	rec.Backend = backend.Name()
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
+	if !res.Proc.Started.IsZero() {
+		rec.StartedAt = res.Proc.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
 	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
 	rec.Usage = rec.Usage.Add(res.Usage)
 	rec.AutoCompaction = res.AutoCompaction
@@ -240,10 +273,16 @@ func (o *Options) Run(env *cli.Env) error {
 	// The same judgement for every path, timeouts and interruptions
 	// included: the iteration is committed whatever happened, so a touched
 	// runner file or a moved HEAD must be put back first.
-	violations, err := sealed.Check("the agent", cfg.ProtectedPaths)
+	violations, err := sealed.Check("the agent", cfg.Protected())
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
+	// The nodes' artifacts directories, within their cap (seed 000 §3.4).
+	over, err := artifacts.Enforce(repo, cmp.Or(it.Base, "HEAD"), int64(cfg.ArtifactsLimitBytes))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
+	}
+	violations = append(violations, over...)
 	if verdict.Appeared {
 		rec.Cancel = &verdict
 	}
@@ -274,7 +313,7 @@ func (o *Options) Run(env *cli.Env) error {
 	code := exit.OK
 	switch {
 	case rec.Class == agent.ClassInterrupted:
-		if c := in.Cause(); c != "" {
+		if c := in.Cause(); c != "" && began {
 			rec.Message = "agent interrupted by " + c
 		}
 		code = in.Code()
@@ -445,7 +484,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	} else if data, err := os.ReadFile(marker); err == nil {
 		digest = strings.TrimSpace(string(data))
 	}
-	reasons, gitOK, err := session.Restore(repo, begin.RunID, dir, begin.Branch, it.Base, it.Config.ProtectedPaths, begin.StartedAt, digest)
+	reasons, gitOK, err := session.Restore(repo, begin.RunID, dir, begin.Branch, it.Base, it.Config.Protected(), begin.StartedAt, digest)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
@@ -456,4 +495,14 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 		return exit.Errorf(exit.RunnerError, "git's settings (config, info/, hooks) or the user's configuration (~/.gitconfig, ~/.config/go/env, …) changed during a session that did not finish, and the runner keeps no copy of them: compare them with your own and put them back (or, once checked, remove %s), then run runner-step again", env.Rel(marker))
 	}
 	return nil
+}
+
+// startSession runs the backend's session, unless an interruption came
+// first (a signal the step forwarded, or the cancel file, before the
+// session began): then no session starts (DESIGN.md decision 12).
+func startSession(in *cli.Interrupt, backend agent.Backend, req agent.Request) (agent.Result, error) {
+	if in.Err() != nil {
+		return agent.Result{Proc: proc.Result{ExitCode: -1}, Class: agent.ClassInterrupted, Message: "agent not started: interrupted by " + in.Cause() + " before the session began"}, nil
+	}
+	return backend.Run(in, req)
 }

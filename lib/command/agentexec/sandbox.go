@@ -9,6 +9,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/sandbox"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -36,6 +37,13 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 		} else if n > 0 {
 			env.Warnf("removed %s an interrupted session left running", vocab.Plural(n, "container", "containers"))
 		}
+	}
+	// The node's artifacts directory exists before the session, so that
+	// the sandbox binds .runner/nodes writable (it binds only what exists)
+	// and the agent can save its files there (seed 000 §3.4). Git keeps no
+	// empty directory: an unused one changes nothing the runner commits.
+	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(layout.NodeArtifacts(req.NodeID))), 0o755); err != nil {
+		return nil, fmt.Errorf("create the node's artifacts directory: %w", err)
 	}
 	files := agent.SandboxFiles(cfg.Agent, req.IterDir, outPath)
 	removeEmpty := func() {

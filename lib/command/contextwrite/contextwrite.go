@@ -16,9 +16,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/treeloop/treeloop/lib/artifacts"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
@@ -339,8 +341,36 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 			ss = append(ss, prompt.Section{Name: side.name, Heading: "## " + side.title + " (" + side.rel + ")", Body: body})
 		}
 	}
+	if body := in.artifacts(); body != "" {
+		ss = append(ss, prompt.Section{Name: prompt.Artifacts, Heading: "## Artifacts (" + layout.Nodes + "/<id>/artifacts/)", Body: body})
+	}
 	ss = append(ss, prompt.Section{Name: prompt.Output, Heading: "## Output contract", Body: in.outputContract(), Required: true})
 	return ss
+}
+
+// artifacts lists the files earlier sessions saved for the selected node
+// and for its parent (seed 000 §3.4), one "- path (N bytes)" a line; ""
+// when there are none.
+func (in *inputs) artifacts() string {
+	ids := []string{in.node.ID}
+	if e := tree.Index(in.root)[in.node.ID]; e.Parent != nil {
+		ids = append(ids, e.Parent.ID)
+	}
+	var b strings.Builder
+	for _, id := range ids {
+		files, _, err := artifacts.List(in.env.Dir, id)
+		if err != nil {
+			in.env.Warnf("%s skipped: %v", layout.NodeArtifacts(id), err)
+			continue
+		}
+		for _, f := range files {
+			fmt.Fprintf(&b, "- %s/%s (%d bytes)\n", layout.NodeArtifacts(id), f.Name, f.Bytes)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "Files saved for this node and its parent by earlier sessions; read the ones you need. Save what this node's later sessions or reviewers should see (a report, a screenshot, a benchmark) under " + layout.NodeArtifacts(in.node.ID) + "/ (at most " + strconv.Itoa(in.cfg.ArtifactsLimitBytes) + " bytes in all).\n\n" + b.String()
 }
 
 // runGoal is GOAL.md's text without its front matter, "" when there is
@@ -381,7 +411,8 @@ func (in *inputs) contract() string {
 	b.WriteString("- passes, attempts, next and max_attempts are runner-owned: your changes to them are reset.\n")
 	b.WriteString("- A passed node must not change. New nodes come only from a decompose answer, never from editing the tree.\n")
 	b.WriteString("- You may edit the title, goal and acceptance of open nodes, and append to " + layout.Assumptions + " and " + layout.Questions + ".\n")
-	fmt.Fprintf(&b, "- Do not touch %s, %s, %s, %s, %s", layout.Goal, layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState)
+	fmt.Fprintf(&b, "- Files worth keeping for this node (a report, a screenshot, a benchmark) go under %s/ (at most %d bytes in all): they are committed and listed to this node's and its parent's later sessions.\n", layout.NodeArtifacts(in.node.ID), in.cfg.ArtifactsLimitBytes)
+	fmt.Fprintf(&b, "- Do not touch %s, %s, %s, %s, %s, %s", layout.Goal, layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.NodeToolsGlob)
 	if len(protected) > 0 {
 		fmt.Fprintf(&b, ", or the protected paths %s", strings.Join(protected, ", "))
 	}

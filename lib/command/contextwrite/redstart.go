@@ -6,7 +6,6 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/ratchet"
 )
 
 // redStart is the note that goes into the goal section while the run's
@@ -27,7 +26,7 @@ func redStart(root string, begin iterdir.Begin) string {
 	if err != nil {
 		return ""
 	}
-	cs, err := ratchet.RunCommits(repo, begin.HeadBefore, begin.RunID)
+	cs, err := repo.RunCommits(begin.HeadBefore, begin.RunID, "")
 	if err != nil {
 		return ""
 	}

@@ -59,6 +59,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run runs the guard.
 func (o *Options) Run(env *cli.Env) error {
+	err := o.run(env)
+	o.SealFD.Exit(err)
+	return err
+}
+
+// run is Run before its exit is told on --seal-fd.
+func (o *Options) run(env *cli.Env) error {
 	// The user's git config as it is now, before a session could change
 	// it, for every git process of this command (runner-step's, when it
 	// started this one).
@@ -97,7 +104,7 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	if sealed != nil {
-		if err := sealed.Hold(cfg.ProtectedPaths); err != nil {
+		if err := sealed.Hold(cfg.Protected()); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 		o.Tell(env, sealed.Digest())
@@ -116,7 +123,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var violations []string
 	if sealed != nil {
-		violations, err = sealed.Check("the guard", cfg.ProtectedPaths)
+		violations, err = sealed.Check("the guard", cfg.Protected())
 	}
 	rec, code = synced(rec, code)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/runstate"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // runner-status words the schema problems of a run record it cannot read
@@ -75,6 +76,10 @@ type Status struct {
 	// unfinished is the last iteration when no runner works on it and it
 	// has no meta.json: the next runner-step recovers it.
 	unfinished int
+	// Unbacked are the passed nodes the run's history does not back
+	// (lib/provenance): counted as open here, and runner-step refuses to
+	// go on until each is reopened.
+	Unbacked []provenance.Unbacked `json:"unbacked"`
 }
 
 // Iteration is the run's iteration count against max_iterations.
@@ -133,12 +138,17 @@ func Read(root string, n int, now time.Time, warn func(format string, args ...an
 		st.Branch = layout.BranchPrefix + runID
 	}
 	st.Iteration = Iteration{Last: rp.State.NextIter - 1, Max: rp.Config.MaxIterations}
-	sel := tree.Select(rp.Tree)
+	// A pass the run's history does not back does not count.
+	if st.Unbacked, err = unbacked(rp); err != nil {
+		return Status{}, err
+	}
+	t := provenance.Discount(rp.Tree, st.Unbacked)
+	sel := tree.Select(t)
 	st.Selection.Status = sel.Status
 	if sel.Node != nil {
 		st.Selection = Selection{Status: sel.Status, ID: sel.Node.ID, Path: sel.Path, Mode: sel.Node.Next, Title: sel.Node.Title, Attempts: sel.Node.Attempts, MaxAttempts: sel.Node.MaxAttempts}
 	}
-	st.Nodes = runrecord.CountNodes(rp.Tree)
+	st.Nodes = runrecord.CountNodes(t)
 	if st.Usage, err = rp.Usage(); err != nil {
 		return Status{}, exit.Errorf(exit.Negative, "sum the run's usage: %v", err)
 	}
@@ -203,6 +213,20 @@ func current(root, runID string, st *Status) error {
 	return nil
 }
 
+// unbacked audits the passed nodes of the repository's tree against its
+// history (lib/provenance); none before a run or a pass.
+func unbacked(rp *runrecord.Repo) ([]provenance.Unbacked, error) {
+	runID := runstate.Val(rp.State.RunID)
+	if runID == "" || rp.Tree == nil || runrecord.CountNodes(rp.Tree).Passed == 0 {
+		return []provenance.Unbacked{}, nil
+	}
+	rep, err := provenance.AuditRepo(rp.Root, rp.Tree)
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
+	}
+	return rep.Unbacked, nil
+}
+
 // latest is the current run's newest record (through Effective); warn
 // hears of each record that does not read.
 func latest(root, runID string, warn func(format string, args ...any)) (runrecord.Record, bool) {
@@ -229,6 +253,13 @@ func latest(root, runID string, warn func(format string, args ...any)) (runrecor
 func nextStep(st Status) string {
 	sel := st.Selection
 	switch {
+	case len(st.Unbacked) > 0:
+		u := st.Unbacked[0]
+		more := ""
+		if len(st.Unbacked) > 1 {
+			more = fmt.Sprintf(" (and %d more: tree-validate --audit)", len(st.Unbacked)-1)
+		}
+		return fmt.Sprintf("node %s is passed without a backing loop commit (%s)%s: reopen it with %s; runner-step refuses to go on until then", u.Node, u.Reason, more, provenance.Fix(u.Leaf))
 	case st.Cancel != nil && st.Running == nil:
 		return "a cancel request is pending (" + cancelWho(st.Cancel) + "): runner-cancel --clear withdraws it; then runner-loop"
 	case st.unfinished > 0:
@@ -312,6 +343,9 @@ func printText(w io.Writer, st Status) {
 	}
 	n := st.Nodes
 	p("tree", "%s: %d %s, %d %s, %d %s", vocab.Plural(n.Total, "node", "nodes"), n.Passed, vocab.NodePassed, n.Open, vocab.NodeOpen, n.Stuck, vocab.NodeStuck)
+	for _, u := range st.Unbacked {
+		p("unbacked", "%s: passed without a backing loop commit (%s); counted as open", u.Path, u.Reason)
+	}
 	u, b := st.Usage, st.Budgets
 	p("usage", "%d tokens of %s, $%.4f of %s", u.InputTokens+u.OutputTokens, limit(float64(b.MaxTokens), "%.0f"), u.CostUSD, limit(b.MaxCostUSD, "$%.2f"))
 	if len(st.Recent) > 0 {

@@ -3,6 +3,7 @@ package runnerstatus
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,7 @@ usage      0 tokens of unlimited, $0.0000 of unlimited
 func TestReadRecords(t *testing.T) {
 	root := fixture(t, 25, 7)
 	now := time.Date(2026, 1, 1, 1, 0, 30, 0, time.UTC)
-	st, err := Read(root, 3, now)
+	st, err := Read(root, 3, now, noWarn(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestReadRecords(t *testing.T) {
 	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := Read(root, 3, now); err != nil || st.Usage != (runrecord.Usage{InputTokens: 7001, OutputTokens: 1402, CachedTokens: 123456, CostUSD: 0.0725}) {
+	if st, err := Read(root, 3, now, noWarn(t)); err != nil || st.Usage != (runrecord.Usage{InputTokens: 7001, OutputTokens: 1402, CachedTokens: 123456, CostUSD: 0.0725}) {
 		t.Errorf("usage: %+v %v", st.Usage, err)
 	}
 	start := time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC)
@@ -189,7 +190,7 @@ func TestReadRecords(t *testing.T) {
 	if err := iterdir.Write(filepath.Join(root, layout.Iterations, "run-b"), guard.BaselineFile, iterdir.Guard{Version: 1, Outcome: "fail"}); err != nil {
 		t.Fatal(err)
 	}
-	st, err = Read(root, 0, now)
+	st, err = Read(root, 0, now, noWarn(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +230,18 @@ func TestMainExits(t *testing.T) {
 	}
 	n.Passes = true
 	writeTree(t, root, n)
-	if code, _, _ := run(); code != 2 {
-		t.Fatalf("complete: %d", code)
+	// Passes written by hand: without a history to audit them against,
+	// a runner error; in a repository whose history holds no loop commit
+	// for them, open again (with no attempts left here: stuck), and the
+	// next step names tree-edit retry.
+	if code, _, errs := run(); code != 6 || !strings.Contains(errs, "audit the passed nodes against the run's history") {
+		t.Fatalf("complete without history: %d %q", code, errs)
 	}
-	if code, out, _ := run("--get", "selection.status"); code != 2 || out != "complete\n" {
-		t.Fatalf("complete, --get: %d %q", code, out)
+	gittest.Run(t, root, "init", "-q", "-b", "runner/run-b")
+	gittest.Run(t, root, "add", "-A")
+	gittest.Run(t, root, "commit", "-q", "-m", "passes by hand")
+	if code, out, _ := run(); code != 3 || !strings.Contains(out, "unbacked   n000000: passed without a backing loop commit") || !strings.Contains(out, "reopen it with tree-edit retry n000001") {
+		t.Fatalf("unbacked passes: %d %q", code, out)
 	}
 	if err := os.Remove(filepath.Join(root, layout.Tree)); err != nil {
 		t.Fatal(err)
@@ -301,7 +309,7 @@ func TestReadCurrent(t *testing.T) {
 	if err := iterdir.Write(dir, iterdir.BeginFile, b); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Read(root, 5, now)
+	st, err := Read(root, 5, now, noWarn(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +328,7 @@ func TestReadCurrent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, layout.Cancel), []byte("by=\"runner-ui\" pid=7 at=2026-01-01T00:59:00Z\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = Read(root, 5, now); err != nil {
+	if st, err = Read(root, 5, now, noWarn(t)); err != nil {
 		t.Fatal(err)
 	}
 	if st.Running == nil || st.Running.Iteration != 2 || st.Running.Attempt != 2 || st.unfinished != 0 || st.Iteration.Last != 2 ||
@@ -331,10 +339,19 @@ func TestReadCurrent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, layout.RunState), runstate.Encode(runstate.New("")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = Read(root, 5, now); err != nil {
+	if st, err = Read(root, 5, now, noWarn(t)); err != nil {
 		t.Fatal(err)
 	}
 	if st.RunID != "" || st.Running != nil || st.unfinished != 0 || st.Cancel == nil {
 		t.Fatalf("no run: run %q, running %+v, unfinished %d, cancel %+v", st.RunID, st.Running, st.unfinished, st.Cancel)
+	}
+}
+
+// noWarn is Read's warn for a run whose records all read: any warning
+// fails the test.
+func noWarn(t *testing.T) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		t.Helper()
+		t.Errorf("unexpected warning: "+format, args...)
 	}
 }

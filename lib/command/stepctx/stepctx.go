@@ -31,7 +31,7 @@ type Base struct {
 // SealFD is the --seal-fd flag of the commands that seal a session
 // (agent-exec, guard-run).
 type SealFD struct {
-	SealFD int `name:"seal-fd" placeholder:"N" help:"Once the session's seal is taken, before the session starts, write seal=<digest> to descriptor N (runner-step keeps it, out of the session's reach, for agent-exec --restore --sealed should this command not finish)."`
+	SealFD int `name:"seal-fd" placeholder:"N" help:"Once the session's seal is taken, before the session starts, write seal=<digest> to descriptor N (runner-step keeps it, out of the session's reach, for agent-exec --restore --sealed should this command not finish), and exit=<code> as its last line."`
 }
 
 // Tell writes the seal line to the descriptor, when one was given; a
@@ -46,6 +46,17 @@ func (f SealFD) Tell(env *cli.Env, digest string) {
 	if _, err := syscall.Write(f.SealFD, []byte("seal="+digest+"\n")); err != nil {
 		env.Warnf("--seal-fd %d: %v", f.SealFD, err)
 	}
+}
+
+// Exit writes exit=<code> (the exit code err gives, exit.Code) to the
+// descriptor, when one was given, as the command's last word: runner-step
+// reads its exit there, since bash's wait on the process substitution it
+// runs the command in may have lost it (answering 255).
+func (f SealFD) Exit(err error) {
+	if f.SealFD <= 2 {
+		return
+	}
+	syscall.Write(f.SealFD, []byte(fmt.Sprintf("exit=%d\n", exit.Code(err))))
 }
 
 // Iteration is an open iteration.

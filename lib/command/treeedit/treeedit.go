@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -36,14 +38,16 @@ import (
 // Options is the command line of tree-edit.
 type Options struct {
 	cli.Chdir
-	Retry     RetryCmd     `cmd:"" help:"Give a stuck or open node fresh attempts: attempts back to 0, and max_attempts set to N with --attempts."`
+	Retry     RetryCmd     `cmd:"" help:"Give a stuck or open node fresh attempts: attempts back to 0, and max_attempts set to N with --attempts. Also reopens a passed node that no loop commit backs (tree-validate --audit), with its passed ancestors, to be worked again."`
 	Decompose DecomposeCmd `cmd:"" help:"Turn an open leaf into a decomposition target: next becomes decompose and attempts go back to 0, so the next session splits it into children."`
 	Set       SetCmd       `cmd:"" help:"Set an open node's title, goal or acceptance (a JSON array of strings)."`
+	Remove    RemoveCmd    `cmd:"" help:"Remove an open node with its subtree, which must hold no passed node. A parent left with only passed children passes (derived, as the loop derives it)."`
+	Move      MoveCmd      `cmd:"" help:"Move an open node, with its subtree, under another parent that has not passed, at --order N (default: after the last child). A parent left with only passed children passes."`
 }
 
 // Main runs tree-edit and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock. Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock. Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Operator is the value of TREELOOP_COMMIT that tree-edit commits with:
@@ -72,7 +76,10 @@ func (c *RetryCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Usage, "--attempts must be 1 or more, got %d", c.Attempts)
 	}
 	return edit(env, "retry", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
-		data, err := sjson.SetBytes(data, field(at, "attempts"), 0)
+		data, err := reopen(n, at, data)
+		if err == nil {
+			data, err = sjson.SetBytes(data, field(at, "attempts"), 0)
+		}
 		if err == nil && c.Attempts > 0 {
 			data, err = sjson.SetBytes(data, field(at, "max_attempts"), c.Attempts)
 		}
@@ -120,6 +127,103 @@ func (c *SetCmd) Run(env *cli.Env) error {
 	})
 }
 
+// RemoveCmd is `tree-edit remove`.
+type RemoveCmd struct {
+	ID string `arg:"" placeholder:"ID" help:"The open node (not the root)."`
+}
+
+// Run removes the node and its subtree.
+func (c *RemoveCmd) Run(env *cli.Env) error {
+	return edit(env, "remove", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+		if err := movable(n, at, "removed"); err != nil {
+			return nil, err
+		}
+		return sjson.DeleteBytes(data, at)
+	})
+}
+
+// MoveCmd is `tree-edit move`.
+type MoveCmd struct {
+	ID     string `arg:"" placeholder:"ID" help:"The open node (not the root)."`
+	Parent string `required:"" placeholder:"P" help:"The new parent: a node that has not passed, outside the moved subtree."`
+	Order  *int64 `placeholder:"N" help:"Its order among the new siblings (default: one after the last)."`
+}
+
+// Run moves the node under the new parent.
+func (c *MoveCmd) Run(env *cli.Env) error {
+	if !tree.ValidID(c.Parent) {
+		return exit.Errorf(exit.Usage, "--parent %q is not a node id", c.Parent)
+	}
+	return edit(env, "move", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+		if err := movable(n, at, "moved"); err != nil {
+			return nil, err
+		}
+		if p, _ := tree.Find(n, c.Parent); p != nil {
+			return nil, refused("node %s is in the subtree of %s: a node cannot move under itself", c.Parent, n.ID)
+		}
+		raw := gjson.GetBytes(data, at).Raw
+		data, err := sjson.DeleteBytes(data, at)
+		if err != nil {
+			return nil, err
+		}
+		rest, ps := tree.Load(data)
+		if len(ps) > 0 {
+			return nil, fmt.Errorf("the tree without %s: %v", n.ID, ps)
+		}
+		p, pat := locate(rest, c.Parent)
+		switch {
+		case p == nil:
+			return nil, refused("no node %s in %s", c.Parent, layout.Tree)
+		case p.Passes:
+			return nil, refused("node %s has passed: passed nodes are immutable, no child is added to one", c.Parent)
+		}
+		order := int64(1)
+		for _, k := range p.Children {
+			order = max(order, k.Order+1)
+		}
+		if c.Order != nil {
+			order = *c.Order
+		}
+		if raw, err = sjson.Set(raw, "order", order); err != nil {
+			return nil, err
+		}
+		if data, err = sjson.SetRawBytes(data, field(pat, "children.-1"), []byte(raw)); err != nil {
+			return nil, err
+		}
+		// The node joins its siblings in (order, id) order.
+		moved, _ := tree.Load(data)
+		if moved == nil {
+			return data, nil // the validation below words the problem
+		}
+		tree.Sort(moved)
+		return tree.Encode(moved), nil
+	})
+}
+
+// movable refuses to remove or move the root or a subtree holding a
+// passed node.
+func movable(n *tree.Node, at, what string) error {
+	if at == "" {
+		return refused("node %s is the root: it cannot be %s", n.ID, what)
+	}
+	var passed func(n *tree.Node) string
+	passed = func(n *tree.Node) string {
+		if n.Passes {
+			return n.ID
+		}
+		for _, k := range n.Children {
+			if id := passed(k); id != "" {
+				return id
+			}
+		}
+		return ""
+	}
+	if id := passed(n); id != "" {
+		return refused("node %s has passed under %s: passed nodes are immutable, so %s cannot be %s", id, n.ID, n.ID, what)
+	}
+	return nil
+}
+
 // refused is a one-line refusal with exit 1.
 func refused(format string, args ...any) error { return exit.Errorf(exit.Negative, format, args...) }
 
@@ -163,8 +267,21 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 	if n == nil {
 		return refused("no node %s in %s", id, layout.Tree)
 	}
+	// A passed node is immutable, unless no loop commit backs its pass:
+	// retry reopens it (lib/provenance).
+	var unbacked []provenance.Unbacked
 	if n.Passes {
-		return refused("node %s has passed: passed nodes are immutable", id)
+		if action != "retry" {
+			return refused("node %s has passed: passed nodes are immutable", id)
+		}
+		rep, err := provenance.AuditRepo(env.Dir, prev)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
+		}
+		if rep.Backed(id) {
+			return refused("node %s has passed: passed nodes are immutable", id)
+		}
+		unbacked = rep.Unbacked
 	}
 	if gjson.GetBytes(data, field(at, "id")).String() != id {
 		return exit.Errorf(exit.RunnerError, "node %s is not at %s in %s", id, at, layout.Tree)
@@ -179,7 +296,10 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 	}
 	next, ps := tree.Load(edited)
 	if len(ps) == 0 {
-		ps = append(ps, tree.Immutability(prev, next)...)
+		// A parent left with only passed children passes, as the loop
+		// derives it (remove, move).
+		tree.DerivePasses(next)
+		ps = append(ps, tree.Immutability(provenance.Reopen(prev, next, unbacked), next)...)
 	}
 	if len(ps) > 0 {
 		return refused("the edit would make %s invalid: %s", layout.Tree, ps[0])
@@ -204,11 +324,29 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 }
 
 // describe lists what changed on node id, one "field: old -> new" a line,
-// for the commit body.
+// for the commit body: its place (parent and order, or "removed") first,
+// then its fields and the passes the edit derived on other nodes.
 func describe(prev, next *tree.Node, id string) string {
 	a, _ := tree.Find(prev, id)
 	b, _ := tree.Find(next, id)
 	var lines []string
+	before, after := tree.Index(prev), tree.Index(next)
+	if b == nil {
+		lines = append(lines, fmt.Sprintf("removed: %s %q (parent %s) with %d node(s) under it", id, a.Title, before[id].Parent.ID, tree.Count(a)-1))
+	} else if pa, pb := before[id].Parent, after[id].Parent; pa != nil && pb != nil && (pa.ID != pb.ID || a.Order != b.Order) {
+		lines = append(lines, fmt.Sprintf("parent: %s -> %s", pa.ID, pb.ID), fmt.Sprintf("order: %d -> %d", a.Order, b.Order))
+	}
+	var derived []string
+	for pid, e := range after {
+		if was, ok := before[pid]; ok && pid != id && e.Node.Passes && !was.Node.Passes {
+			derived = append(derived, fmt.Sprintf("passes of %s: false -> true (all its children pass)", pid))
+		}
+	}
+	slices.Sort(derived)
+	lines = append(lines, derived...)
+	if b == nil {
+		return strings.Join(lines, "\n")
+	}
 	add := func(name string, x, y any) {
 		xs, _ := json.Marshal(x)
 		ys, _ := json.Marshal(y)
@@ -219,6 +357,7 @@ func describe(prev, next *tree.Node, id string) string {
 	add("title", a.Title, b.Title)
 	add("goal", a.Goal, b.Goal)
 	add("acceptance", a.Acceptance, b.Acceptance)
+	add("passes", a.Passes, b.Passes)
 	add("next", a.Next, b.Next)
 	add("attempts", a.Attempts, b.Attempts)
 	add("max_attempts", a.MaxAttempts, b.MaxAttempts)
@@ -276,4 +415,28 @@ func lock(env *cli.Env) (func(), error) {
 		return nil, exit.Errorf(exit.RunnerError, "lock %s: %v", layout.Lock, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// reopen sets passes to false on the passed node at at and on its passed
+// ancestors (an inner node passes only with all its children); the caller
+// has checked that no loop commit backs them.
+func reopen(n *tree.Node, at string, data []byte) ([]byte, error) {
+	if !n.Passes {
+		return data, nil
+	}
+	var err error
+	for p := at; err == nil; {
+		if gjson.GetBytes(data, field(p, "passes")).Bool() {
+			data, err = sjson.SetBytes(data, field(p, "passes"), false)
+		}
+		if p == "" {
+			break
+		}
+		if k := strings.LastIndex(p, ".children."); k >= 0 {
+			p = p[:k]
+		} else {
+			p = ""
+		}
+	}
+	return data, err
 }

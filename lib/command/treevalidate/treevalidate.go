@@ -17,6 +17,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/schema"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-validate words every schema problem
 	"github.com/treeloop/treeloop/lib/tree"
@@ -31,8 +32,9 @@ type Options struct {
 	Selected  string `placeholder:"ID" predictor:"node" help:"Selected node id: with --status, also check status invariants and child additions (needs --prev or --prev-rev)."`
 	Status    string `enum:",done,retry,decomposed" default:"" help:"Agent status for --selected: done, retry or decomposed."`
 	Staged    bool   `help:"Check the tree staged in the git index against HEAD's (for the pre-commit hook)." xor:"prev"`
-	By        string `name:"by" enum:",human,operator,loop" default:"" env:"TREELOOP_COMMIT" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts and next of open nodes, loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop."`
+	By        string `name:"by" enum:",human,operator,loop" default:"" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts and next of open nodes (and reopen a passed node no loop commit backs, --audit), loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop. Not with --staged, which tells who commits from the processes (the committing loop-commit or tree-edit holding .runner/lock), never from a variable."`
 	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
+	Audit     bool   `help:"Also check that every passed node passed through the loop (DESIGN.md decision 16): a passed leaf needs a commit of the run, reachable from HEAD, saying it passed on a green guard (chore(loop): run <run> iter <n> node <id> status=done guard=pass), confirmed by that iteration's local log where it is kept; a passed inner node needs its children backed. Each node without one is an error naming the fix (tree-edit retry ID); with --json, the report lists each passed node's backing commit (audit.passes)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
 	cli.Get
 }
@@ -47,6 +49,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Staged && o.File == "-" {
 		return errors.New("--staged reads the index; give no FILE or the tree's path")
+	}
+	if o.Staged && o.By != "" {
+		return errors.New("--staged tells who commits from the processes; --by goes with --prev or --prev-rev")
+	}
+	if o.Audit && o.Staged {
+		return errors.New("--audit checks a tree against HEAD's history, not the index: use one or the other")
 	}
 	return nil
 }
@@ -63,6 +71,9 @@ type Report struct {
 	Valid   bool           `json:"valid"`
 	Nodes   int            `json:"nodes"`
 	Errors  []tree.Problem `json:"errors"`
+	// Audit is --audit's report of a valid tree: every passed node's
+	// backing and the nodes without one.
+	Audit *provenance.Report `json:"audit,omitempty"`
 }
 
 // Run executes the command.
@@ -77,7 +88,9 @@ func (o *Options) Run(env *cli.Env) error {
 	switch {
 	case o.Staged:
 		var newRun bool
-		data, prevData, havePrev, newRun, err = staged(env, name)
+		var root string
+		data, prevData, havePrev, newRun, root, err = staged(env, name)
+		o.By = string(provenance.Committer(root))
 		if data == nil && err == nil {
 			return nil // tree not staged: nothing to check
 		}
@@ -86,7 +99,7 @@ func (o *Options) Run(env *cli.Env) error {
 		// a new run id, is judged alone, not against the old goal's tree.
 		// A tree with a passed node is always judged against HEAD's.
 		if newRun && err == nil {
-			if r, ps := tree.Load(data); len(ps) == 0 && !anyPassed(r) {
+			if r, ps := tree.Load(data); len(ps) == 0 && !tree.AnyPassed(r) {
 				havePrev = false
 			}
 		}
@@ -156,11 +169,18 @@ func (o *Options) Run(env *cli.Env) error {
 				ps = append(ps, p)
 			}
 		} else {
-			ps = append(ps, tree.Immutability(prev, root)...)
 			by := tree.Changer(o.By)
 			if by == "" {
 				by = tree.ByHuman
 			}
+			if by == tree.ByOperator {
+				// An operator may reopen a passed node no loop commit backs
+				// (tree-edit retry): judged as if it had never passed.
+				if prev, err = reopened(env, prev, root); err != nil {
+					return err
+				}
+			}
+			ps = append(ps, tree.Immutability(prev, root)...)
 			// A step being judged (--selected) makes the selected node's
 			// transition and derives its ancestors' passes.
 			ps = append(ps, tree.RunnerOwnedChanges(prev, root, by, tree.SelectedAndAncestors(prev, o.Selected))...)
@@ -176,10 +196,21 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.File == "" && !o.Staged {
 		ps = append(ps, deployedSchema(env)...)
 	}
+	var audit *provenance.Report
+	if o.Audit && root != nil && len(ps) == 0 {
+		rep, err := provenance.AuditRepo(env.Dir, root)
+		if err != nil {
+			return exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
+		}
+		for _, u := range rep.Unbacked {
+			ps = append(ps, tree.Problem{Layer: tree.LayerProvenance, Path: u.Path, Message: u.Message()})
+		}
+		audit = &rep
+	}
 	ps = ps.Sorted()
 
 	if o.JSON || o.Wanted() {
-		rep := Report{Version: 1, File: name, Valid: len(ps) == 0, Nodes: tree.Count(root), Errors: ps}
+		rep := Report{Version: 1, File: name, Valid: len(ps) == 0, Nodes: tree.Count(root), Errors: ps, Audit: audit}
 		if rep.Errors == nil {
 			rep.Errors = []tree.Problem{}
 		}
@@ -227,11 +258,17 @@ func repoPath(env *cli.Env, r *git.Repo, name string) (string, error) {
 // when HEAD has none); newRun reports that the index stages run_state.json
 // with a run id other than HEAD's (runner-start's bootstrap commit of a new
 // run).
-func staged(env *cli.Env, name string) (data, prev []byte, havePrev, newRun bool, err error) {
+func staged(env *cli.Env, name string) (data, prev []byte, havePrev, newRun bool, root string, err error) {
 	r, err := git.Open(env.Dir)
 	if err != nil {
-		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
+		return nil, nil, false, false, "", exit.Wrap(exit.RunnerError, err)
 	}
+	data, prev, havePrev, newRun, err = stagedFiles(env, r, name)
+	return data, prev, havePrev, newRun, r.Root(), err
+}
+
+// stagedFiles is staged's reading.
+func stagedFiles(env *cli.Env, r *git.Repo, name string) (data, prev []byte, havePrev, newRun bool, err error) {
 	rel, err := repoPath(env, r, name)
 	if err != nil {
 		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
@@ -274,22 +311,6 @@ func runID(data []byte) string {
 	return *s.RunID
 }
 
-// anyPassed reports whether a node of the tree has passed.
-func anyPassed(n *tree.Node) bool {
-	if n == nil {
-		return false
-	}
-	if n.Passes {
-		return true
-	}
-	for _, c := range n.Children {
-		if anyPassed(c) {
-			return true
-		}
-	}
-	return false
-}
-
 func atRev(env *cli.Env, rev, name string) ([]byte, bool, error) {
 	if name == "<stdin>" {
 		name = layout.Tree
@@ -310,4 +331,17 @@ func atRev(env *cli.Env, rev, name string) ([]byte, bool, error) {
 		return nil, false, exit.Errorf(exit.RunnerError, "%s does not exist at %s", rel, rev)
 	}
 	return data, true, nil
+}
+
+// reopened is prev with the passed nodes that next reopens set open, when
+// the run's history does not back them (lib/provenance).
+func reopened(env *cli.Env, prev, next *tree.Node) (*tree.Node, error) {
+	if !provenance.Reopens(prev, next) {
+		return prev, nil
+	}
+	rep, err := provenance.AuditRepo(env.Dir, prev)
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "audit the previous tree's passed nodes: %v", err)
+	}
+	return provenance.Reopen(prev, next, rep.Unbacked), nil
 }

@@ -568,6 +568,16 @@
         h("h3", null, "Guard log of ", h("a", { href: `#/iter/${encodeURIComponent(last.run)}/${last.iter}`, text: `iteration ${last.iter}` })),
         text === null ? h("div", { class: "empty", text: "The guard did not run in that iteration." }) : h("pre", { class: "logbox", id: "node-guard-log", text: text || "(empty)" }));
     }
+    let artifacts = null;
+    try {
+      const a = (await api(`/api/nodes/${encodeURIComponent(id)}/artifacts`)).body;
+      if (a.files.length) {
+        artifacts = h("div", null, h("h3", { text: `Artifacts (${a.files.length}, ${fmtBytes(a.bytes)})` }),
+          h("ul", { id: "node-artifacts" }, a.files.map((f) => h("li", null,
+            h("a", { href: `/api/nodes/${encodeURIComponent(id)}/artifacts/${f.name.split("/").map(encodeURIComponent).join("/")}`, target: "_blank", rel: "noopener", text: f.name }),
+            ` (${fmtBytes(f.bytes)})`))));
+      }
+    } catch (err) { artifacts = null; }
     const st = nodeStatus(n);
     return h("div", null,
       h("h3", null, h("span", { class: "s-" + st, text: st === "passed" ? "✓ " : st === "stuck" ? "✕ " : "" }), n.title || n.id),
@@ -582,6 +592,7 @@
       h("h3", { text: "Goal" }), h("pre", { text: n.goal }),
       h("h3", { text: "Acceptance" }),
       n.acceptance.length ? h("ul", null, n.acceptance.map((a) => h("li", { text: a }))) : h("div", { class: "empty", text: "none" }),
+      artifacts,
       h("h3", { text: `Iterations on this node (${iters.length})` }),
       viewIterations(iters.slice().reverse(), true),
       guard);

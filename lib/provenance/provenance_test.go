@@ -1,0 +1,65 @@
+package provenance
+
+import (
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+func TestParsePass(t *testing.T) {
+	for _, c := range []struct {
+		subject string
+		node    string
+		iter    int
+		ok      bool
+	}{
+		{"chore(loop): run r1 iter 7 node a.2 status=done guard=pass", "a.2", 7, true},
+		{"chore(loop): run r1 iter 7 node a.2 status=done guard=fail", "", 0, false},
+		{"chore(loop): run r1 iter 7 node a.2 status=retry guard=skipped", "", 0, false},
+		{"chore(loop): run r2 iter 7 node a.2 status=done guard=pass", "", 0, false},
+		{"chore(loop): run r1 iter 07 node a.2 status=done guard=pass", "", 0, false},
+		{"chore(loop): run r1 iter 0 node a.2 status=done guard=pass", "", 0, false},
+		{"chore(loop): run r1 iter 7 node a b status=done guard=pass", "", 0, false},
+		{"chore(loop): operator retry node a.2", "", 0, false},
+		{"mark a.2 done", "", 0, false},
+	} {
+		node, iter, ok := ParsePass(c.subject, "r1")
+		if node != c.node || iter != c.iter || ok != c.ok {
+			t.Errorf("ParsePass(%q) = %q, %d, %v; want %q, %d, %v", c.subject, node, iter, ok, c.node, c.iter, c.ok)
+		}
+	}
+}
+
+func node(id string, passes bool) *tree.Node {
+	return &tree.Node{ID: id, Title: id, Goal: id, Acceptance: []string{}, Next: tree.NextExecute, Passes: passes, MaxAttempts: 3, Children: []*tree.Node{}}
+}
+
+func TestDiscountAndReopen(t *testing.T) {
+	root := &tree.Node{ID: "root", Title: "r", Goal: "r", Acceptance: []string{}, Next: tree.NextDecompose, Passes: true, MaxAttempts: 3,
+		Children: []*tree.Node{node("a", true), node("b", true)}}
+	unbacked := []Unbacked{{Node: "b", Leaf: "b"}, {Node: "root", Leaf: "b"}}
+	d := Discount(root, unbacked)
+	if d.Passes || d.Children[1].Passes || !d.Children[0].Passes {
+		t.Fatalf("Discount: root %v a %v b %v; want false true false", d.Passes, d.Children[0].Passes, d.Children[1].Passes)
+	}
+	if !root.Passes || !root.Children[1].Passes {
+		t.Fatal("Discount changed its input")
+	}
+	if Discount(root, nil) != root {
+		t.Error("Discount with every pass backed is not the tree itself")
+	}
+	if !Reopens(root, d) || Reopens(root, root) {
+		t.Error("Reopens: want true for the discounted tree, false for the same tree")
+	}
+	// Reopening b alone opens b in the judged tree; a stays passed.
+	next := root.Clone()
+	next.Passes, next.Children[1].Passes = false, false
+	r := Reopen(root, next, unbacked)
+	if r.Passes || r.Children[1].Passes || !r.Children[0].Passes {
+		t.Errorf("Reopen: root %v a %v b %v; want false true false", r.Passes, r.Children[0].Passes, r.Children[1].Passes)
+	}
+	// A backed node stays passed whatever next says.
+	if r := Reopen(root, next, []Unbacked{{Node: "a"}}); !r.Children[0].Passes || !r.Passes {
+		t.Error("Reopen opened a node that next keeps passed, or one not listed")
+	}
+}
