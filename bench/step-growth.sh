@@ -90,8 +90,9 @@ for i in $(seq 1 21); do
   echo $((t1 - t0))
 done > "$work/floor"
 
-# runner-status and iter-log list at iteration 50 and 5,000: the last
-# iteration's directory copied, run_state.json moved on.
+# runner-status and iter-log list at iteration 50 and 5,000: the first
+# iteration's meta.json copied (not its tree snapshots: 5,000 of a
+# 6,000-node tree's would fill a disk), run_state.json moved on.
 status_at() {
   local n=$1 rd=.runner/iterations/run-growth d
   for d in "$rd"/*/; do
@@ -99,8 +100,8 @@ status_at() {
   done
   for i in $(seq 2 "$n"); do
     d=$rd/$(printf %04d "$i")
-    cp -r "$rd/0001" "$d"
-    sed -i "s/\"iteration\": 1,/\"iteration\": $i,/" "$d/meta.json"
+    mkdir "$d"
+    sed "s/\"iteration\": 1,/\"iteration\": $i,/" "$rd/0001/meta.json" > "$d/meta.json"
   done
   jq --argjson n "$n" '.next_iter = $n + 1 | .last_iter = $n' .runner/state/run_state.json > "$work/rs" && cp "$work/rs" .runner/state/run_state.json
   for cmd in "runner-status" "iter-log list"; do
