@@ -78,6 +78,12 @@ bench:
 mutate *pkgs:
     bash bench/mutate.sh "$@"
 
+# Whether a step's cost grows with the run: STEPS no-op steps on a 1,000-file repository with a
+# 6,000-node tree; the overhead of the first 20 against the last 20, processes per step, the git
+# floor, runner-status and iter-log list at iteration 50 and 5,000 (bench/step-growth.sh).
+step-growth steps="1000":
+    bash bench/step-growth.sh {{steps}}
+
 # Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
 demo: build
     PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh

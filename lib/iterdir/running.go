@@ -36,12 +36,16 @@ type Running struct {
 // begun (begin.json) and has no meta.json yet: in progress while a runner
 // holds the lock, else left unfinished (the next runner-step recovers
 // it). nil when the last iteration is finished or there is none.
-func Last(runDir string) (*Running, error) {
-	iters, err := Iters(runDir)
-	if err != nil || len(iters) == 0 {
+func Last(runDir string) (*Running, error) { return LastFrom(runDir, 0) }
+
+// LastFrom is Last with the run's last iteration number as a hint (see
+// LastIter; < 1 when unknown).
+func LastFrom(runDir string, hint int) (*Running, error) {
+	last, err := LastIter(runDir, hint)
+	if err != nil || last == 0 {
 		return nil, err
 	}
-	dir := filepath.Join(runDir, layout.IterName(iters[len(iters)-1]))
+	dir := filepath.Join(runDir, layout.IterName(last))
 	if Exists(dir, MetaFile) {
 		return nil, nil
 	}

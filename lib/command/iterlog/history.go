@@ -72,10 +72,22 @@ func whereIs(env *cli.Env, id string) string {
 	return fmt.Sprintf("no run %s in this repository (runner-status --runs lists the runs)", id)
 }
 
+// lastIter is run id's last iteration as run_state.json says it when id
+// is the current run, else 0 (unknown: its directory is listed).
+func lastIter(env *cli.Env, id string) int {
+	rs, err := runstate.Load(env.Abs(layout.RunState))
+	if err != nil || runstate.Val(rs.RunID) != id {
+		return 0
+	}
+	return rs.NextIter - 1
+}
+
 // ListCmd is `iter-log list`.
 type ListCmd struct {
 	runFlag
 	JSON bool `name:"json" help:"Print {\"version\": 1, \"run_id\", \"iterations\": [rows], \"running\"} (rows as runner-status's recent; running as runner-status's, or null)."`
+	Last int  `name:"last" default:"50" env:"ITER_LOG_LAST" help:"How many of the last finished iterations to list (0: all of them, as --all)."`
+	All  bool `name:"all" help:"List every iteration of the run (a long run's list costs its length)."`
 	cli.Get
 }
 
@@ -85,14 +97,18 @@ func (l *ListCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	rows, err := iterdir.History(dir, 0)
+	n, hint := l.Last, lastIter(env, id)
+	if l.All {
+		n = 0
+	}
+	rows, err := iterdir.HistoryTail(dir, hint, n)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "read the iterations of %s: %v", id, fsutil.Cause(err))
 	}
 	if rows == nil {
 		rows = []iterdir.Row{}
 	}
-	running, err := iterdir.Last(dir)
+	running, err := iterdir.LastFrom(dir, hint)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "read the iterations of %s: %v", id, fsutil.Cause(err))
 	}

@@ -154,7 +154,7 @@ func Read(root string, n int, now time.Time, warn func(format string, args ...an
 	}
 	st.Budgets = rp.Budgets()
 	if runID != "" {
-		if st.Recent, err = iterdir.History(filepath.Join(root, layout.Iterations, runID), n); err != nil {
+		if st.Recent, err = iterdir.HistoryTail(filepath.Join(root, layout.Iterations, runID), st.Iteration.Last, n); err != nil {
 			return Status{}, exit.Errorf(exit.Negative, "read the iterations: %v", fsutil.Cause(err))
 		}
 		if st.Recent == nil {
@@ -198,7 +198,7 @@ func current(root, runID string, st *Status) error {
 	if runID == "" {
 		return nil
 	}
-	last, err := iterdir.Last(filepath.Join(root, layout.Iterations, runID))
+	last, err := iterdir.LastFrom(filepath.Join(root, layout.Iterations, runID), st.Iteration.Last)
 	if err != nil {
 		return exit.Errorf(exit.Negative, "read the iterations: %v", fsutil.Cause(err))
 	}

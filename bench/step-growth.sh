@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Whether a step's cost grows with the run's length, side by side in one
+# run: STEPS no-op steps of runner-step (an agent that says done at once,
+# the guard `true`) on a repository of FILES files with a task tree of
+# NODES nodes (bench/gentree), packed as bench/step-bench.sh packs it. It
+# prints
+#   - the median overhead (a step's wall time less its agent's and guard's,
+#     meta.json) of the first 20 steps and of the last 20, untraced;
+#   - per command (RUNNER_TRACE=1 on every tenth step, not counted above):
+#     its median ms near the start and near the end, so a command whose
+#     time grows with the run stands out;
+#   - the processes one step starts (strace -f, execve), by program, at
+#     the start and at the end;
+#   - the git floor of the same repository (git status --porcelain, git
+#     add -A, git commit of one changed file) and the overhead against it;
+#   - runner-status and iter-log list at iteration 50 and at iteration
+#     5,000 of a synthetic run (one real iteration directory copied).
+# Usage: bench/step-growth.sh [STEPS] [FILES] [NODES]   (defaults: 1000 1000 6000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=${1:-1000}
+files=${2:-1000}
+nodes=${3:-6000}
+work=$(mktemp -d "${TMPDIR:-/tmp}/treeloop-growth.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
+install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
+export PATH="$work/bin:$PATH" RUNNER_SANDBOX=${RUNNER_SANDBOX:-none}
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+cat > "$work/agent" <<'SH'
+#!/bin/sh
+cat >/dev/null
+echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
+SH
+chmod +x "$work/agent"
+export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps * 2 + 100))
+echo "step growth: $steps steps, $files files, a $nodes-node tree; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+repo=$work/repo
+mkdir -p "$repo"
+cd "$repo"
+git init -q -b main
+python3 - "$files" <<'PY'
+import os, sys
+for i in range(int(sys.argv[1])):
+    d, f = divmod(i, 50)
+    os.makedirs(f"src/d{d}", exist_ok=True)
+    with open(f"src/d{d}/f{f}.go", "w") as fh:
+        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
+PY
+printf 'ci:\n    @true\n' > justfile
+git add -A && git -c gc.auto=0 commit -qm initial && git gc -q
+printf '# Node 0\n\nDeliver part 0 of the benchmark goal, with tests.\n' > "$work/goal.md"
+runner-init --goal "$work/goal.md" >/dev/null
+gentree -n "$nodes" > .runner/state/tree.json
+sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
+git add -A && git commit -qm 'bench: the tree and the guard'
+runner-start --id run-growth --no-baseline >/dev/null
+
+# execs N: one step under strace; its programs, one a line, in $work/exec-N.
+execs() {
+  strace -f -qq -e trace=execve -e signal=none -o "$work/strace-$1" runner-step >/dev/null
+  sed -n 's/^[0-9]* *execve("\([^"]*\)".* = 0$/\1/p' "$work/strace-$1" | xargs -n1 basename > "$work/exec-$1"
+}
+have_strace=0
+command -v strace >/dev/null && have_strace=1
+ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
+: > "$work/over"
+: > "$work/trace"
+i=0
+while [ "$i" -lt "$steps" ]; do
+  i=$((i + 1))
+  if [ "$i" = 3 ] && [ "$have_strace" = 1 ]; then execs start; fi
+  if [ $((i % 10)) = 5 ]; then
+    RUNNER_TRACE=1 runner-step >/dev/null 2> "$work/step.err"
+    sed "s/^/step=$i /" "$work/step.err" >> "$work/trace"
+  fi
+  t0=$(ms); runner-step > "$work/step.out"; t1=$(ms)
+  it=$(sed -n 's/^step: run=.* iter=\([0-9]*\) .*/\1/p' "$work/step.out")
+  meta=.runner/iterations/run-growth/$(printf %04d "$it")/meta.json
+  inner=$(jq '.agent.duration_ms + (.guard_run.duration_ms // 0)' "$meta")
+  echo "$i $((t1 - t0 - inner))" >> "$work/over"
+  [ $((i % 100)) != 0 ] || echo "step growth: $i steps" >&2
+done
+[ "$have_strace" = 0 ] || execs end
+for i in $(seq 1 21); do
+  echo "$i" > src/d1/touched.txt
+  t0=$(ms); git status --porcelain >/dev/null; git add -A; git commit -qm "floor $i"; t1=$(ms)
+  echo $((t1 - t0))
+done > "$work/floor"
+
+# runner-status and iter-log list at iteration 50 and 5,000: the first
+# iteration's meta.json copied (not its tree snapshots: 5,000 of a
+# 6,000-node tree's would fill a disk), run_state.json moved on.
+status_at() {
+  local n=$1 rd=.runner/iterations/run-growth d
+  for d in "$rd"/*/; do
+    [ "${d%/}" = "$rd/$(printf %04d 1)" ] || rm -rf "$d"
+  done
+  for i in $(seq 2 "$n"); do
+    d=$rd/$(printf %04d "$i")
+    mkdir "$d"
+    sed "s/\"iteration\": 1,/\"iteration\": $i,/" "$rd/0001/meta.json" > "$d/meta.json"
+  done
+  jq --argjson n "$n" '.next_iter = $n + 1 | .last_iter = $n' .runner/state/run_state.json > "$work/rs" && cp "$work/rs" .runner/state/run_state.json
+  for cmd in "runner-status" "iter-log list"; do
+    for _ in $(seq 21); do
+      # shellcheck disable=SC2086  # the command's words
+      t0=${EPOCHREALTIME/./}; $cmd >/dev/null || true; t1=${EPOCHREALTIME/./}
+      echo $((t1 - t0))
+    done | median | awk -v n="$n" -v c="$cmd" '{printf "%s\t%s\t%.1f\n", c, n, $1 / 1000}'
+  done
+}
+git reset -q --hard
+{ status_at 50; status_at 5000; } > "$work/status"
+
+python3 - "$work" "$have_strace" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
+import collections, re, statistics, sys
+work, have_strace, load = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+over = [int(l.split()[1]) for l in open(f"{work}/over")]
+n = min(20, len(over))
+first, last = statistics.median(over[:n]), statistics.median(over[-n:])
+floor = statistics.median(int(l) for l in open(f"{work}/floor"))
+print(f"\nsteps: {len(over)}; load average at the end {load}")
+print(f"overhead: median of steps 1-{n} {first:g} ms, of steps {len(over) - n + 1}-{len(over)} {last:g} ms: {last / first:.2f}x")
+print(f"git floor (status + add + commit): {floor:g} ms; overhead/floor {first / floor:.2f}x (first {n}), {last / floor:.2f}x (last {n})")
+steps = collections.defaultdict(lambda: collections.defaultdict(float))
+for line in open(f"{work}/trace"):
+    m = re.match(r"step=(\d+) trace: (cmd|git)=(\S+) ms=([\d.]+)(?: exit=\d+)?(?: by=(\S+))?", line)
+    if m:
+        step, kind, name, ms, by = m.groups()
+        steps[int(step)][name if kind == "cmd" else f"git {name} (by {by})"] += float(ms)
+order = sorted(steps)
+k = max(1, min(5, len(order) // 2))
+head, tail = order[:k], order[-k:]
+names = sorted({c for s in order for c in steps[s]})
+print(f"\nper command, median ms of the traced steps {head[0]}-{head[-1]} and {tail[0]}-{tail[-1]}")
+print("| command | start ms | end ms | growth |")
+print("| --- | --- | --- | --- |")
+for c in names:
+    a = statistics.median(steps[s].get(c, 0.0) for s in head)
+    b = statistics.median(steps[s].get(c, 0.0) for s in tail)
+    print(f"| {c} | {a:.1f} | {b:.1f} | {b - a:+.1f} |")
+if have_strace:
+    for when in ("start", "end"):
+        progs = collections.Counter(open(f"{work}/exec-{when}").read().split())
+        tl = sum(v for p, v in progs.items() if p != "git")
+        print(f"\nprocesses per step ({when}): {sum(progs.values())} ({progs.get('git', 0)} git, {tl} other): " + ", ".join(f"{p} {v}" for p, v in progs.most_common()))
+print("\n| command | iteration | median ms |")
+print("| --- | --- | --- |")
+for line in open(f"{work}/status"):
+    c, it, t = line.rstrip("\n").split("\t")
+    print(f"| {c} | {int(it):,} | {t} |")
+PY
