@@ -34,7 +34,6 @@ var structureDebt = map[string]bool{
 	"lib/command/treevalidate/treevalidate.go (*Options).Run": true,
 	"lib/eval/case.go (*table).check":                         true,
 	"lib/eval/case.go ParseCase":                              true,
-	"lib/command/runnerstart/runnerstart.go start":            true,
 	"lib/proc/proc.go Run":                                    true,
 	"lib/command/iterlog/iterlog.go (*EndCmd).Run":            true,
 	"lib/tree/fuzz_test.go FuzzTransition":                    true,
