@@ -32,8 +32,6 @@ var structureDebt = map[string]bool{
 	"lib/config/config.go (Config).Validate":                  true,
 	"lib/seal/seal.go (*Seal).Restore":                        true,
 	"lib/command/treevalidate/treevalidate.go (*Options).Run": true,
-	"lib/eval/case.go (*table).check":                         true,
-	"lib/eval/case.go ParseCase":                              true,
 	"lib/proc/proc.go Run":                                    true,
 	"lib/command/iterlog/iterlog.go (*EndCmd).Run":            true,
 	"lib/tree/fuzz_test.go FuzzTransition":                    true,
