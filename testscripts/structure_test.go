@@ -35,7 +35,6 @@ var structureDebt = map[string]bool{
 	"lib/proc/proc.go Run":                                    true,
 	"lib/command/iterlog/iterlog.go (*EndCmd).Run":            true,
 	"lib/tree/fuzz_test.go FuzzTransition":                    true,
-	"lib/command/evalrun/attempt.go (*runner).attempt":        true,
 	"lib/command/treeupdate/treeupdate.go (*Options).Run":     true,
 }
 
