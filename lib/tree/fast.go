@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -254,6 +255,72 @@ func (p *fastParser) boolean() (bool, bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// stringField is one string property of an object in an array of
+// objects (a node's answers, say): its name, where it goes, and its
+// bounds in code points (a negative maxRunes is no bound).
+type stringField struct {
+	name               string
+	dst                *string
+	minRunes, maxRunes int
+}
+
+// readObjects reads an array of at most maxItems closed objects of
+// string properties, all required: fields gives the properties of the
+// item being read. Such arrays are rare, so their strings are copied off
+// buf at once. An empty array reads as nil when the property is optional
+// (it is absent from a canonical file), else as an empty slice.
+func readObjects[T any](p *fastParser, maxItems int, optional bool, fields func(*T) []stringField) ([]T, bool) {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, false
+	}
+	out := []T{}
+	for p.dec.PeekKind() != ']' {
+		if len(out) == maxItems {
+			return nil, false
+		}
+		var item T
+		if !p.object(fields(&item)) {
+			return nil, false
+		}
+		out = append(out, item)
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if len(out) == 0 && optional {
+		return nil, true
+	}
+	return out, true
+}
+
+// object reads one object of exactly fields.
+func (p *fastParser) object(fields []stringField) bool {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	seen := 0
+	for {
+		tok, err := p.dec.ReadToken()
+		if err != nil {
+			return false
+		}
+		if tok.Kind() == '}' {
+			return seen == 1<<len(fields)-1
+		}
+		i := slices.IndexFunc(fields, func(f stringField) bool { return f.name == tok.String() })
+		if i < 0 || seen&(1<<i) != 0 {
+			return false // additionalProperties: false, or repeated
+		}
+		seen |= 1 << i
+		sp, ok := p.str(fields[i].minRunes, fields[i].maxRunes)
+		if !ok {
+			return false
+		}
+		*fields[i].dst = string(p.buf[sp.start:sp.end])
+		p.buf = p.buf[:sp.start]
+	}
 }
 
 // strings reads an array of at most maxItems strings of at most maxRunes

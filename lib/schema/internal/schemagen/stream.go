@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,10 @@ type streamGen struct {
 	consts   bytes.Buffer
 	cases    bytes.Buffer
 	bounds   []string
-	spans    []string // Go names of the string fields
+	spans    []string        // Go names of the string fields
+	optional map[string]bool // of spans: absent leaves the span zero
+	helpers  bytes.Buffer
+	required map[string]bool
 }
 
 func (g *streamGen) emit() (string, error) {
@@ -31,6 +35,7 @@ func (g *streamGen) emit() (string, error) {
 	for _, r := range g.obj.Required {
 		required[r] = true
 	}
+	g.required = required
 	var bits, names, req []string
 	for i, p := range g.obj.Properties {
 		bit := "f" + goName(p.name)
@@ -57,6 +62,7 @@ func (g *streamGen) emit() (string, error) {
 	fmt.Fprintf(&b, "func (p *fastParser) field(name string, n *%s, s *%sSpans, depth int) (bit int, ok bool) {\n\tswitch name {\n%s\t}\n\treturn 0, false\n}\n\n", g.typ, g.def, g.cases.String())
 	fmt.Fprintf(&b, "// %sWithinBounds reports whether n's own fields (not its children's)\n// are within what field accepts.\n", g.def)
 	fmt.Fprintf(&b, "func %sWithinBounds(n *%s) bool {\n\treturn %s\n}\n", g.def, g.typ, strings.Join(g.bounds, " &&\n\t\t"))
+	b.Write(g.helpers.Bytes())
 	return b.String(), nil
 }
 
@@ -66,6 +72,9 @@ func (g *streamGen) writeSpans(b *bytes.Buffer) {
 	for i, f := range g.spans {
 		lower[i] = strings.ToLower(f)
 		sets[i] = fmt.Sprintf("n.%s = cut(s.%s)", f, lower[i])
+		if g.optional[f] {
+			sets[i] = fmt.Sprintf("if s.%s != (span{}) { // absent\n\t\t%s\n\t}", lower[i], sets[i])
+		}
 	}
 	fmt.Fprintf(b, "// %sSpans are a %s's string fields while it is read: spans of\n// fastParser.buf.\ntype %sSpans struct{ %s span }\n\n", g.def, g.def, g.def, strings.Join(lower, ", "))
 	fmt.Fprintf(b, "// set gives n its strings, cut from the node's one allocation.\nfunc (s *%sSpans) set(n *%s, cut func(span) string) {\n\t%s\n}\n\n", g.def, g.typ, strings.Join(sets, "\n\t"))
@@ -127,6 +136,13 @@ func (g *streamGen) stringField(p property, f, bit string) error {
 	} else {
 		fmt.Fprintf(&g.cases, "\t\treturn %s, ok\n", bit)
 	}
+	if !g.required[p.name] {
+		if g.optional == nil {
+			g.optional = map[string]bool{}
+		}
+		g.optional[f] = true
+		check = fmt.Sprintf("(n.%s == \"\" || %s)", f, check) // "" is absent
+	}
 	g.bounds = append(g.bounds, check)
 	return nil
 }
@@ -142,9 +158,39 @@ func (g *streamGen) arrayField(p property, f, bit string) error {
 		itemMax := g.constant(p.name, "ItemMaxLength", strconv.Itoa(*items.MaxLength))
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.strings(%s, %s)\n\t\treturn %s, ok\n", f, max, itemMax, bit)
 		g.bounds = append(g.bounds, fmt.Sprintf("len(n.%s) <= %s && allRunes(n.%s, %s)", f, max, f, itemMax))
+	case items.kind() == "object" && items.Additional != nil && !*items.Additional:
+		return g.objectsField(p, f, bit, max)
 	default:
 		return fmt.Errorf("these items have no reader: add one to lib/tree/fast.go and to schemagen's stream.go")
 	}
+	return nil
+}
+
+// objectsField writes the reader and bounds of an array of closed objects
+// whose properties are all required strings, read into []<Item> (the
+// property's name, singular, in Go's spelling).
+func (g *streamGen) objectsField(p property, f, bit, max string) error {
+	items := p.schema.Items
+	typ := strings.TrimSuffix(f, "s")
+	var fields, checks []string
+	for _, ip := range items.Properties {
+		s := ip.schema
+		if !s.has("string") || len(s.Type) != 1 || s.Pattern != "" || s.Enum != nil || !slices.Contains(items.Required, ip.name) {
+			return fmt.Errorf("%s: only required strings are read in an array of objects", ip.name)
+		}
+		lo, hi := strconv.Itoa(intOr(s.MinLength, 0)), strconv.Itoa(intOr(s.MaxLength, -1))
+		fields = append(fields, fmt.Sprintf("{%q, &x.%s, %s, %s}", ip.name, goName(ip.name), lo, hi))
+		checks = append(checks, fmt.Sprintf("schema.Runes(x.%s, %s, %s)", goName(ip.name), lo, hi))
+	}
+	if len(items.Required) != len(items.Properties) {
+		return fmt.Errorf("every property of the items must be required")
+	}
+	fmt.Fprintf(&g.cases, "\t\tn.%s, ok = readObjects(p, %s, %v, func(x *%s) []stringField {\n\t\t\treturn []stringField{%s}\n\t\t})\n\t\treturn %s, ok\n",
+		f, max, !g.required[p.name], typ, strings.Join(fields, ", "), bit)
+	helper := g.def + f + "WithinBounds"
+	fmt.Fprintf(&g.helpers, "\n// %s reports whether every item is within what field accepts.\nfunc %s(xs []%s) bool {\n\tfor _, x := range xs {\n\t\tif !(%s) {\n\t\t\treturn false\n\t\t}\n\t}\n\treturn true\n}\n",
+		helper, helper, typ, strings.Join(checks, " && "))
+	g.bounds = append(g.bounds, fmt.Sprintf("len(n.%s) <= %s && %s(n.%s)", f, max, helper, f))
 	return nil
 }
 
