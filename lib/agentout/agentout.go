@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
 	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/lib/tree"
-	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // MaxBytes is the largest output file accepted (1 MiB).
@@ -87,62 +85,13 @@ func Parse(data []byte, mode string) (Output, error) {
 	return o, nil
 }
 
-// plainlyValid is schemas/agent_output.v1.schema.json written out for a
-// decoded document: true only when the schema accepts v. It may refuse
-// more than the schema (the full validator then decides), never less;
+// plainlyValid reports whether the schema accepts v, by its plain check
+// (check_gen.go, generated from schemas/agent_output.v1.schema.json);
 // TestPlainlyValidAgreesWithSchema and FuzzPlainlyValid hold it to the
 // full validator.
-func plainlyValid(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok || len(m) != 3 {
-		return false
-	}
-	status, ok := m["status"].(string)
-	if !ok || (status != "done" && status != "retry" && status != "decomposed") {
-		return false
-	}
-	if s, ok := m["summary"].(string); !ok || !runes(s, 1, 16384) {
-		return false
-	}
-	kids, ok := m["children"].([]any)
-	if !ok || len(kids) > 50 || (status == string(vocab.StatusDecomposed)) != (len(kids) > 0) {
-		return false
-	}
-	for _, k := range kids {
-		c, ok := k.(map[string]any)
-		if !ok || len(c) != 4 {
-			return false
-		}
-		if s, ok := c["title"].(string); !ok || !runes(s, 1, 256) {
-			return false
-		}
-		if s, ok := c["goal"].(string); !ok || !runes(s, 0, 16384) {
-			return false
-		}
-		if next, ok := c["next"].(string); !ok || (next != "execute" && next != "decompose") {
-			return false
-		}
-		acc, ok := c["acceptance"].([]any)
-		if !ok || len(acc) > 64 {
-			return false
-		}
-		for _, a := range acc {
-			if s, ok := a.(string); !ok || !runes(s, 0, 4096) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// runes reports whether s has min to max code points.
-func runes(s string, min, max int) bool {
-	if len(s) < min {
-		return false
-	}
-	n := utf8.RuneCountInString(s)
-	return n >= min && n <= max
-}
+//
+//go:generate go run ../schema/internal/schemagen -schema agent_output.v1 -check plainCheck -o check_gen.go
+func plainlyValid(v any) bool { return plainCheck(v) == "" }
 
 // controlChars refuses a control character other than newline and tab in
 // the text the runner writes on (tree.ControlChar): the summary goes into

@@ -194,70 +194,13 @@ func ParseCase(file string, data []byte) (*Case, Problems) {
 	}
 	dir := filepath.Dir(file)
 	c := &Case{File: file, RootNext: "decompose", TimeoutSecs: DefaultTimeoutSecs, Config: map[string]any{}, Backends: map[string]Backend{}}
-
 	if ct := root.table("case", true); ct != nil {
-		c.ID = ct.str("id", true)
-		if c.ID != "" && !tree.ValidID(c.ID) {
-			ct.bad("id", "id %q must match %s (it becomes a directory name)", c.ID, tree.IDPattern)
-		} else if base := strings.TrimSuffix(filepath.Base(file), ".toml"); c.ID != "" && c.ID != base {
-			ct.bad("id", "id %q differs from the file name: name the file %s.toml or the case %q", c.ID, c.ID, base)
-		}
-		c.Description = ct.str("description", false)
-		goal, goalFile := ct.str("goal", false), ct.str("goal_file", false)
-		switch {
-		case goal != "" && goalFile != "":
-			ct.bad("goal_file", "give goal or goal_file, not both")
-		case goalFile != "":
-			b, err := os.ReadFile(filepath.Join(dir, goalFile))
-			if err != nil {
-				ct.bad("goal_file", "goal_file: %v", cause(err))
-			}
-			c.Goal = string(b)
-		case goal != "":
-			c.Goal = goal
-		default:
-			ct.missing("goal", "needs goal (text) or goal_file (a GOAL.md)")
-		}
-		if c.Goal != "" && !strings.HasPrefix(strings.TrimLeft(c.Goal, "\n"), "# ") {
-			// runner-init takes the first "# " heading as the root's title.
-			key := "goal"
-			if goalFile != "" {
-				key = "goal_file"
-			}
-			ct.bad(key, "the goal must start with a \"# \" heading (the root node's title)")
-		}
-		if fx := ct.str("fixture", false); fx != "" {
-			c.Fixture = filepath.Join(dir, fx)
-			if st, err := os.Stat(c.Fixture); err != nil || !st.IsDir() {
-				ct.bad("fixture", "fixture %q is not a directory next to the case file", fx)
-			}
-		}
-		if n := ct.str("root_next", false); n != "" {
-			if n != "decompose" && n != "execute" {
-				ct.bad("root_next", "root_next must be \"decompose\" or \"execute\", got %q", n)
-			}
-			c.RootNext = n
-		}
-		if n, ok := ct.int("timeout_secs"); ok {
-			if n < 1 {
-				ct.bad("timeout_secs", "timeout_secs must be at least 1, got %d", n)
-			}
-			c.TimeoutSecs = n
-		}
-		if e := ct.str("expect", false); e != "" {
-			if !slices.Contains(Outcomes, e) {
-				ct.bad("expect", "expect must be one of %s, got %q", strings.Join(Outcomes, ", "), e)
-			}
-			c.Expect = e
-		}
-		ct.finish()
+		ct.caseTable(c, file, dir)
 	}
-
 	if cfg := root.table("config", false); cfg != nil {
 		c.Config = cfg.m
 		r.checkConfig(cfg)
 	}
-
 	if bt := root.table("backends", false); bt != nil {
 		for _, name := range bt.keys() {
 			t := bt.table(name, true)
@@ -267,24 +210,7 @@ func ParseCase(file string, data []byte) (*Case, Problems) {
 			c.Backends[name] = t.backend(name, dir)
 		}
 	}
-
-	if arr, ok := root.m["checks"]; ok {
-		root.used["checks"] = true
-		list, isList := arr.([]any)
-		if !isList {
-			root.bad("checks", "checks must be an array of tables ([[checks]])")
-		}
-		for i, e := range list {
-			m, isMap := e.(map[string]any)
-			path := "checks." + strconv.Itoa(i)
-			if !isMap {
-				r.problem(path, "checks[%d] must be a table", i)
-				continue
-			}
-			t := &table{r: r, path: path, m: m, used: map[string]bool{}}
-			c.Checks = append(c.Checks, t.check(i))
-		}
-	}
+	c.Checks = root.checks()
 	if len(c.Checks) == 0 {
 		r.problem("", "a case needs at least one [[checks]] entry")
 	}
@@ -297,6 +223,95 @@ func ParseCase(file string, data []byte) (*Case, Problems) {
 		return nil, r.probs
 	}
 	return c, nil
+}
+
+// caseTable reads [case] of the case file (its directory dir) into c.
+func (t *table) caseTable(c *Case, file, dir string) {
+	c.ID = t.str("id", true)
+	if c.ID != "" && !tree.ValidID(c.ID) {
+		t.bad("id", "id %q must match %s (it becomes a directory name)", c.ID, tree.IDPattern)
+	} else if base := strings.TrimSuffix(filepath.Base(file), ".toml"); c.ID != "" && c.ID != base {
+		t.bad("id", "id %q differs from the file name: name the file %s.toml or the case %q", c.ID, c.ID, base)
+	}
+	c.Description = t.str("description", false)
+	t.goal(c, dir)
+	if fx := t.str("fixture", false); fx != "" {
+		c.Fixture = filepath.Join(dir, fx)
+		if st, err := os.Stat(c.Fixture); err != nil || !st.IsDir() {
+			t.bad("fixture", "fixture %q is not a directory next to the case file", fx)
+		}
+	}
+	if n := t.str("root_next", false); n != "" {
+		if n != "decompose" && n != "execute" {
+			t.bad("root_next", "root_next must be \"decompose\" or \"execute\", got %q", n)
+		}
+		c.RootNext = n
+	}
+	if n, ok := t.int("timeout_secs"); ok {
+		if n < 1 {
+			t.bad("timeout_secs", "timeout_secs must be at least 1, got %d", n)
+		}
+		c.TimeoutSecs = n
+	}
+	if e := t.str("expect", false); e != "" {
+		if !slices.Contains(Outcomes, e) {
+			t.bad("expect", "expect must be one of %s, got %q", strings.Join(Outcomes, ", "), e)
+		}
+		c.Expect = e
+	}
+	t.finish()
+}
+
+// goal reads [case]'s goal or goal_file (relative to dir) into c.Goal.
+func (t *table) goal(c *Case, dir string) {
+	goal, goalFile := t.str("goal", false), t.str("goal_file", false)
+	switch {
+	case goal != "" && goalFile != "":
+		t.bad("goal_file", "give goal or goal_file, not both")
+	case goalFile != "":
+		b, err := os.ReadFile(filepath.Join(dir, goalFile))
+		if err != nil {
+			t.bad("goal_file", "goal_file: %v", cause(err))
+		}
+		c.Goal = string(b)
+	case goal != "":
+		c.Goal = goal
+	default:
+		t.missing("goal", "needs goal (text) or goal_file (a GOAL.md)")
+	}
+	if c.Goal != "" && !strings.HasPrefix(strings.TrimLeft(c.Goal, "\n"), "# ") {
+		// runner-init takes the first "# " heading as the root's title.
+		key := "goal"
+		if goalFile != "" {
+			key = "goal_file"
+		}
+		t.bad(key, "the goal must start with a \"# \" heading (the root node's title)")
+	}
+}
+
+// checks reads the document's [[checks]] array.
+func (t *table) checks() []Check {
+	arr, ok := t.m["checks"]
+	if !ok {
+		return nil
+	}
+	t.used["checks"] = true
+	list, isList := arr.([]any)
+	if !isList {
+		t.bad("checks", "checks must be an array of tables ([[checks]])")
+	}
+	var out []Check
+	for i, e := range list {
+		m, isMap := e.(map[string]any)
+		path := "checks." + strconv.Itoa(i)
+		if !isMap {
+			t.r.problem(path, "checks[%d] must be a table", i)
+			continue
+		}
+		t := &table{r: t.r, path: path, m: m, used: map[string]bool{}}
+		out = append(out, t.check(i))
+	}
+	return out
 }
 
 // BackendsFile reads eval/backends.toml: one [NAME] table per backend, keys
@@ -586,27 +601,7 @@ func (t *table) check(i int) Check {
 	var c Check
 	c.Type = t.str("type", true)
 	c.Name = t.str("name", false)
-	allowed, known := checkKeys[c.Type]
-	if c.Type != "" && !known {
-		t.bad("type", "unknown check type %q (want one of %s)", c.Type, strings.Join(CheckTypes, ", "))
-	}
-	for _, k := range t.keys() {
-		if k == "type" || k == "name" {
-			continue
-		}
-		if known && !slices.Contains(allowed, k) {
-			t.used[k] = true
-			if len(allowed) == 0 {
-				t.bad(k, "a %s check takes no %q", c.Type, k)
-			} else {
-				t.bad(k, "a %s check takes no %q (it takes %s)", c.Type, k, strings.Join(allowed, ", "))
-			}
-		}
-	}
-	if !known {
-		for _, k := range t.keys() {
-			t.used[k] = true
-		}
+	if !t.checkKeys(c.Type) {
 		return c
 	}
 	need := func(key string) string { return t.str(key, true) }
@@ -624,22 +619,7 @@ func (t *table) check(i int) Check {
 			}
 		}
 	case CommandSucceeds:
-		cmd, ok := t.strs("cmd")
-		switch {
-		case !ok:
-			t.missing("cmd", "add cmd = [\"program\", \"arg\", …]")
-		case cmd == nil: // not an array: already reported
-		case len(cmd) == 0 || cmd[0] == "":
-			t.bad("cmd", "cmd must be a non-empty argv")
-		}
-		c.Cmd = cmd
-		c.TimeoutSecs = DefaultCheckTimeoutSecs
-		if n, ok := t.int("timeout_secs"); ok {
-			if n < 1 {
-				t.bad("timeout_secs", "timeout_secs must be at least 1, got %d", n)
-			}
-			c.TimeoutSecs = n
-		}
+		t.commandCheck(&c)
 	case JSONPath:
 		c.Path = need("path")
 		c.Query = need("query")
@@ -650,24 +630,7 @@ func (t *table) check(i int) Check {
 			t.r.problem(t.path, "checks[%d]: a json_path check takes either equals or exists", i)
 		}
 	case TreePassedCount, TreeMaxDepth:
-		for _, k := range []string{"min", "max"} {
-			if n, ok := t.int(k); ok {
-				if n < 0 {
-					t.bad(k, "%s must be 0 or more, got %d", k, n)
-				}
-				if k == "min" {
-					c.Min = &n
-				} else {
-					c.Max = &n
-				}
-			}
-		}
-		switch {
-		case c.Min == nil && c.Max == nil:
-			t.r.problem(t.path, "checks[%d]: a %s check needs min, max or both", i, c.Type)
-		case c.Min != nil && c.Max != nil && *c.Min > *c.Max:
-			t.bad("min", "min %d is more than max %d", *c.Min, *c.Max)
-		}
+		t.boundsCheck(&c, i)
 	}
 	if c.Path != "" && (filepath.IsAbs(c.Path) || strings.HasPrefix(filepath.Clean(c.Path), "..")) {
 		t.bad("path", "path %q must be relative to the workspace and stay inside it", c.Path)
@@ -677,6 +640,77 @@ func (t *table) check(i int) Check {
 	}
 	t.finish()
 	return c
+}
+
+// checkKeys reports whether typ is a known check type, and refuses the
+// keys a check of that type does not take (all keys are consumed when
+// the type is unknown: its problem is the type's).
+func (t *table) checkKeys(typ string) bool {
+	allowed, known := checkKeys[typ]
+	if typ != "" && !known {
+		t.bad("type", "unknown check type %q (want one of %s)", typ, strings.Join(CheckTypes, ", "))
+	}
+	for _, k := range t.keys() {
+		if k == "type" || k == "name" {
+			continue
+		}
+		if known && !slices.Contains(allowed, k) {
+			t.used[k] = true
+			if len(allowed) == 0 {
+				t.bad(k, "a %s check takes no %q", typ, k)
+			} else {
+				t.bad(k, "a %s check takes no %q (it takes %s)", typ, k, strings.Join(allowed, ", "))
+			}
+		}
+	}
+	if !known {
+		for _, k := range t.keys() {
+			t.used[k] = true
+		}
+	}
+	return known
+}
+
+// commandCheck reads a command_succeeds check's cmd and timeout_secs.
+func (t *table) commandCheck(c *Check) {
+	cmd, ok := t.strs("cmd")
+	switch {
+	case !ok:
+		t.missing("cmd", "add cmd = [\"program\", \"arg\", …]")
+	case cmd == nil: // not an array: already reported
+	case len(cmd) == 0 || cmd[0] == "":
+		t.bad("cmd", "cmd must be a non-empty argv")
+	}
+	c.Cmd = cmd
+	c.TimeoutSecs = DefaultCheckTimeoutSecs
+	if n, ok := t.int("timeout_secs"); ok {
+		if n < 1 {
+			t.bad("timeout_secs", "timeout_secs must be at least 1, got %d", n)
+		}
+		c.TimeoutSecs = n
+	}
+}
+
+// boundsCheck reads the min and max of checks[i], a tree count check.
+func (t *table) boundsCheck(c *Check, i int) {
+	for _, k := range []string{"min", "max"} {
+		if n, ok := t.int(k); ok {
+			if n < 0 {
+				t.bad(k, "%s must be 0 or more, got %d", k, n)
+			}
+			if k == "min" {
+				c.Min = &n
+			} else {
+				c.Max = &n
+			}
+		}
+	}
+	switch {
+	case c.Min == nil && c.Max == nil:
+		t.r.problem(t.path, "checks[%d]: a %s check needs min, max or both", i, c.Type)
+	case c.Min != nil && c.Max != nil && *c.Min > *c.Max:
+		t.bad("min", "min %d is more than max %d", *c.Min, *c.Max)
+	}
 }
 
 func defaultName(c Check) string {

@@ -84,54 +84,13 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 	default:
 		return "", fmt.Errorf("git mktree: %q is not a commit id", commit)
 	}
-	dirs := map[string]bool{"": true}
-	for _, c := range changes {
-		if c.Unmerged || !plainPath(c.Path) {
-			return "", ErrTreeByHand
-		}
-		switch c.Mode {
-		case "000000", "100644", "100755", "120000", "160000":
-		default:
-			return "", ErrTreeByHand
-		}
-		for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
-			dirs[d] = true
-		}
-	}
-	names := make([]string, 0, len(dirs))
-	for d := range dirs {
-		names = append(names, d)
-	}
-	sort.Strings(names)
-	var in strings.Builder
-	for _, d := range names {
-		if d == "" {
-			in.WriteString(commit + "^{tree}\n")
-		} else {
-			in.WriteString(commit + ":" + d + "\n")
-		}
-	}
-	out, err := run(r.root, []byte(in.String()), "cat-file", "--batch")
+	names, err := changedDirs(changes)
 	if err != nil {
 		return "", err
 	}
-	trees := make(map[string]map[string]treeEntry, len(names))
-	for _, d := range names {
-		var typ string
-		var body []byte
-		typ, body, out, err = batchRecord(out)
-		if err != nil {
-			return "", err
-		}
-		entries := map[string]treeEntry{}
-		if typ == "tree" {
-			if entries, err = parseTree(body, newHash().Size()); err != nil {
-				return "", err
-			}
-		} else if d == "" {
-			return "", fmt.Errorf("git cat-file: %s has no tree", commit)
-		}
-		trees[d] = entries // a new directory, or one that was a file
+	trees, err := r.readTrees(commit, names, newHash().Size())
+	if err != nil {
+		return "", err
 	}
 	for _, c := range changes {
 		t := trees[parentDir(c.Path)]
@@ -146,17 +105,101 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 		}
 		t[name] = treeEntry{mode: c.Mode, id: id}
 	}
-	// Deepest first: a directory's id goes into its parent before the
-	// parent is written; an emptied directory leaves its parent.
+	batch, want, err := encodeTrees(trees, names, newHash)
+	if err != nil {
+		return "", err
+	}
+	got, err := run(r.root, batch, "mktree", "-z", "--batch")
+	if err != nil {
+		return "", err
+	}
+	ids := strings.Fields(string(got))
+	if len(ids) != len(want) {
+		return "", fmt.Errorf("git mktree: %d trees for %d", len(ids), len(want))
+	}
+	for i := range want {
+		if ids[i] != want[i] {
+			return "", fmt.Errorf("git mktree: tree %s, computed %s", ids[i], want[i])
+		}
+	}
+	return want[len(want)-1], nil
+}
+
+// changedDirs returns the directories the changes touch, the root ("")
+// included, sorted; ErrTreeByHand for a change the plain path must make.
+func changedDirs(changes []StagedChange) ([]string, error) {
+	dirs := map[string]bool{"": true}
+	for _, c := range changes {
+		if c.Unmerged || !plainPath(c.Path) {
+			return nil, ErrTreeByHand
+		}
+		switch c.Mode {
+		case "000000", "100644", "100755", "120000", "160000":
+		default:
+			return nil, ErrTreeByHand
+		}
+		for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	names := make([]string, 0, len(dirs))
+	for d := range dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// readTrees reads the entries of each directory of names at commit
+// through one git cat-file --batch: empty for a directory commit does not
+// have (a new one, or one that was a file).
+func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[string]map[string]treeEntry, error) {
+	var in strings.Builder
+	for _, d := range names {
+		if d == "" {
+			in.WriteString(commit + "^{tree}\n")
+		} else {
+			in.WriteString(commit + ":" + d + "\n")
+		}
+	}
+	out, err := run(r.root, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	trees := make(map[string]map[string]treeEntry, len(names))
+	for _, d := range names {
+		var typ string
+		var body []byte
+		typ, body, out, err = batchRecord(out)
+		if err != nil {
+			return nil, err
+		}
+		entries := map[string]treeEntry{}
+		if typ == "tree" {
+			if entries, err = parseTree(body, hashSize); err != nil {
+				return nil, err
+			}
+		} else if d == "" {
+			return nil, fmt.Errorf("git cat-file: %s has no tree", commit)
+		}
+		trees[d] = entries // a new directory, or one that was a file
+	}
+	return trees, nil
+}
+
+// encodeTrees writes the trees of names, deepest first (a directory's id
+// goes into its parent before the parent is written; an emptied directory
+// leaves its parent), as git mktree -z --batch input, and returns it with
+// the ids the trees must get, the root's last.
+func encodeTrees(trees map[string]map[string]treeEntry, names []string, newHash func() hash.Hash) ([]byte, []string, error) {
+	depth := func(d string) int {
+		if d == "" {
+			return 0
+		}
+		return strings.Count(d, "/") + 1
+	}
 	sort.Slice(names, func(i, j int) bool {
-		di, dj := strings.Count(names[i], "/")+1, strings.Count(names[j], "/")+1
-		if names[i] == "" {
-			di = 0
-		}
-		if names[j] == "" {
-			dj = 0
-		}
-		if di != dj {
+		if di, dj := depth(names[i]), depth(names[j]); di != dj {
 			return di > dj
 		}
 		return names[i] < names[j]
@@ -174,7 +217,7 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 				continue
 			}
 		} else if len(t) == 0 {
-			return "", ErrTreeByHand
+			return nil, nil, ErrTreeByHand
 		}
 		obj, lines := encodeTree(t)
 		h := newHash()
@@ -188,20 +231,7 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 		batch.WriteByte(0)
 		want = append(want, hex.EncodeToString(id))
 	}
-	got, err := run(r.root, batch.Bytes(), "mktree", "-z", "--batch")
-	if err != nil {
-		return "", err
-	}
-	ids := strings.Fields(string(got))
-	if len(ids) != len(want) {
-		return "", fmt.Errorf("git mktree: %d trees for %d", len(ids), len(want))
-	}
-	for i := range want {
-		if ids[i] != want[i] {
-			return "", fmt.Errorf("git mktree: tree %s, computed %s", ids[i], want[i])
-		}
-	}
-	return want[len(want)-1], nil
+	return batch.Bytes(), want, nil
 }
 
 // plainPath: a relative path of non-empty components other than . and ..,

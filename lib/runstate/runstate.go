@@ -8,14 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	"github.com/treeloop/treeloop/lib/tree"
-	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // State is run_state.json. Pointers are JSON null when nil.
@@ -48,6 +44,11 @@ func Val(p *string) string {
 	}
 	return *p
 }
+
+// check is the schema's plain check (check_gen.go, generated from
+// schemas/run_state.v1.schema.json).
+//
+//go:generate go run ../schema/internal/schemagen -schema run_state.v1 -check check -o check_gen.go -what "/run_id=a run id"
 
 // Parse decodes and validates run_state.json bytes.
 func Parse(data []byte) (State, error) {
@@ -99,87 +100,4 @@ func Encode(s State) []byte {
 // Save writes s to path atomically.
 func Save(path string, s State) error {
 	return fsutil.WriteAtomic(path, Encode(s), 0o644)
-}
-
-// check is schemas/run_state.v1.schema.json written out for a decoded
-// document: "" when the schema accepts v, else the first problem as
-// "<pointer>: <what>". TestCheckAgreesWithSchema holds it to the full
-// validator.
-func check(v any) string {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return "/: not a JSON object"
-	}
-	for _, k := range []string{"run_id", "next_iter", "last_status", "last_summary", "last_guard"} {
-		if _, ok := m[k]; !ok {
-			return "/: missing property " + k
-		}
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // the first problem is the same every time
-	for _, k := range keys {
-		x := m[k]
-		bad := ""
-		switch k {
-		case "run_id":
-			if s, ok := x.(string); x != nil && (!ok || !tree.ValidID(s)) {
-				bad = "not null or a run id"
-			}
-		case "next_iter":
-			if !integerAtLeast1(x) {
-				bad = "not an integer >= 1"
-			}
-		case "last_status":
-			// An iteration status, or agent_error (the schema's word here
-			// for an agent error's retry: context-write tells the next
-			// session so).
-			if !oneOf(x, string(vocab.StatusDone), string(vocab.StatusRetry), string(vocab.StatusDecomposed), "agent_error", string(vocab.StatusTimeout), string(vocab.StatusInterrupted), string(vocab.StatusRunnerError)) {
-				bad = "not null or a status"
-			}
-		case "last_guard":
-			if !oneOf(x, string(vocab.GuardPass), string(vocab.GuardFail), string(vocab.GuardSkipped)) {
-				bad = "not null, pass, fail or skipped"
-			}
-		case "last_iter":
-			if _, isNum := x.(float64); x != nil && (!isNum || !integerAtLeast1(x)) {
-				bad = "not null or an integer >= 1"
-			}
-		case "last_summary", "last_node":
-			if _, ok := x.(string); x != nil && !ok {
-				bad = "not null or a string"
-			}
-		default:
-			bad = "unknown property"
-		}
-		if bad != "" {
-			return "/" + k + ": " + bad
-		}
-	}
-	return ""
-}
-
-// integerAtLeast1 reports whether x is a number with no fraction, >= 1.
-func integerAtLeast1(x any) bool {
-	f, ok := x.(float64)
-	return ok && f == math.Trunc(f) && f >= 1
-}
-
-// oneOf reports whether x is nil or one of the strings.
-func oneOf(x any, values ...string) bool {
-	if x == nil {
-		return true
-	}
-	s, ok := x.(string)
-	if !ok {
-		return false
-	}
-	for _, v := range values {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
@@ -150,5 +152,25 @@ func TestPointer(t *testing.T) {
 		if got := schema.Pointer(tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Pointer(%q) = %#v, want %#v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestMatchersAgreeWithRegexp: each plain matcher of a schema pattern
+// answers as the pattern's regexp on strings at and across its edges.
+func TestMatchersAgreeWithRegexp(t *testing.T) {
+	inputs := []string{"", "a", "A", "0", "-", "_", ".", "a-b", "a.b_c", "-a", ".a", "a b", "é", "a\n", "aé",
+		strings.Repeat("a", 127), strings.Repeat("a", 128), strings.Repeat("a", 129),
+		strings.Repeat("f", 39), strings.Repeat("f", 40), strings.Repeat("0", 64), strings.Repeat("a", 65), strings.Repeat("F", 40),
+		"hook_failed", "hook9", "9hook", "Hook", "hook-failed"}
+	for pattern, match := range schema.Matchers {
+		re := regexp.MustCompile(pattern)
+		for _, s := range inputs {
+			if match(s) != re.MatchString(s) || schema.Match(pattern, s) != re.MatchString(s) {
+				t.Errorf("%s on %q: plain %v, regexp %v", pattern, s, match(s), re.MatchString(s))
+			}
+		}
+	}
+	if !schema.Match(`^x+$`, "xx") || schema.Match(`^x+$`, "xy") {
+		t.Error("Match through a regexp")
 	}
 }

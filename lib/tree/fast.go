@@ -7,11 +7,14 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // fastParse decodes a task tree in one streaming pass, checking every
@@ -58,18 +61,6 @@ func fastParseWhy(data []byte) (*Node, string) {
 // jsonstrict.MaxDepth (each node level nests two JSON levels).
 const fastMaxDepth = 400
 
-// The schema's bounds (schemas/task_tree.v1.schema.json), as the fast
-// path and Verify check them; lengths in code points.
-const (
-	maxOrder          = 1<<53 - 1 // |order|
-	maxTitleRunes     = 256
-	maxGoalRunes      = 16384
-	maxAcceptance     = 64 // criteria
-	maxCriterionRunes = 4096
-	maxAttemptsValue  = 1000000 // attempts and max_attempts
-	maxChildren       = 10000
-)
-
 // fastParser allocates little per node, since in a command that loads a
 // tree once, fresh heap (and its page faults) is most of the load's cost
 // (issue 16): the nodes come from slabs, a node's strings share one
@@ -114,22 +105,10 @@ func (p *fastParser) fail(id string, format string, args ...any) bool {
 	return false
 }
 
-const (
-	fID = 1 << iota
-	fOrder
-	fTitle
-	fGoal
-	fAcceptance
-	fNext
-	fPasses
-	fAttempts
-	fMaxAttempts
-	fChildren
-	fAll = 1<<iota - 1
-)
-
-// fieldNames are the fields in the order of the bits above.
-var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "children"}
+// The node's fields, their bits, bounds and readers (fastParser.field),
+// are generated from the schema into fast_gen.go.
+//
+//go:generate go run ../schema/internal/schemagen -schema task_tree.v1 -stream node -type Node -o fast_gen.go
 
 func (p *fastParser) node(depth int) (*Node, bool) {
 	if depth > fastMaxDepth {
@@ -140,8 +119,8 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 	}
 	n := p.newNode()
 	base, spanBase := len(p.buf), len(p.spans)
-	var id, title, goal span
-	idOf := func() string { return string(p.buf[id.start:id.end]) }
+	var spans nodeSpans
+	idOf := func() string { return p.text(spans.id) }
 	seen := 0
 	for {
 		tok, err := p.dec.ReadToken()
@@ -151,54 +130,8 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 		if tok.Kind() == '}' {
 			break
 		}
-		var bit int
-		ok := true
-		switch tok.String() { // the token is voided by the next read
-		case "id":
-			bit = fID
-			id, ok = p.str(0, MaxIDLen)
-			ok = ok && ValidID(idOf())
-		case "order":
-			bit = fOrder
-			n.Order, ok = p.integer(-maxOrder, maxOrder)
-		case "title":
-			bit = fTitle
-			title, ok = p.str(1, maxTitleRunes)
-		case "goal":
-			bit = fGoal
-			goal, ok = p.str(0, maxGoalRunes)
-		case "acceptance":
-			bit = fAcceptance
-			n.Acceptance, ok = p.strings(maxAcceptance, maxCriterionRunes)
-		case "next":
-			bit = fNext
-			var next span
-			next, ok = p.str(0, 16)
-			switch string(p.buf[next.start:next.end]) {
-			case NextExecute:
-				n.Next = NextExecute
-			case NextDecompose:
-				n.Next = NextDecompose
-			default:
-				ok = false
-			}
-		case "passes":
-			bit = fPasses
-			n.Passes, ok = p.boolean()
-		case "attempts":
-			bit = fAttempts
-			var v int64
-			v, ok = p.integer(0, maxAttemptsValue)
-			n.Attempts = int(v)
-		case "max_attempts":
-			bit = fMaxAttempts
-			var v int64
-			v, ok = p.integer(0, maxAttemptsValue)
-			n.MaxAttempts = int(v)
-		case "children":
-			bit = fChildren
-			n.Children, ok = p.children(depth)
-		default:
+		bit, ok := p.field(tok.String(), n, &spans, depth) // the token is voided by the next read
+		if bit == 0 {
 			return nil, p.fail(idOf(), "unknown field %q", tok.String()) // additionalProperties: false
 		}
 		key := fieldNames[bits.TrailingZeros(uint(bit))]
@@ -210,10 +143,10 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 		}
 		seen |= bit
 	}
-	if seen != fAll {
+	if seen&fRequired != fRequired {
 		var missing []string
 		for i, name := range fieldNames {
-			if seen&(1<<i) == 0 {
+			if fRequired&(1<<i) != 0 && seen&(1<<i) == 0 {
 				missing = append(missing, name)
 			}
 		}
@@ -222,7 +155,7 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 	// The node's strings: one allocation, cut.
 	s := string(p.buf[base:])
 	cut := func(sp span) string { return s[sp.start-base : sp.end-base] }
-	n.ID, n.Title, n.Goal = cut(id), cut(title), cut(goal)
+	spans.set(n, cut)
 	for i, sp := range p.spans[spanBase:] {
 		n.Acceptance[i] = cut(sp)
 	}
@@ -230,8 +163,36 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 	return n, true
 }
 
+// text is the string of a span of buf.
+func (p *fastParser) text(sp span) string { return string(p.buf[sp.start:sp.end]) }
+
+// readInt reads an integer within [lo, hi] into dst.
+func readInt[T int | int64](p *fastParser, dst *T, lo, hi int64) bool {
+	v, ok := p.integer(lo, hi)
+	*dst = T(v)
+	return ok
+}
+
+// enum reads a string that is one of values and returns that value (no
+// copy).
+func (p *fastParser) enum(values ...string) (string, bool) {
+	sp, ok := p.str(0, -1)
+	if !ok {
+		return "", false
+	}
+	got := p.buf[sp.start:sp.end]
+	p.buf = p.buf[:sp.start]
+	for _, v := range values {
+		if string(got) == v {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // str reads a string of minRunes to maxRunes code points (JSON Schema
-// counts code points, not bytes), unquoted onto buf.
+// counts code points, not bytes; a negative maxRunes is no bound),
+// unquoted onto buf.
 func (p *fastParser) str(minRunes, maxRunes int) (span, bool) {
 	v, err := p.dec.ReadValue()
 	if err != nil || v.Kind() != '"' {
@@ -246,7 +207,7 @@ func (p *fastParser) str(minRunes, maxRunes int) (span, bool) {
 	if len(s) < minRunes {
 		return span{}, false
 	}
-	if len(s) > maxRunes {
+	if maxRunes >= 0 && len(s) > maxRunes {
 		if n := utf8.RuneCount(s); n > maxRunes {
 			return span{}, false
 		}
@@ -296,6 +257,72 @@ func (p *fastParser) boolean() (bool, bool) {
 	return false, false
 }
 
+// stringField is one string property of an object in an array of
+// objects (a node's answers, say): its name, where it goes, and its
+// bounds in code points (a negative maxRunes is no bound).
+type stringField struct {
+	name               string
+	dst                *string
+	minRunes, maxRunes int
+}
+
+// readObjects reads an array of at most maxItems closed objects of
+// string properties, all required: fields gives the properties of the
+// item being read. Such arrays are rare, so their strings are copied off
+// buf at once. An empty array reads as nil when the property is optional
+// (it is absent from a canonical file), else as an empty slice.
+func readObjects[T any](p *fastParser, maxItems int, optional bool, fields func(*T) []stringField) ([]T, bool) {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, false
+	}
+	out := []T{}
+	for p.dec.PeekKind() != ']' {
+		if len(out) == maxItems {
+			return nil, false
+		}
+		var item T
+		if !p.object(fields(&item)) {
+			return nil, false
+		}
+		out = append(out, item)
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if len(out) == 0 && optional {
+		return nil, true
+	}
+	return out, true
+}
+
+// object reads one object of exactly fields.
+func (p *fastParser) object(fields []stringField) bool {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	seen := 0
+	for {
+		tok, err := p.dec.ReadToken()
+		if err != nil {
+			return false
+		}
+		if tok.Kind() == '}' {
+			return seen == 1<<len(fields)-1
+		}
+		i := slices.IndexFunc(fields, func(f stringField) bool { return f.name == tok.String() })
+		if i < 0 || seen&(1<<i) != 0 {
+			return false // additionalProperties: false, or repeated
+		}
+		seen |= 1 << i
+		sp, ok := p.str(fields[i].minRunes, fields[i].maxRunes)
+		if !ok {
+			return false
+		}
+		*fields[i].dst = string(p.buf[sp.start:sp.end])
+		p.buf = p.buf[:sp.start]
+	}
+}
+
 // strings reads an array of at most maxItems strings of at most maxRunes
 // code points each: the items' bytes go onto buf and their spans onto
 // spans, and the slice returned is filled in when the node ends.
@@ -324,13 +351,13 @@ func (p *fastParser) strings(maxItems, maxRunes int) ([]string, bool) {
 	return make([]string, k), true
 }
 
-func (p *fastParser) children(depth int) ([]*Node, bool) {
+func (p *fastParser) children(depth, maxItems int) ([]*Node, bool) {
 	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
 	base := len(p.kids)
 	for p.dec.PeekKind() != ']' {
-		if len(p.kids)-base == maxChildren {
+		if len(p.kids)-base == maxItems {
 			return nil, false
 		}
 		c, ok := p.node(depth + 1)
@@ -352,18 +379,4 @@ func (p *fastParser) children(depth int) ([]*Node, bool) {
 }
 
 // ValidID reports whether s matches IDPattern.
-func ValidID(s string) bool {
-	if len(s) == 0 || len(s) > MaxIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+func ValidID(s string) bool { return schema.MatchID(s) }

@@ -7,6 +7,8 @@ package tree
 
 import (
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // Values of Node.Next: how the agent works a leaf (DESIGN.md decision 2).
@@ -18,7 +20,7 @@ const (
 // IDPattern is the node id pattern (DESIGN.md decision 8), as written in
 // the schema; ValidID checks it. (A compiled regexp of it would unroll the
 // counted repetition and cost every command 2 ms at start-up.)
-const IDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
+const IDPattern = schema.IDPattern
 
 // MaxIDLen is the longest id IDPattern admits.
 const MaxIDLen = 128

@@ -1,6 +1,6 @@
 package tree
 
-import "unicode/utf8"
+import "github.com/treeloop/treeloop/lib/schema"
 
 // Verify returns what Load(data) would return as problems, where data is
 // Encode(root) (root as Encode left it: sorted, normalized), without
@@ -25,26 +25,22 @@ func Verify(root *Node, data []byte) Problems {
 // an invalid byte counting as the one U+FFFD it is encoded as) and item
 // counts, next's values, and nesting within fastMaxDepth.
 func withinBounds(n *Node, depth int) bool {
-	switch {
-	case depth > fastMaxDepth,
-		!ValidID(n.ID),
-		n.Order < -maxOrder || n.Order > maxOrder,
-		n.Title == "" || utf8.RuneCountInString(n.Title) > maxTitleRunes,
-		utf8.RuneCountInString(n.Goal) > maxGoalRunes,
-		len(n.Acceptance) > maxAcceptance,
-		n.Next != NextExecute && n.Next != NextDecompose,
-		n.Attempts < 0 || n.Attempts > maxAttemptsValue,
-		n.MaxAttempts < 0 || n.MaxAttempts > maxAttemptsValue,
-		len(n.Children) > maxChildren:
+	if depth > fastMaxDepth || !nodeWithinBounds(n) {
 		return false
-	}
-	for _, a := range n.Acceptance {
-		if utf8.RuneCountInString(a) > maxCriterionRunes {
-			return false
-		}
 	}
 	for _, c := range n.Children {
 		if !withinBounds(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// allRunes reports whether every string of ss has at most maxRunes code
+// points.
+func allRunes(ss []string, maxRunes int) bool {
+	for _, s := range ss {
+		if !schema.Runes(s, 0, maxRunes) {
 			return false
 		}
 	}

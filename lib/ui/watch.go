@@ -171,15 +171,7 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	}
 	switch {
 	case len(parts) == 1:
-		switch base {
-		case "cancel":
-			w.deb.add(Event{Kind: KindRunStateChanged})
-		case "state", "iterations", "runs":
-			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) {
-				w.scan(true)
-				w.deb.add(Event{Kind: KindReset})
-			}
-		}
+		w.handleTop(ev, base)
 	case parts[0] == "state" && len(parts) == 2:
 		switch base {
 		case "tree.json":
@@ -191,11 +183,34 @@ func (w *watcher) handle(ev fsnotify.Event) {
 		if id, ok := strings.CutSuffix(base, ".json"); ok && idPattern.MatchString(id) {
 			w.deb.add(Event{Kind: KindRunsChanged, ID: id})
 		}
-	case parts[0] == "iterations" && len(parts) == 2:
+	case parts[0] == "iterations":
+		w.handleIterations(ev, parts)
+	}
+}
+
+// handleTop handles an event on a name directly under .runner/ (base).
+func (w *watcher) handleTop(ev fsnotify.Event, base string) {
+	switch base {
+	case "cancel":
+		w.deb.add(Event{Kind: KindRunStateChanged})
+	case "state", "iterations", "runs":
+		if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) {
+			w.scan(true)
+			w.deb.add(Event{Kind: KindReset})
+		}
+	}
+}
+
+// handleIterations handles an event under .runner/iterations/: parts is
+// the path from .runner/ ("iterations", run, iteration, file), 2 to 4 long.
+func (w *watcher) handleIterations(ev fsnotify.Event, parts []string) {
+	base := parts[len(parts)-1]
+	switch len(parts) {
+	case 2:
 		if idPattern.MatchString(base) && ev.Has(fsnotify.Create) {
 			w.scanRun(ev.Name, true)
 		}
-	case parts[0] == "iterations" && len(parts) == 3:
+	case 3:
 		if _, ok := iterNumber(base); !ok {
 			return
 		}
@@ -207,7 +222,7 @@ func (w *watcher) handle(ev fsnotify.Event) {
 			w.remove(ev.Name)
 			w.deb.add(Event{Kind: KindIterationChanged, ID: id})
 		}
-	case parts[0] == "iterations" && len(parts) == 4:
+	case 4:
 		if _, ok := iterNumber(parts[2]); !ok {
 			return
 		}

@@ -81,37 +81,66 @@ func (r *runner) attempt(ctx context.Context, a *attempt) (eval.Result, error) {
 		return res, errInterrupted
 	}
 
-	loopExit, why := -1, ""
+	loopExit, why, err := r.runLoop(ctx, a, repo, envv, setupErr, &res)
+	if err != nil {
+		return res, err
+	}
+	if err := r.judge(ctx, a, repo, envv, setupErr == nil, loopExit, why, &res); err != nil {
+		if !errors.Is(err, errInterrupted) {
+			err = fmt.Errorf("%s: %w", label, err)
+		}
+		return res, err
+	}
+	end := time.Now()
+	res.EndedAt = end.UTC().Format(time.RFC3339)
+	res.DurationMS.Total = end.Sub(start).Milliseconds()
+	res.DurationMS.Harness = res.DurationMS.Total - res.DurationMS.Loop
+	if err := fsutil.WriteAtomic(meta, eval.Encode(res), 0o644); err != nil {
+		return res, fmt.Errorf("%s: write meta.json: %v", label, fsutil.Cause(err))
+	}
+	r.finished(label, res, "")
+	return res, nil
+}
+
+// runLoop runs the attempt's loop when its setup succeeded and returns
+// the loop's exit (-1 when it did not run or failed to) and why it ended
+// as it did ("setup: …" when the setup failed); errInterrupted when
+// Ctrl-C stopped it.
+func (r *runner) runLoop(ctx context.Context, a *attempt, repo string, envv []string, setupErr error, res *eval.Result) (loopExit int, why string, err error) {
+	loopExit = -1
 	if setupErr != nil {
-		why = "setup: " + setupErr.Error()
-	} else {
-		t := time.Now()
-		var err error
-		loopExit, why, err = r.loop(ctx, a, repo, envv)
-		res.DurationMS.Loop = time.Since(t).Milliseconds()
-		if errors.Is(err, errInterrupted) {
-			return res, errInterrupted
-		}
-		if err != nil {
-			loopExit, why = -1, err.Error()
-		}
+		return loopExit, "setup: " + setupErr.Error(), nil
+	}
+	t := time.Now()
+	loopExit, why, err = r.loop(ctx, a, repo, envv)
+	res.DurationMS.Loop = time.Since(t).Milliseconds()
+	if errors.Is(err, errInterrupted) {
+		return loopExit, why, errInterrupted
+	}
+	if err != nil {
+		loopExit, why = -1, err.Error()
 	}
 	if loopExit >= 0 {
 		res.LoopExit = &loopExit
 	}
+	return loopExit, why, nil
+}
 
-	// Artifacts, then checks on the final workspace.
+// judge captures the attempt's artifacts, runs the case's checks on the
+// final workspace (when the setup succeeded), writes checks.json and sets
+// res's outcome; errInterrupted when Ctrl-C stopped the checks.
+func (r *runner) judge(ctx context.Context, a *attempt, repo string, envv []string, setupOK bool, loopExit int, why string, res *eval.Result) error {
 	t := time.Now()
 	res.RunID, res.Iterations, res.Usage, res.Agent.Model = capture(repo, a.dir, res.Agent.Model)
 	res.DurationMS.Capture = time.Since(t).Milliseconds()
 	t = time.Now()
 	var checks []eval.CheckResult
-	if setupErr == nil {
+	if setupOK {
 		checks = eval.RunChecks(ctx, a.c, eval.CheckEnv{Workspace: repo, Env: envv, LoopComplete: loopExit == 0})
 	}
 	res.DurationMS.Checks = time.Since(t).Milliseconds()
 	if ctx.Err() != nil {
-		return res, errInterrupted
+		return errInterrupted
 	}
 	if checks == nil {
 		checks = []eval.CheckResult{}
@@ -124,22 +153,14 @@ func (r *runner) attempt(ctx context.Context, a *attempt) (eval.Result, error) {
 		}
 	}
 	if err := fsutil.WriteAtomic(filepath.Join(a.dir, "checks.json"), eval.Encode(checks), 0o644); err != nil {
-		return res, fmt.Errorf("%s: write checks.json: %v", label, fsutil.Cause(err))
+		return fmt.Errorf("write checks.json: %v", fsutil.Cause(err))
 	}
 	if loopExit == 143 && why == timeoutReason(a.c) {
 		res.Outcome, res.Reason = eval.Timeout, why
 	} else {
 		res.Outcome, res.Reason = eval.Classify(loopExit, checks, why)
 	}
-	end := time.Now()
-	res.EndedAt = end.UTC().Format(time.RFC3339)
-	res.DurationMS.Total = end.Sub(start).Milliseconds()
-	res.DurationMS.Harness = res.DurationMS.Total - res.DurationMS.Loop
-	if err := fsutil.WriteAtomic(meta, eval.Encode(res), 0o644); err != nil {
-		return res, fmt.Errorf("%s: write meta.json: %v", label, fsutil.Cause(err))
-	}
-	r.finished(label, res, "")
-	return res, nil
+	return nil
 }
 
 func (r *runner) finished(label string, res eval.Result, note string) {

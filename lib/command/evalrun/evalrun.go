@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -277,26 +278,40 @@ func (r *runner) planReplay(cases []*eval.Case) ([]*attempt, []string, error) {
 // runAll runs the attempts on --jobs workers, then writes and prints the
 // summary.
 func (r *runner) runAll(cases []*eval.Case, backends []string, attempts []*attempt) error {
-	o, env := r.o, r.env
 	started := time.Now().UTC()
 	r.baseEnv = sealedEnv(os.Environ())
 	if err := os.MkdirAll(r.results, 0o755); err != nil {
-		return exit.Errorf(exit.RunnerError, "create %s: %v", o.Results, fsutil.Cause(err))
+		return exit.Errorf(exit.RunnerError, "create %s: %v", r.o.Results, fsutil.Cause(err))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var interrupted atomic.Bool
+	defer r.onSignals(cancel, &interrupted)()
+	got, dirs, harnessErr := r.runAttempts(ctx, attempts)
+	sum := r.summary(cases, backends, attempts, got, dirs)
+	sum.StartedAt, sum.Interrupted = started.Format(time.RFC3339), interrupted.Load()
+	if err := r.report(sum); err != nil {
+		return err
+	}
+	switch {
+	case sum.Interrupted:
+		return cli.Silent(exit.SIGINT)
+	case harnessErr != nil:
+		return cli.Silent(exit.RunnerError)
+	}
+	return r.verdict(got)
+}
+
+// onSignals handles SIGINT and SIGTERM until the returned stop is called:
+// the first sets interrupted and cancels the running loops (their
+// iterations are recorded), the next kills their process groups.
+func (r *runner) onSignals(cancel func(), interrupted *atomic.Bool) (stop func()) {
+	env := r.env
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	interrupted := false
-	var mu sync.Mutex
 	go func() {
 		for range sigs {
-			mu.Lock()
-			first := !interrupted
-			interrupted = true
-			mu.Unlock()
-			if first {
+			if interrupted.CompareAndSwap(false, true) {
 				env.Errorf("interrupted: stopping the running loops (their iterations are recorded); finished results are kept; continue with the same command and --resume %s; interrupt again to kill them", r.id)
 				cancel()
 				continue
@@ -308,13 +323,19 @@ func (r *runner) runAll(cases []*eval.Case, backends []string, attempts []*attem
 			})
 		}
 	}()
+	return func() { signal.Stop(sigs) }
+}
 
+// runAttempts runs the attempts on --jobs workers until ctx is canceled
+// and returns the finished ones' results and directories, in attempt
+// order, and the first harness error (each is reported as it happens).
+func (r *runner) runAttempts(ctx context.Context, attempts []*attempt) (got []eval.Result, dirs []string, harnessErr error) {
 	results := make([]eval.Result, len(attempts))
 	have := make([]bool, len(attempts))
-	var harnessErr error
+	var mu sync.Mutex
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(o.Jobs, len(attempts)) {
+	for range min(r.o.Jobs, len(attempts)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -329,7 +350,7 @@ func (r *runner) runAll(cases []*eval.Case, backends []string, attempts []*attem
 					if harnessErr == nil {
 						harnessErr = err
 					}
-					env.Errorf("%v", err)
+					r.env.Errorf("%v", err)
 				}
 				mu.Unlock()
 			}
@@ -345,15 +366,20 @@ feed:
 	}
 	close(work)
 	wg.Wait()
-
-	var got []eval.Result
-	var dirs []string
 	for i, ok := range have {
 		if ok {
 			got = append(got, results[i])
-			dirs = append(dirs, env.Rel(attempts[i].dir))
+			dirs = append(dirs, r.env.Rel(attempts[i].dir))
 		}
 	}
+	return got, dirs, harnessErr
+}
+
+// summary is the eval run's summary of the finished results got (their
+// directories dirs), ended now; the caller sets its start and whether it
+// was interrupted.
+func (r *runner) summary(cases []*eval.Case, backends []string, attempts []*attempt, got []eval.Result, dirs []string) eval.Summary {
+	o := r.o
 	ids := make([]string, len(cases))
 	expect := map[string]string{}
 	for i, c := range cases {
@@ -362,10 +388,10 @@ feed:
 	}
 	sum := eval.Summary{
 		Version: eval.SummaryVersion, EvalRunID: r.id,
-		StartedAt: started.Format(time.RFC3339), EndedAt: time.Now().UTC().Format(time.RFC3339),
-		Harness: harnessInfo(env.Dir, backends, attempts), Args: append([]string{"eval-run"}, o.args...),
+		EndedAt: time.Now().UTC().Format(time.RFC3339),
+		Harness: harnessInfo(r.env.Dir, backends, attempts), Args: append([]string{"eval-run"}, o.args...),
 		CaseSetHash: caseSetHash(cases), Cases: ids, Backends: backends, Runs: o.Runs,
-		Attempts: len(attempts), Finished: len(got), Interrupted: interrupted, ReplayOf: o.Replay,
+		Attempts: len(attempts), Finished: len(got), ReplayOf: o.Replay,
 		Cells: eval.BuildCells(got, dirs, ids, backends, expect),
 	}
 	if o.Replay != "" {
@@ -374,22 +400,29 @@ feed:
 			sum.Runs = max(sum.Runs, a.run)
 		}
 	}
+	return sum
+}
+
+// report writes the summary file and prints the summary (--json: the
+// file's bytes; else its Markdown table and where the file is).
+func (r *runner) report(sum eval.Summary) error {
+	env := r.env
 	path := filepath.Join(r.results, "summary-"+r.id+".json")
 	if err := fsutil.WriteAtomic(path, eval.Encode(sum), 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", env.Rel(path), fsutil.Cause(err))
 	}
-	if o.JSON {
+	if r.o.JSON {
 		_, _ = env.Stdout.Write(eval.Encode(sum))
 	} else {
 		fmt.Fprint(env.Stdout, sum.Markdown())
 		fmt.Fprintf(env.Stdout, "\nsummary: %s\n", env.Rel(path))
 	}
-	switch {
-	case interrupted:
-		return cli.Silent(exit.SIGINT)
-	case harnessErr != nil:
-		return cli.Silent(exit.RunnerError)
-	}
+	return nil
+}
+
+// verdict applies --fail-unexpected and --fail-under to the finished
+// results.
+func (r *runner) verdict(got []eval.Result) error {
 	succ, unexpected := 0, 0
 	for _, res := range got {
 		if res.Outcome == eval.Success {
@@ -399,11 +432,11 @@ feed:
 			unexpected++
 		}
 	}
-	if o.FailUnexpected && unexpected > 0 {
+	if r.o.FailUnexpected && unexpected > 0 {
 		return exit.Errorf(exit.Negative, "%d of %s did not reach their case's expected outcome", unexpected, vocab.Plural(len(got), "attempt", "attempts"))
 	}
-	if o.FailUnder > 0 && len(got) > 0 && float64(succ)/float64(len(got)) < o.FailUnder {
-		return exit.Errorf(exit.Negative, "success rate %d/%d is below --fail-under %v", succ, len(got), o.FailUnder)
+	if r.o.FailUnder > 0 && len(got) > 0 && float64(succ)/float64(len(got)) < r.o.FailUnder {
+		return exit.Errorf(exit.Negative, "success rate %d/%d is below --fail-under %v", succ, len(got), r.o.FailUnder)
 	}
 	return nil
 }

@@ -149,91 +149,21 @@ func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
 	if err != nil {
 		return Result{}, exit.Wrap(exit.Negative, err)
 	}
-	goalPath := env.Abs(layout.Goal)
-	goalData, err := fsutil.ReadFile(goalPath, env.Dir, 1<<20)
+	in, err := readInputs(env, repo)
 	if err != nil {
-		return Result{}, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
+		return Result{}, err
 	}
-	doc, err := goal.Parse(goalData)
-	if err != nil {
-		return Result{}, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
-	}
-	title, body, err := doc.Root()
-	if err != nil {
-		return Result{}, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
-	}
-	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
-	if err != nil {
-		return Result{}, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
-	}
-	root, ps := tree.Load(treeData)
-	if len(ps) > 0 {
-		return Result{}, exit.Errorf(exit.Negative, "%s is invalid (%s; see tree-validate): %v", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
-	}
-	rs, err := runstate.Load(env.Abs(layout.RunState))
-	if err != nil {
-		return Result{}, exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
-	}
-	status, err := repo.StatusPorcelain()
-	if err != nil {
-		return Result{}, exit.Wrap(exit.RunnerError, err)
-	}
-	for _, e := range status {
-		if p := e[3:]; !strings.HasPrefix(p, layout.Runner+"/") {
-			return Result{}, exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
-		}
-	}
-
-	id, err := runID(repo, doc, idFlag)
+	id, err := runID(repo, in.doc, idFlag)
 	if err != nil {
 		return Result{}, err
 	}
 	branch := layout.BranchPrefix + id
-	cur, err := repo.CurrentBranch()
-	if err != nil {
-		return Result{}, exit.Wrap(exit.RunnerError, err)
+	if err := switchBranch(repo, branch); err != nil {
+		return Result{}, err
 	}
-	if cur != branch {
-		exists, err := repo.BranchExists(branch)
-		if err != nil {
-			return Result{}, exit.Wrap(exit.RunnerError, err)
-		}
-		if exists {
-			err = repo.Checkout(branch)
-		} else {
-			err = repo.CheckoutNewBranch(branch)
-		}
-		if err != nil {
-			return Result{}, exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
-		}
-	}
-
 	res := Result{RunID: id, Branch: branch, Status: "resumed"}
-	if doc.ID() != id {
-		doc.SetID(id)
-		if err := fsutil.WriteAtomic(goalPath, doc.Bytes(), 0o644); err != nil {
-			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
-		}
-	}
-	if runstate.Val(rs.RunID) != id {
-		res.Status = "started"
-		rs = runstate.New(id)
-		if err := runstate.Save(env.Abs(layout.RunState), rs); err != nil {
-			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
-		}
-	}
-	// GOAL.md is the goal the user writes: until the root has been worked
-	// it is the root's title and goal (seed 000 preamble); after that the
-	// tree keeps its goal and a changed GOAL.md is a new goal (--new).
-	if root.Title != title || root.Goal != body {
-		if unworked(root, rs) {
-			root.Title, root.Goal = title, body
-			if err := fsutil.WriteAtomic(env.Abs(layout.Tree), tree.Encode(root), 0o644); err != nil {
-				return Result{}, exit.Errorf(exit.RunnerError, "write %s: %v", layout.Tree, fsutil.Cause(err))
-			}
-		} else {
-			env.Warnf("%s differs from the root node, which has been worked: the tree keeps its goal; to work the new goal run runner-init --new", layout.Goal)
-		}
+	if err := in.adopt(env, id, &res); err != nil {
+		return Result{}, err
 	}
 	// [setup] commands and the guard baseline (issue 15): before the
 	// bootstrap commit, which carries the baseline's test count.
@@ -241,25 +171,144 @@ func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if res.Commit, err = bootstrapCommit(repo, id, trailer); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// inputs are the files a run starts from: GOAL.md (its root title and
+// body), the tree and the run state.
+type inputs struct {
+	goalPath    string
+	doc         goal.Doc
+	title, body string
+	root        *tree.Node
+	rs          runstate.State
+}
+
+// readInputs reads and checks the inputs, and that the working tree has
+// no change outside .runner/.
+func readInputs(env *cli.Env, repo *git.Repo) (inputs, error) {
+	in := inputs{goalPath: env.Abs(layout.Goal)}
+	goalData, err := fsutil.ReadFile(in.goalPath, env.Dir, 1<<20)
+	if err != nil {
+		return in, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Goal, fsutil.Cause(err))
+	}
+	if in.doc, err = goal.Parse(goalData); err != nil {
+		return in, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+	}
+	if in.title, in.body, err = in.doc.Root(); err != nil {
+		return in, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+	}
+	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
+	if err != nil {
+		return in, exit.Errorf(exit.Negative, "read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
+	}
+	var ps tree.Problems
+	if in.root, ps = tree.Load(treeData); len(ps) > 0 {
+		return in, exit.Errorf(exit.Negative, "%s is invalid (%s; see tree-validate): %v", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
+	}
+	if in.rs, err = runstate.Load(env.Abs(layout.RunState)); err != nil {
+		return in, exit.Errorf(exit.Negative, "%v (run runner-init first)", err)
+	}
+	status, err := repo.StatusPorcelain()
+	if err != nil {
+		return in, exit.Wrap(exit.RunnerError, err)
+	}
+	for _, e := range status {
+		if p := e[3:]; !strings.HasPrefix(p, layout.Runner+"/") {
+			return in, exit.Errorf(exit.Negative, "the working tree has changes outside %s/ (%s): commit or stash them first", layout.Runner, p)
+		}
+	}
+	return in, nil
+}
+
+// switchBranch checks out branch, creating it when it does not exist.
+func switchBranch(repo *git.Repo, branch string) error {
+	cur, err := repo.CurrentBranch()
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if cur == branch {
+		return nil
+	}
+	exists, err := repo.BranchExists(branch)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	if exists {
+		err = repo.Checkout(branch)
+	} else {
+		err = repo.CheckoutNewBranch(branch)
+	}
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "switch to %s: %v", branch, err)
+	}
+	return nil
+}
+
+// adopt writes the run id into GOAL.md, a fresh run state for a new run
+// id (res.Status started), and GOAL.md's title and goal into a root that
+// has not been worked.
+func (in *inputs) adopt(env *cli.Env, id string, res *Result) error {
+	if in.doc.ID() != id {
+		in.doc.SetID(id)
+		if err := fsutil.WriteAtomic(in.goalPath, in.doc.Bytes(), 0o644); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Goal, fsutil.Cause(err))
+		}
+	}
+	if runstate.Val(in.rs.RunID) != id {
+		res.Status = "started"
+		in.rs = runstate.New(id)
+		if err := runstate.Save(env.Abs(layout.RunState), in.rs); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", layout.RunState, fsutil.Cause(err))
+		}
+	}
+	// GOAL.md is the goal the user writes: until the root has been worked
+	// it is the root's title and goal (seed 000 preamble); after that the
+	// tree keeps its goal and a changed GOAL.md is a new goal (--new).
+	if in.root.Title == in.title && in.root.Goal == in.body {
+		return nil
+	}
+	if !unworked(in.root, in.rs) {
+		env.Warnf("%s differs from the root node, which has been worked: the tree keeps its goal; to work the new goal run runner-init --new", layout.Goal)
+		return nil
+	}
+	in.root.Title, in.root.Goal = in.title, in.body
+	if err := fsutil.WriteAtomic(env.Abs(layout.Tree), tree.Encode(in.root), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Tree, fsutil.Cause(err))
+	}
+	return nil
+}
+
+// bootstrapCommit commits what runner-start changed (all of the working
+// tree, which has changes only under .runner/) with the bootstrap message
+// and trailer, and returns the commit: HEAD when nothing changed.
+func bootstrapCommit(repo *git.Repo, id, trailer string) (string, error) {
 	if err := repo.AddAll(); err != nil {
-		return Result{}, exit.Wrap(exit.RunnerError, err)
+		return "", exit.Wrap(exit.RunnerError, err)
 	}
 	staged, err := repo.Run("diff", "--cached", "--name-only")
 	if err != nil && repo.HasCommits() {
-		return Result{}, exit.Wrap(exit.RunnerError, err)
+		return "", exit.Wrap(exit.RunnerError, err)
 	}
-	if len(staged) > 0 || !repo.HasCommits() {
-		msg := BootstrapMessage(id)
-		if trailer != "" {
-			msg += "\n\n" + trailer
+	if len(staged) == 0 && repo.HasCommits() {
+		head, err := repo.HeadCommit()
+		if err != nil {
+			return "", exit.Wrap(exit.RunnerError, err)
 		}
-		if res.Commit, err = repo.Commit(msg); err != nil {
-			return Result{}, exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
-		}
-	} else if res.Commit, err = repo.HeadCommit(); err != nil {
-		return Result{}, exit.Wrap(exit.RunnerError, err)
+		return head, nil
 	}
-	return res, nil
+	msg := BootstrapMessage(id)
+	if trailer != "" {
+		msg += "\n\n" + trailer
+	}
+	commit, err := repo.Commit(msg)
+	if err != nil {
+		return "", exit.Errorf(exit.RunnerError, "bootstrap commit: %v", err)
+	}
+	return commit, nil
 }
 
 // runID is the run's id: idFlag, GOAL.md's id, or a generated one; it must

@@ -13,7 +13,6 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -265,7 +264,7 @@ func nextStep(st Status) string {
 	case st.unfinished > 0:
 		return fmt.Sprintf("iteration %d was left unfinished (no runner works on it): runner-step or runner-loop recovers it first", st.unfinished)
 	case sel.Status == tree.StatusStuck:
-		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, treeedit.StuckHint(sel.ID))
+		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, tree.StuckHint(sel.ID))
 	case sel.Status == tree.StatusComplete:
 		if st.Branch != "" {
 			return "the tree is complete: review branch " + st.Branch + " and merge it"

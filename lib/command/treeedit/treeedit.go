@@ -58,12 +58,6 @@ const Operator = "operator"
 // Message is the commit message of an operator edit.
 func Message(action, id string) string { return "chore(loop): operator " + action + " node " + id }
 
-// StuckHint is the next step for a stuck node, as the stuck messages of
-// tree-select, runner-step and runner-status give it.
-func StuckHint(id string) string {
-	return "give it more with tree-edit retry " + id + " [--attempts N], or split it with tree-edit decompose " + id
-}
-
 // RetryCmd is `tree-edit retry`.
 type RetryCmd struct {
 	ID       string `arg:"" placeholder:"ID" predictor:"node" help:"The node."`

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -87,7 +86,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return cli.Silent(exit.Complete)
 	case tree.StatusStuck:
 		// Issue 12: the message names the operator's next step.
-		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, treeedit.StuckHint(sel.Node.ID))
+		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, tree.StuckHint(sel.Node.ID))
 		return cli.Silent(exit.Stuck)
 	}
 	return nil

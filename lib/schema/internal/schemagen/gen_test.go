@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestGeneratedFilesUpToDate regenerates, into memory, every file a
+// //go:generate line of the module writes with schemagen and compares it
+// with the committed file: a schema changed without `go generate ./...`
+// fails here.
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	root, err := filepath.Abs("../../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		for _, args := range directives(t, p) {
+			found++
+			checkUpToDate(t, filepath.Dir(p), args)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 4 {
+		t.Fatalf("only %d schemagen directives found", found)
+	}
+}
+
+func checkUpToDate(t *testing.T, dir string, args []string) {
+	t.Helper()
+	o, err := parseFlags(append(args, "-package", filepath.Base(dir)))
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	want, err := generate(o)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	out := filepath.Join(dir, o.out)
+	got, err := os.ReadFile(out)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is not what schemagen writes from schemas/%s.schema.json: run go generate ./... (%v)", out, o.schema, err)
+	}
+}
+
+// directives returns the arguments of the file's schemagen //go:generate
+// lines, split as go generate splits them (quoted strings in Go syntax).
+func directives(t *testing.T, path string) [][]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "//go:generate go run ")
+		if !ok || !strings.Contains(line, "schemagen ") {
+			continue
+		}
+		words := split(t, line)
+		out = append(out, words[1:])
+	}
+	return out
+}
+
+func split(t *testing.T, line string) []string {
+	var words []string
+	for line = strings.TrimSpace(line); line != ""; line = strings.TrimSpace(line) {
+		if line[0] == '"' {
+			q, err := strconv.QuotedPrefix(line)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			w, _ := strconv.Unquote(q)
+			words, line = append(words, w), line[len(q):]
+			continue
+		}
+		w, rest, _ := strings.Cut(line, " ")
+		words, line = append(words, w), rest
+	}
+	return words
+}
+
+// TestUnsupportedKeywordFails: a schema keyword the generator does not
+// know fails generation, so no check is written looser than its schema.
+func TestUnsupportedKeywordFails(t *testing.T) {
+	var n node
+	if err := parseNode([]byte(`{"type":"string","multipleOf":2}`), &n); err == nil {
+		t.Fatal("multipleOf accepted")
+	}
+	g := &checkGen{name: "c", root: &node{OneOf: []*node{{Type: typeList{"string"}}, {Type: typeList{"integer"}}}}, what: map[string]string{}, defs: map[string]string{}, names: map[string]bool{}}
+	if _, err := g.emit(); err == nil {
+		t.Fatal("a oneOf of two types accepted")
+	}
+}
