@@ -161,7 +161,12 @@ func TestMatchersAgreeWithRegexp(t *testing.T) {
 	inputs := []string{"", "a", "A", "0", "-", "_", ".", "a-b", "a.b_c", "-a", ".a", "a b", "é", "a\n", "aé",
 		strings.Repeat("a", 127), strings.Repeat("a", 128), strings.Repeat("a", 129),
 		strings.Repeat("f", 39), strings.Repeat("f", 40), strings.Repeat("0", 64), strings.Repeat("a", 65), strings.Repeat("F", 40),
-		"hook_failed", "hook9", "9hook", "Hook", "hook-failed"}
+		"hook_failed", "hook9", "9hook", "Hook", "hook-failed",
+		"`", "{", "0a", "_a", "a0", "a9", "a_", "az", "a/", "a:", "a`", "a{", "aA", "a-"}
+	sha := strings.Repeat("0", 39)
+	for _, last := range []string{"0", "9", "a", "f", "/", ":", "`", "g", "A"} {
+		inputs = append(inputs, sha+last)
+	}
 	for pattern, match := range schema.Matchers {
 		re := regexp.MustCompile(pattern)
 		for _, s := range inputs {

@@ -168,7 +168,7 @@ func TestRefusals(t *testing.T) {
 		code    int
 		stderr  string
 	}{
-		{"passed", nil, []string{"retry", "done"}, 1, "tree-edit: node done has passed: passed nodes are immutable\n"},
+		{"passed, decompose", nil, []string{"decompose", "done"}, 1, "tree-edit: node done has passed: passed nodes are immutable\n"},
 		{"passed, set", nil, []string{"set", "done", "title", "x"}, 1, "tree-edit: node done has passed: passed nodes are immutable\n"},
 		{"no node", nil, []string{"decompose", "nosuch"}, 1, "tree-edit: no node nosuch in .runner/state/tree.json\n"},
 		{"bad id", nil, []string{"retry", "a b"}, 80, "tree-edit: \"a b\" is not a node id\n"},
@@ -272,11 +272,5 @@ func TestCommitRefused(t *testing.T) {
 	}
 	if env, err := os.ReadFile(seen); err != nil || string(env) != Operator+"\n" {
 		t.Errorf("the hook saw TREELOOP_COMMIT=%q (%v)", env, err)
-	}
-}
-
-func TestStuckHint(t *testing.T) {
-	if got := StuckHint("a.b"); got != "give it more with tree-edit retry a.b [--attempts N], or split it with tree-edit decompose a.b" {
-		t.Errorf("StuckHint: %q", got)
 	}
 }
