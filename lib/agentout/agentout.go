@@ -35,8 +35,8 @@ type Output struct {
 func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
-// the status is allowed in mode (execute: done or retry; decompose:
-// decomposed or retry). The error, one line, says every reason. The
+// the status is allowed in mode (execute: done, retry or blocked;
+// decompose: decomposed, retry or blocked). The error, one line, says every reason. The
 // program must link lib/schema/full (agent-exec and tree-update do; a
 // command that only needs MaxBytes, like runner-check through lib/agent,
 // does not pay for it, issue 16).
@@ -98,7 +98,7 @@ func plainlyValid(v any) bool {
 		return false
 	}
 	status, ok := m["status"].(string)
-	if !ok || (status != "done" && status != "retry" && status != "decomposed") {
+	if !ok || (status != "done" && status != "retry" && status != "decomposed" && status != "blocked") {
 		return false
 	}
 	if s, ok := m["summary"].(string); !ok || !runes(s, 1, 16384) {

@@ -13,42 +13,51 @@ import (
 // TestCheckAgreesWithSchema holds it to the full validator.
 func check(v any) string { return checkObject(v, "", recordFields) }
 
-// field is one required property and the check of its value at ptr.
+// field is one property, required unless optional, and the check of its
+// value at ptr.
 type field struct {
-	name  string
-	check func(x any, ptr string) string
+	name     string
+	check    func(x any, ptr string) string
+	optional bool
 }
 
-// recordFields are the record's properties, all required, and their
+// req is a required field.
+func req(name string, check func(x any, ptr string) string) field {
+	return field{name: name, check: check}
+}
+
+// recordFields are the record's properties, all required but pause, and their
 // checks.
 var recordFields = recordSchema()
 
 func recordSchema() []field {
-	runnerFields := []field{{"pid", count}, {"host", str}}
-	nodeFields := []field{{"total", count}, {"passed", count}, {"open", count}, {"stuck", count}}
-	usageFields := []field{{"input_tokens", count}, {"output_tokens", count}, {"cached_tokens", count}, {"cost_usd", nonNegative}}
-	budgetFields := []field{{"max_iterations", count}, {"max_tokens", count}, {"max_cost_usd", nonNegative}}
-	lastFields := []field{{"iter", atLeast1}, {"node_id", str}, {"status", str}, {"guard", str}, {"result", str}}
-	entryFields := []field{{"at", str}, {"kind", pattern(isKind, "not a kind (^[a-z][a-z0-9_]*$)")}, {"message", str}}
+	runnerFields := []field{req("pid", count), req("host", str)}
+	nodeFields := []field{req("total", count), req("passed", count), req("open", count), req("stuck", count)}
+	usageFields := []field{req("input_tokens", count), req("output_tokens", count), req("cached_tokens", count), req("cost_usd", nonNegative)}
+	budgetFields := []field{req("max_iterations", count), req("max_tokens", count), req("max_cost_usd", nonNegative)}
+	lastFields := []field{req("iter", atLeast1), req("node_id", str), req("status", str), req("guard", str), req("result", str)}
+	entryFields := []field{req("at", str), req("kind", pattern(isKind, "not a kind (^[a-z][a-z0-9_]*$)")), req("message", str)}
+	pauseFields := []field{req("count", count), req("total_secs", count), req("since", orNull(str)), req("until", orNull(str)), req("reason", str)}
 	return []field{
-		{"version", func(x any, ptr string) string { return want(x == any(1.0), ptr, "not 1") }},
-		{"id", pattern(tree.ValidID, "not a record id")},
-		{"run_id", pattern(tree.ValidID, "not a run id")},
-		{"branch", pattern(func(s string) bool { return s != "" }, "empty")},
-		{"goal_title", str},
-		{"status", pattern(isStatus, "not a run status")},
-		{"reason", str},
-		{"started_at", str},
-		{"finished_at", orNull(str)},
-		{"updated_at", str},
-		{"runner", object(runnerFields)},
-		{"iterations", count},
-		{"nodes", object(nodeFields)},
-		{"usage", object(usageFields)},
-		{"budgets", object(budgetFields)},
-		{"last_iteration", orNull(object(lastFields))},
-		{"head", orNull(pattern(isHexSHA, "not a commit id"))},
-		{"log", func(x any, ptr string) string {
+		req("version", func(x any, ptr string) string { return want(x == any(1.0), ptr, "not 1") }),
+		req("id", pattern(tree.ValidID, "not a record id")),
+		req("run_id", pattern(tree.ValidID, "not a run id")),
+		req("branch", pattern(func(s string) bool { return s != "" }, "empty")),
+		req("goal_title", str),
+		req("status", pattern(isStatus, "not a run status")),
+		req("reason", str),
+		req("started_at", str),
+		req("finished_at", orNull(str)),
+		req("updated_at", str),
+		req("runner", object(runnerFields)),
+		req("iterations", count),
+		req("nodes", object(nodeFields)),
+		req("usage", object(usageFields)),
+		req("budgets", object(budgetFields)),
+		req("last_iteration", orNull(object(lastFields))),
+		req("head", orNull(pattern(isHexSHA, "not a commit id"))),
+		{name: "pause", check: orNull(object(pauseFields)), optional: true},
+		req("log", func(x any, ptr string) string {
 			items, ok := x.([]any)
 			if !ok {
 				return ptr + ": not an array"
@@ -62,7 +71,7 @@ func recordSchema() []field {
 				}
 			}
 			return ""
-		}},
+		}),
 	}
 }
 
@@ -72,12 +81,15 @@ func checkObject(x any, ptr string, fields []field) string {
 	if !ok {
 		return at(ptr) + ": not a JSON object"
 	}
+	present := 0
 	for _, f := range fields {
-		if _, ok := m[f.name]; !ok {
+		if _, ok := m[f.name]; ok {
+			present++
+		} else if !f.optional {
 			return at(ptr) + ": missing property " + f.name
 		}
 	}
-	if len(m) != len(fields) {
+	if len(m) != present {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
@@ -94,7 +106,11 @@ func checkObject(x any, ptr string, fields []field) string {
 		}
 	}
 	for _, f := range fields {
-		if p := f.check(m[f.name], ptr+"/"+f.name); p != "" {
+		v, ok := m[f.name]
+		if !ok {
+			continue
+		}
+		if p := f.check(v, ptr+"/"+f.name); p != "" {
 			return p
 		}
 	}
@@ -164,7 +180,7 @@ func itoa(i int) string {
 
 func isStatus(s string) bool {
 	switch s {
-	case Running, Complete, Stuck, Limit, Timeout, Interrupted, Canceled, Error:
+	case Running, Complete, Stuck, Limit, Timeout, Interrupted, Canceled, Error, Paused, Waiting:
 		return true
 	}
 	return false

@@ -139,7 +139,7 @@ func check(v any) string {
 			// An iteration status, or agent_error (the schema's word here
 			// for an agent error's retry: context-write tells the next
 			// session so).
-			if !oneOf(x, string(vocab.StatusDone), string(vocab.StatusRetry), string(vocab.StatusDecomposed), "agent_error", string(vocab.StatusTimeout), string(vocab.StatusInterrupted), string(vocab.StatusRunnerError)) {
+			if !oneOf(x, string(vocab.StatusDone), string(vocab.StatusRetry), string(vocab.StatusDecomposed), string(vocab.StatusBlocked), "agent_error", string(vocab.StatusTimeout), string(vocab.StatusInterrupted), string(vocab.StatusRunnerError), string(vocab.StatusPaused)) {
 				bad = "not null or a status"
 			}
 		case "last_guard":

@@ -23,6 +23,8 @@ const (
 	RunnerExport Kind = "runner_export.v1"
 	EvalResult   Kind = "eval_result.v1"
 	EvalSummary  Kind = "eval_summary.v1"
+	QueuedAnswer Kind = "queued_answer.v1"
+	AgentFailure Kind = "agent_failure.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -44,6 +46,10 @@ func Source(k Kind) []byte {
 		return schemas.EvalResultV1
 	case EvalSummary:
 		return schemas.EvalSummaryV1
+	case QueuedAnswer:
+		return schemas.QueuedAnswerV1
+	case AgentFailure:
+		return schemas.AgentFailureV1
 	}
 	panic("schema: unknown kind " + string(k))
 }

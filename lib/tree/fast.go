@@ -125,11 +125,14 @@ const (
 	fAttempts
 	fMaxAttempts
 	fChildren
-	fAll = 1<<iota - 1
+	fWaiting
+	fAnswers
+	// fAll are the required fields: waiting and answers are optional.
+	fAll = fChildren<<1 - 1
 )
 
 // fieldNames are the fields in the order of the bits above.
-var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "children"}
+var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "children", "waiting", "answers"}
 
 func (p *fastParser) node(depth int) (*Node, bool) {
 	if depth > fastMaxDepth {
@@ -199,7 +202,9 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 			bit = fChildren
 			n.Children, ok = p.children(depth)
 		default:
-			return nil, p.fail(idOf(), "unknown field %q", tok.String()) // additionalProperties: false
+			if bit, ok = p.optional(tok.String(), n); bit == 0 {
+				return nil, p.fail(idOf(), "unknown field %q", tok.String()) // additionalProperties: false
+			}
 		}
 		key := fieldNames[bits.TrailingZeros(uint(bit))]
 		if !ok {
@@ -210,10 +215,10 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 		}
 		seen |= bit
 	}
-	if seen != fAll {
+	if seen&fAll != fAll {
 		var missing []string
 		for i, name := range fieldNames {
-			if seen&(1<<i) == 0 {
+			if seen&(1<<i) == 0 && 1<<i&fAll != 0 {
 				missing = append(missing, name)
 			}
 		}
@@ -322,6 +327,90 @@ func (p *fastParser) strings(maxItems, maxRunes int) ([]string, bool) {
 		return []string{}, true
 	}
 	return make([]string, k), true
+}
+
+// optional reads one of a node's optional fields, waiting and answers,
+// into n: its bit, and whether its value is valid; bit 0 for a key that
+// is none of them.
+func (p *fastParser) optional(key string, n *Node) (bit int, ok bool) {
+	switch key {
+	case "waiting":
+		var w span
+		if w, ok = p.str(1, maxGoalRunes); ok {
+			n.Waiting = string(p.buf[w.start:w.end])
+			p.buf = p.buf[:w.start]
+		}
+		return fWaiting, ok
+	case "answers":
+		n.Answers, ok = p.answers()
+		return fAnswers, ok
+	}
+	return 0, false
+}
+
+// answers reads a node's answers: at most MaxAnswers objects of exactly a
+// question and an answer, each 1 to maxGoalRunes code points. They are
+// rare, so their strings are copied off buf at once.
+func (p *fastParser) answers() ([]Answer, bool) {
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, false
+	}
+	out := []Answer{}
+	for p.dec.PeekKind() != ']' {
+		if len(out) == MaxAnswers {
+			return nil, false
+		}
+		a, ok := p.answer()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, a)
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if len(out) == 0 {
+		return nil, true // as the full path builds it
+	}
+	return out, true
+}
+
+// answer reads one answer object.
+func (p *fastParser) answer() (Answer, bool) {
+	var a Answer
+	if tok, err := p.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return a, false
+	}
+	seen := 0
+	for {
+		tok, err := p.dec.ReadToken()
+		if err != nil {
+			return a, false
+		}
+		if tok.Kind() == '}' {
+			return a, seen == 3
+		}
+		var dst *string
+		bit := 0
+		switch tok.String() {
+		case "question":
+			dst, bit = &a.Question, 1
+		case "answer":
+			dst, bit = &a.Answer, 2
+		default:
+			return a, false // additionalProperties: false
+		}
+		if seen&bit != 0 {
+			return a, false
+		}
+		seen |= bit
+		sp, ok := p.str(1, maxGoalRunes)
+		if !ok {
+			return a, false
+		}
+		*dst = string(p.buf[sp.start:sp.end])
+		p.buf = p.buf[:sp.start]
+	}
 }
 
 func (p *fastParser) children(depth int) ([]*Node, bool) {

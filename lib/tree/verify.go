@@ -35,11 +35,18 @@ func withinBounds(n *Node, depth int) bool {
 		n.Next != NextExecute && n.Next != NextDecompose,
 		n.Attempts < 0 || n.Attempts > maxAttemptsValue,
 		n.MaxAttempts < 0 || n.MaxAttempts > maxAttemptsValue,
-		len(n.Children) > maxChildren:
+		len(n.Children) > maxChildren,
+		utf8.RuneCountInString(n.Waiting) > maxGoalRunes,
+		len(n.Answers) > MaxAnswers:
 		return false
 	}
 	for _, a := range n.Acceptance {
 		if utf8.RuneCountInString(a) > maxCriterionRunes {
+			return false
+		}
+	}
+	for _, a := range n.Answers {
+		if a.Question == "" || a.Answer == "" || utf8.RuneCountInString(a.Question) > maxGoalRunes || utf8.RuneCountInString(a.Answer) > maxGoalRunes {
 			return false
 		}
 	}

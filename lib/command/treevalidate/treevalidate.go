@@ -29,9 +29,9 @@ type Options struct {
 	Prev      string `placeholder:"FILE" help:"Previous tree: also check passed-node immutability against it." xor:"prev"`
 	PrevRev   string `placeholder:"REV" help:"Previous tree taken from the git revision REV (the file's path at REV)." xor:"prev"`
 	Selected  string `placeholder:"ID" predictor:"node" help:"Selected node id: with --status, also check status invariants and child additions (needs --prev or --prev-rev)."`
-	Status    string `enum:",done,retry,decomposed" default:"" help:"Agent status for --selected: done, retry or decomposed."`
+	Status    string `enum:",done,retry,decomposed,blocked" default:"" help:"Agent status for --selected: done, retry, decomposed or blocked."`
 	Staged    bool   `help:"Check the tree staged in the git index against HEAD's (for the pre-commit hook)." xor:"prev"`
-	By        string `name:"by" enum:",human,operator,loop" default:"" env:"TREELOOP_COMMIT" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts and next of open nodes, loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop."`
+	By        string `name:"by" enum:",human,operator,loop" default:"" env:"TREELOOP_COMMIT" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next, waiting, answers) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts, next, waiting and answers of open nodes, loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop."`
 	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
 	cli.Get
