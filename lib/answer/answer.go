@@ -212,19 +212,15 @@ func Questions(root *tree.Node) []Open {
 	return out
 }
 
-// Markdown lists the open questions as a Markdown section for a
-// pull-request body ("" when there are none): each node's title, id and
-// question quoted.
+// Markdown lists the open questions for a pull-request body ("" when
+// there are none): one list item per node, its title and id, its question
+// quoted below it.
 func Markdown(qs []Open) string {
-	if len(qs) == 0 {
-		return ""
-	}
 	var b strings.Builder
-	b.WriteString("## Open questions\n\nThese nodes wait for an operator's answer (`tree-edit answer ID TEXT`):\n")
 	for _, q := range qs {
-		fmt.Fprintf(&b, "\n### %s (`%s`)\n\n", strings.TrimSpace(strings.ReplaceAll(q.Title, "\n", " ")), q.ID)
+		fmt.Fprintf(&b, "- %s (`%s`) waits for an answer (`tree-edit answer %s TEXT`):\n\n", strings.TrimSpace(strings.ReplaceAll(q.Title, "\n", " ")), q.ID, q.ID)
 		for _, l := range strings.Split(strings.TrimSpace(q.Question), "\n") {
-			b.WriteString(strings.TrimRight("> "+l, " ") + "\n")
+			b.WriteString(strings.TrimRight("  > "+l, " ") + "\n")
 		}
 	}
 	return b.String()

@@ -71,8 +71,8 @@ func TestQuestionsMarkdown(t *testing.T) {
 	if len(qs) != 2 || qs[0].ID != "a" || qs[1].Path != "root/b" {
 		t.Fatalf("Questions = %+v", qs)
 	}
-	want := "## Open questions\n\nThese nodes wait for an operator's answer (`tree-edit answer ID TEXT`):\n\n" +
-		"### API (`a`)\n\n> REST or gRPC?\n\n### Store (`b`)\n\n> Postgres or SQLite?\n> Which version?\n"
+	want := "- API (`a`) waits for an answer (`tree-edit answer a TEXT`):\n\n  > REST or gRPC?\n" +
+		"- Store (`b`) waits for an answer (`tree-edit answer b TEXT`):\n\n  > Postgres or SQLite?\n  > Which version?\n"
 	if got := Markdown(qs); got != want {
 		t.Errorf("Markdown =\n%s\nwant\n%s", got, want)
 	}
