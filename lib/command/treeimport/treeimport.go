@@ -20,6 +20,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plan"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // Options is the command line of tree-import.
@@ -91,7 +92,11 @@ func (o *Options) Run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "write the tree: %v", err)
 		}
 		if n := len(p.Assumptions); n > 0 {
-			env.Warnf("%d checked item(s) of the plan are open nodes, listed as assumptions (see --dry-run)", n)
+			what := "is an open node"
+			if n != 1 {
+				what = "are open nodes"
+			}
+			env.Warnf("%s of the plan %s, listed as assumptions (see --dry-run)", vocab.Plural(n, "checked item", "checked items"), what)
 		}
 	}
 	if o.Strict && len(p.Rejected) > 0 {

@@ -33,7 +33,7 @@ func TestTreeOnStdout(t *testing.T) {
 		t.Errorf("tree:\n%s", out)
 	}
 	if !strings.Contains(errs, "tree-import: warning: <stdin>: line 6: rejected: empty list item: - [ ]") ||
-		!strings.Contains(errs, "1 checked item(s) of the plan are open nodes") {
+		!strings.Contains(errs, "1 checked item of the plan is an open node") {
 		t.Errorf("stderr: %s", errs)
 	}
 	if code, _, errs := run(t, checklist, "--strict"); code != 1 || !strings.Contains(errs, "1 line(s) of <stdin> rejected (--strict)") {
