@@ -51,3 +51,15 @@ var NodeToolsV1 []byte
 //
 //go:embed eval_summary.v1.schema.json
 var EvalSummaryV1 []byte
+
+// QueuedAnswerV1 is an operator's answer queued in .runner/answers/ while
+// a runner works (tree-edit answer).
+//
+//go:embed queued_answer.v1.schema.json
+var QueuedAnswerV1 []byte
+
+// AgentFailureV1 is the failure report a command-backend agent may write to
+// $RUNNER_OUTPUT instead of an agent output (a usage limit, say).
+//
+//go:embed agent_failure.v1.schema.json
+var AgentFailureV1 []byte

@@ -34,10 +34,10 @@ type Output struct {
 func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
-// the status is allowed in mode (execute: done or retry; decompose:
-// decomposed or retry). The error, one line, says every reason. It links
-// the full validator (lib/schema/full) into every program that parses an
-// agent's output (agent-exec, tree-update).
+// the status is allowed in mode (execute: done, retry or blocked;
+// decompose: decomposed, retry or blocked). The error, one line, says
+// every reason. It links the full validator (lib/schema/full) into every
+// program that parses an agent's output (agent-exec, tree-update).
 func Parse(data []byte, mode string) (Output, error) {
 	if len(data) > MaxBytes {
 		return Output{}, fmt.Errorf("output is %d bytes, more than the %d allowed", len(data), MaxBytes)

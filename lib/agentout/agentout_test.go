@@ -30,6 +30,10 @@ func TestParseValid(t *testing.T) {
 			agentout.Output{Status: "retry", Summary: "tests still fail"}},
 		{"retry in decompose mode", `{"status":"retry","summary":"unclear","children":[]}`, agentout.ModeDecompose,
 			agentout.Output{Status: "retry", Summary: "unclear"}},
+		{"blocked in execute mode", `{"status":"blocked","summary":"Postgres or SQLite?","children":[]}`, agentout.ModeExecute,
+			agentout.Output{Status: "blocked", Summary: "Postgres or SQLite?"}},
+		{"blocked in decompose mode", `{"status":"blocked","summary":"Split by service or by layer?","children":[]}`, agentout.ModeDecompose,
+			agentout.Output{Status: "blocked", Summary: "Split by service or by layer?"}},
 		{"decomposed in decompose mode", `{"status":"decomposed","summary":"two parts","children":[` + child + `,` + child2 + `]}`, agentout.ModeDecompose,
 			agentout.Output{Status: "decomposed", Summary: "two parts", Children: []tree.NewChild{
 				{Title: "Add login", Goal: "users log in", Acceptance: []string{"tests pass", "docs"}, Next: "execute"},
@@ -67,9 +71,9 @@ func TestParseErrors(t *testing.T) {
 	}{
 		// The status must suit the mode (DESIGN.md decision 3).
 		{"done in decompose mode", `{"status":"done","summary":"s","children":[]}`, agentout.ModeDecompose,
-			`status "done" is not allowed in decompose mode (allowed: decomposed, retry)`},
+			`status "done" is not allowed in decompose mode (allowed: decomposed, retry, blocked)`},
 		{"decomposed in execute mode", `{"status":"decomposed","summary":"s","children":[` + child + `]}`, agentout.ModeExecute,
-			`status "decomposed" is not allowed in execute mode (allowed: done, retry)`},
+			`status "decomposed" is not allowed in execute mode (allowed: done, retry, blocked)`},
 
 		// children is [] unless decomposed, and non-empty when decomposed.
 		{"done with children", `{"status":"done","summary":"s","children":[` + child + `]}`, agentout.ModeExecute,
@@ -97,11 +101,11 @@ func TestParseErrors(t *testing.T) {
 		{"not an object", `[]`, agentout.ModeExecute, schemaIs + "expected object, but got array"},
 		{"string", `"done"`, agentout.ModeExecute, schemaIs + "expected object, but got string"},
 		{"wrong types", `{"status":1,"summary":2,"children":"x"}`, agentout.ModeExecute,
-			schemaIs + `children: expected array, but got string; status: value must be one of "done", "retry", "decomposed"; summary: expected string, but got number`},
+			schemaIs + `children: expected array, but got string; status: value must be one of "done", "retry", "decomposed", "blocked"; summary: expected string, but got number`},
 		{"unknown status", `{"status":"finished","summary":"s","children":[]}`, agentout.ModeExecute,
-			schemaIs + `status: value must be one of "done", "retry", "decomposed"`},
+			schemaIs + `status: value must be one of "done", "retry", "decomposed", "blocked"`},
 		{"status case matters", `{"status":"Done","summary":"s","children":[]}`, agentout.ModeExecute,
-			schemaIs + `status: value must be one of "done", "retry", "decomposed"`},
+			schemaIs + `status: value must be one of "done", "retry", "decomposed", "blocked"`},
 		{"null summary", `{"status":"done","summary":null,"children":[]}`, agentout.ModeExecute,
 			schemaIs + "summary: expected string, but got null"},
 		{"empty summary", `{"status":"done","summary":"","children":[]}`, agentout.ModeExecute,
@@ -170,8 +174,8 @@ func TestAllowed(t *testing.T) {
 		mode string
 		want []string
 	}{
-		{agentout.ModeExecute, []string{"done", "retry"}},
-		{agentout.ModeDecompose, []string{"decomposed", "retry"}},
+		{agentout.ModeExecute, []string{"done", "retry", "blocked"}},
+		{agentout.ModeDecompose, []string{"decomposed", "retry", "blocked"}},
 	}
 	for _, tt := range tests {
 		if got := agentout.Allowed(tt.mode); !slices.Equal(got, tt.want) {

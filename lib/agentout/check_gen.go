@@ -10,8 +10,8 @@ func plainCheck(v any) string { return plainCheckDocument5(v, "") }
 
 func plainCheckStatus(x any, ptr string) string {
 	s, ok := x.(string)
-	if !ok || !schema.OneOf(s, "done", "retry", "decomposed") {
-		return schema.Fail(ptr, "not one of done, retry, decomposed")
+	if !ok || !schema.OneOf(s, "done", "retry", "decomposed", "blocked") {
+		return schema.Fail(ptr, "not one of done, retry, decomposed, blocked")
 	}
 	return ""
 }

@@ -72,20 +72,8 @@ func Request(root, by string) error {
 	if err != nil {
 		return err
 	}
-	if c, err := net.DialTimeout("unix", name, 5*time.Second); err == nil {
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		_, err := fmt.Fprintf(c, "%s\n", by)
-		reply := ""
-		if err == nil {
-			reply, err = bufio.NewReader(c).ReadString('\n')
-		}
-		c.Close()
-		switch {
-		case err != nil:
-			return fmt.Errorf("tell the running session: %w", err)
-		case strings.TrimSpace(reply) != "ok":
-			return Refused
-		}
+	if err := tell(name, "cancel "+by); err != nil {
+		return err
 	}
 	line := fmt.Sprintf("by=%s pid=%d at=%s\n", strconv.Quote(by), os.Getpid(), time.Now().UTC().Format(time.RFC3339))
 	if err := writeCancel(filepath.Join(root, layout.Cancel), []byte(line)); err != nil {
@@ -124,15 +112,63 @@ func writeCancel(path string, line []byte) error {
 	return fsutil.SyncDir(filepath.Dir(path))
 }
 
+// tell sends one request line to the running session's judge, if one
+// listens: Refused when the judge found the caller inside the session.
+func tell(name, line string) error {
+	c, err := net.DialTimeout("unix", name, 5*time.Second)
+	if err != nil {
+		return nil // no session runs: nobody to tell
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err = fmt.Fprintf(c, "%s\n", line)
+	reply := ""
+	if err == nil {
+		reply, err = bufio.NewReader(c).ReadString('\n')
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("tell the running session: %w", err)
+	case strings.TrimSpace(reply) != "ok":
+		return Refused
+	}
+	return nil
+}
+
+// AnnounceAnswer tells the running session's judge, if any, that an
+// operator (by) is about to queue an answer file whose bytes have the
+// SHA-256 digest (hex) in .runner/answers/ (lib/answer). The judge keeps
+// such a file; any other file that appears there during the session is
+// the session's own, removed at Close (Verdict.ForgedAnswers). It returns
+// Refused from inside the session.
+func AnnounceAnswer(root, digest, by string) error {
+	by = strings.Join(strings.Fields(by), " ")
+	if by == "" || len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "" {
+		return errors.New("an answer is announced with its SHA-256 digest and who queues it")
+	}
+	name, err := socketName(root)
+	if err != nil {
+		return err
+	}
+	return tell(name, "answer "+digest+" "+by)
+}
+
+// ctimeMargin is how far before its start a session's judging reaches
+// back in file change times.
+const ctimeMargin = 50 * time.Millisecond
+
 // Judge listens for operators' requests while one session runs.
 type Judge struct {
 	path    string
+	answers string    // the queued answers' directory
+	since   time.Time // when the session's judging began
 	before  bool
 	self    int // the process whose descendants are the session's
 	ln      net.Listener
 	mu      sync.Mutex
-	byOp    []string // operators' requests: "<by> (pid N)"
-	refused []string // requests from inside the session
+	byOp    []string        // operators' requests: "<by> (pid N)"
+	refused []string        // requests from inside the session
+	digests map[string]bool // answers operators announced, by digest
 	done    chan struct{}
 }
 
@@ -154,6 +190,10 @@ type Verdict struct {
 	// Requests are the operators' requests received ("<by> (pid N)") and
 	// the refused ones from inside the session ("refused: <by> (pid N)").
 	Requests []string `json:"requests,omitempty"`
+	// ForgedAnswers are the files of .runner/answers/ that appeared or
+	// changed during the session with no operator's announcement: the
+	// session's own answers to its questions, removed.
+	ForgedAnswers []string `json:"forged_answers,omitempty"`
 }
 
 // Listen starts judging for the repository at root; the session's
@@ -172,7 +212,11 @@ func listen(root string, self int) (*Judge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for cancel requests: %w", err)
 	}
-	j := &Judge{path: filepath.Join(root, layout.Cancel), self: self, ln: ln, done: make(chan struct{})}
+	// The change times of files come from the kernel's coarse clock, a
+	// few milliseconds behind time.Now: a margin keeps a file the
+	// session writes at once from dating from before it.
+	j := &Judge{path: filepath.Join(root, layout.Cancel), answers: filepath.Join(root, layout.Answers), since: time.Now().Add(-ctimeMargin),
+		self: self, ln: ln, digests: map[string]bool{}, done: make(chan struct{})}
 	_, err = os.Lstat(j.path)
 	j.before = err == nil
 	go j.serve()
@@ -195,13 +239,24 @@ func (j *Judge) handle(c *net.UnixConn) {
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	pid := peerPID(c)
 	line, _ := bufio.NewReader(io.LimitReader(c, 512)).ReadString('\n')
-	by := fmt.Sprintf("%s (pid %d)", strings.TrimSpace(line), pid)
+	kind, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	digest := ""
+	if kind == "answer" {
+		digest, rest, _ = strings.Cut(rest, " ")
+	}
+	by := fmt.Sprintf("%s (pid %d)", rest, pid)
+	if kind == "answer" {
+		by = "answer queued by " + by
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if inSession(pid, j.self) {
+	if inSession(pid, j.self) || (kind != "cancel" && kind != "answer") {
 		j.refused = append(j.refused, "refused: "+by)
 		fmt.Fprintln(c, "refused")
 		return
+	}
+	if kind == "answer" {
+		j.digests[digest] = true
 	}
 	j.byOp = append(j.byOp, by)
 	fmt.Fprintln(c, "ok")
@@ -219,12 +274,68 @@ func (j *Judge) Close(seen bool) Verdict {
 	v.Appeared = !j.before && (err == nil || seen)
 	switch {
 	case !v.Appeared:
-	case len(j.byOp) > 0:
+	case len(j.cancels()) > 0:
 		v.By = ByOperator
 	default:
 		v.By = BySession
 	}
+	v.ForgedAnswers = DropAnswers(j.answers, j.since, j.digests)
 	return v
+}
+
+// cancels are the operators' cancel requests among byOp.
+func (j *Judge) cancels() []string {
+	var out []string
+	for _, r := range j.byOp {
+		if !strings.HasPrefix(r, "answer queued by ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// DropAnswers removes from dir (.runner/answers) every entry that
+// appeared or changed since since (its change time, which no write can
+// keep from moving) whose bytes are not one of the announced digests, and
+// returns their names, sorted: answers a session wrote to its own
+// questions. With no digests it drops every entry changed since since (a
+// session that ended without its judge: agent-exec --restore).
+func DropAnswers(dir string, since time.Time, digests map[string]bool) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var dropped []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // a file being written, never read as an answer (lib/answer)
+		}
+		p := filepath.Join(dir, e.Name())
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			continue
+		}
+		if !time.Unix(st.Ctim.Unix()).Before(since) && !announced(p, st, digests) {
+			if os.RemoveAll(p) == nil {
+				dropped = append(dropped, e.Name())
+			}
+		}
+	}
+	return dropped
+}
+
+// announced reports whether the regular file p (st) holds bytes whose
+// digest an operator announced.
+func announced(p string, st syscall.Stat_t, digests map[string]bool) bool {
+	if len(digests) == 0 || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size > 1<<20 {
+		return false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	return digests[hex.EncodeToString(sum[:])]
 }
 
 // peerPID is the process id of the socket's peer, from the kernel.

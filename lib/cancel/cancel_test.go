@@ -2,6 +2,8 @@ package cancel
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/layout"
 )
@@ -156,7 +159,7 @@ func TestRequestTellsTheJudgeFirst(t *testing.T) {
 		root := repo(t)
 		lines := fakeJudge(t, root, c.reply)
 		err := Request(root, "runner-ui")
-		if got := <-lines; got != "runner-ui\n" {
+		if got := <-lines; got != "cancel runner-ui\n" {
 			t.Errorf("reply %q: the judge read %q", c.reply, got)
 		}
 		_, statErr := os.Lstat(cancelFile(root))
@@ -289,7 +292,8 @@ func TestOneJudgePerRepository(t *testing.T) {
 	j2.Close(false)
 }
 
-// TestLongRequest: the judge reads at most 512 bytes of a request.
+// TestLongRequest: the judge reads at most 512 bytes of a request
+// ("cancel " and who asks).
 func TestLongRequest(t *testing.T) {
 	root := repo(t)
 	j, err := listen(root, outsider(t))
@@ -301,15 +305,15 @@ func TestLongRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(c, "%s\n", strings.Repeat("a", 600))
+	fmt.Fprintf(c, "cancel %s\n", strings.Repeat("a", 600))
 	reply, _ := bufio.NewReader(c).ReadString('\n')
 	c.Close()
 	v := j.Close(false)
 	if reply != "ok\n" || len(v.Requests) != 1 {
 		t.Fatalf("reply %q, requests %q", reply, v.Requests)
 	}
-	if by, _, _ := strings.Cut(v.Requests[0], " (pid"); by != strings.Repeat("a", 512) {
-		t.Fatalf("the judge kept %d bytes of the request, want 512", len(by))
+	if by, _, _ := strings.Cut(v.Requests[0], " (pid"); by != strings.Repeat("a", 512-len("cancel ")) {
+		t.Fatalf("the judge kept %d bytes of the request, want 505", len(by))
 	}
 }
 
@@ -372,5 +376,35 @@ func TestInSession(t *testing.T) {
 func syscallKill(pid int) {
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Kill()
+	}
+}
+
+// Files of the answer queue changed since the session began are dropped
+// unless an operator announced their bytes; files from before it, and
+// files being written (a dot name), stay.
+func TestDropAnswers(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"forged.json", "announced.json", ".temp"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := sha256.Sum256([]byte("announced.json"))
+	announced := map[string]bool{hex.EncodeToString(sum[:]): true}
+	// A session that began after the files were written drops none.
+	if got := DropAnswers(dir, time.Now().Add(time.Hour), announced); len(got) != 0 {
+		t.Errorf("dropped files from before the session: %q", got)
+	}
+	// One that began before: the unannounced file is the session's.
+	if got := DropAnswers(dir, time.Now().Add(-time.Hour), announced); !slices.Equal(got, []string{"forged.json"}) {
+		t.Errorf("dropped %q, want [forged.json]", got)
+	}
+	// With nothing announced (a session that ended without its judge),
+	// every file changed since is dropped.
+	if got := DropAnswers(dir, time.Now().Add(-time.Hour), nil); !slices.Equal(got, []string{"announced.json"}) {
+		t.Errorf("without a judge dropped %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".temp")); err != nil {
+		t.Errorf("a file being written was removed: %v", err)
 	}
 }

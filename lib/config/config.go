@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,18 +52,20 @@ type Hooks struct {
 	OnStuck     []string `toml:"on_stuck"`     // a leaf has no attempts left
 	OnLimit     []string `toml:"on_limit"`     // max_iterations or a run budget reached
 	OnError     []string `toml:"on_error"`     // the run ended on an error or a timeout
+	OnQuestion  []string `toml:"on_question"`  // an agent asked the operator: a leaf waits for an answer
+	OnPause     []string `toml:"on_pause"`     // a usage limit paused the run until its reset
 	TimeoutSecs int      `toml:"timeout_secs"` // each hook's own wall-clock budget, >= 1
 }
 
 // Hook is one configured hook: its key in [hooks] and its argv.
 type Hook struct {
-	Name string // on_iteration, on_complete, on_stuck, on_limit, on_error
+	Name string // on_iteration, on_complete, on_stuck, on_limit, on_error, on_question, on_pause
 	Argv []string
 }
 
 // Named lists the hooks in file order.
 func (h Hooks) Named() []Hook {
-	return []Hook{{"on_iteration", h.OnIteration}, {"on_complete", h.OnComplete}, {"on_stuck", h.OnStuck}, {"on_limit", h.OnLimit}, {"on_error", h.OnError}}
+	return []Hook{{"on_iteration", h.OnIteration}, {"on_complete", h.OnComplete}, {"on_stuck", h.OnStuck}, {"on_limit", h.OnLimit}, {"on_error", h.OnError}, {"on_question", h.OnQuestion}, {"on_pause", h.OnPause}}
 }
 
 // Timeout is timeout_secs as a duration.
@@ -162,6 +165,76 @@ type Agent struct {
 	// Prices by model name ([agent] prices = {"<model>" = {…}}): the cost of a
 	// session whose CLI reports none is computed from its tokens.
 	Prices map[string]Price `toml:"prices"`
+	// The models by mode and attempt (ModelFor): decomposition sessions,
+	// execution sessions, and the last attempt of a leaf (escalation);
+	// "" = Model.
+	DecomposeModel   string `toml:"decompose_model"`
+	ExecuteModel     string `toml:"execute_model"`
+	LastAttemptModel string `toml:"last_attempt_model"`
+	// MaxPause bounds the total time one runner-loop pauses the run on
+	// usage limits; 0 = never pause (the loop stops, as --no-pause).
+	MaxPause Duration `toml:"max_pause"`
+}
+
+// Duration is a length of time in the file: an integer number of seconds
+// or a Go duration string ("12h", "90m"). A struct, so that go-toml hands
+// an integer to UnmarshalText too.
+type Duration struct{ time.Duration }
+
+// durationError is a value UnmarshalText refused; decodeError names the
+// key (agent.max_pause, the one key of this type) and its line.
+type durationError struct{ text string }
+
+func (e *durationError) Error() string {
+	return fmt.Sprintf("%q is neither a number of seconds (0 or more) nor a duration such as \"12h\" or \"90m\"", e.text)
+}
+
+// UnmarshalText reads seconds or a duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := string(b)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > int64(maxSecs) {
+			return &durationError{s}
+		}
+		d.Duration = time.Duration(n) * time.Second
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return &durationError{s}
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as Go does ("12h0m0s").
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Model rules: which [agent] key chose a session's model (ModelFor).
+const (
+	ModelRuleModel       = "model"
+	ModelRuleDecompose   = "decompose_model"
+	ModelRuleExecute     = "execute_model"
+	ModelRuleLastAttempt = "last_attempt_model"
+)
+
+// ModelFor is the model of a session on a leaf in mode (execute or
+// decompose) that has used attempts of maxAttempts, and the key that chose
+// it: last_attempt_model on the leaf's last attempt (attempts ==
+// maxAttempts-1), else decompose_model or execute_model for the mode, else
+// model; a key left empty falls through to the next. "" is the backend's
+// default model.
+func (a Agent) ModelFor(mode string, attempts, maxAttempts int) (model, rule string) {
+	if a.LastAttemptModel != "" && maxAttempts > 0 && attempts == maxAttempts-1 {
+		return a.LastAttemptModel, ModelRuleLastAttempt
+	}
+	if mode == "decompose" && a.DecomposeModel != "" {
+		return a.DecomposeModel, ModelRuleDecompose
+	}
+	if mode == "execute" && a.ExecuteModel != "" {
+		return a.ExecuteModel, ModelRuleExecute
+	}
+	return a.Model, ModelRuleModel
 }
 
 // Price is a model's price in US dollars per million tokens.
@@ -213,6 +286,9 @@ const (
 	RateLimitWait = "wait"
 )
 
+// DefaultMaxPause is max_pause's default: a night.
+var DefaultMaxPause = Duration{12 * time.Hour}
+
 // MinPromptBudgetBytes is the smallest accepted prompt_budget_bytes.
 const MinPromptBudgetBytes = 4096
 
@@ -246,8 +322,9 @@ func Default() Config {
 			PermissionMode: PermissionFull,
 			Prices:         map[string]Price{},
 			Fallback:       []string{},
+			MaxPause:       DefaultMaxPause,
 		},
-		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 30},
+		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, OnQuestion: []string{}, OnPause: []string{}, TimeoutSecs: 30},
 		Sandbox: Sandbox{Mode: SandboxNone, Engine: EngineDocker, Image: DefaultImage, Guard: true, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{}},
 	}
@@ -356,9 +433,7 @@ func (c Config) Validate() error {
 	if strings.ContainsRune(c.Agent.Bin, 0) {
 		bad("agent.bin", "contains a NUL byte")
 	}
-	if strings.ContainsRune(c.Agent.Model, 0) {
-		bad("agent.model", "contains a NUL byte")
-	}
+	c.Agent.validateModels(bad)
 	argv("agent.extra_args", c.Agent.ExtraArgs, bad)
 	if c.Agent.OnRateLimit != RateLimitStop && c.Agent.OnRateLimit != RateLimitWait {
 		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, c.Agent.OnRateLimit)
@@ -409,6 +484,21 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return es
+}
+
+// validateModels checks the model keys and max_pause.
+func (a Agent) validateModels(bad func(key, format string, args ...any)) {
+	for _, m := range []struct{ key, v string }{
+		{"agent.model", a.Model}, {"agent.decompose_model", a.DecomposeModel},
+		{"agent.execute_model", a.ExecuteModel}, {"agent.last_attempt_model", a.LastAttemptModel},
+	} {
+		if strings.ContainsRune(m.v, 0) {
+			bad(m.key, "contains a NUL byte")
+		}
+	}
+	if a.MaxPause.Duration < 0 {
+		bad("agent.max_pause", "must be 0 (never pause) or more, got %s", a.MaxPause)
+	}
 }
 
 // argv reports NUL bytes, which no argument of a process can hold.

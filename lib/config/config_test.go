@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -59,7 +60,7 @@ func TestDefaultTOMLHasEveryKey(t *testing.T) {
 				t.Errorf("DefaultTOML lacks %s%s", prefix, key)
 				continue
 			}
-			if f.Type.Kind() == reflect.Struct {
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Duration]() {
 				walk(prefix+key+".", f.Type, v.(map[string]any))
 			}
 		}
@@ -89,9 +90,13 @@ on_rate_limit = "wait"
 max_tokens = 1000000
 max_cost_usd = 12
 fallback = ["codex", "gemini"]
+decompose_model = "haiku"
+last_attempt_model = "opus-max"
+max_pause = 3600
 
 [hooks]
 on_stuck = ["notify-send", "stuck"]
+on_question = ["notify-send", "question"]
 timeout_secs = 5
 
 [sandbox]
@@ -117,11 +122,11 @@ commands = [["npm", "ci"], ["make", "deps"]]
 		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}, Fallback: []string{"codex", "gemini"},
-			PermissionMode: "edits"},
+			PermissionMode: "edits", DecomposeModel: "haiku", LastAttemptModel: "opus-max", MaxPause: Duration{time.Hour}},
 		Sandbox: Sandbox{Mode: "docker", Engine: "podman", Image: "localhost/agents:1", Guard: false, Network: "none", Writable: []string{"~/.claude", "/var/cache/x"}, Readable: []string{}},
 		Setup:   Setup{Commands: [][]string{{"npm", "ci"}, {"make", "deps"}}},
 		Hooks: Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{"notify-send", "stuck"},
-			OnLimit: []string{}, OnError: []string{}, TimeoutSecs: 5},
+			OnLimit: []string{}, OnError: []string{}, OnQuestion: []string{"notify-send", "question"}, OnPause: []string{}, TimeoutSecs: 5},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -507,5 +512,54 @@ func TestReadmeHooksExample(t *testing.T) {
 	}
 	if len(c.Hooks.OnStuck) == 0 || len(c.Hooks.OnError) == 0 || c.Hooks.OnError[0] != "curl" || c.Hooks.TimeoutSecs != 15 {
 		t.Fatalf("hooks: %+v", c.Hooks)
+	}
+}
+
+// The model of a session: the last attempt's model wins, then the mode's,
+// then model; empty keys fall through.
+func TestModelFor(t *testing.T) {
+	all := Agent{Model: "m", DecomposeModel: "d", ExecuteModel: "e", LastAttemptModel: "l"}
+	tests := []struct {
+		a                  Agent
+		mode               string
+		attempts, max      int
+		wantModel, wantKey string
+	}{
+		{all, "execute", 0, 3, "e", ModelRuleExecute},
+		{all, "decompose", 1, 3, "d", ModelRuleDecompose},
+		{all, "execute", 2, 3, "l", ModelRuleLastAttempt},
+		{all, "decompose", 2, 3, "l", ModelRuleLastAttempt},
+		{all, "execute", 0, 1, "l", ModelRuleLastAttempt}, // one attempt: the first is the last
+		{Agent{Model: "m", LastAttemptModel: "l"}, "execute", 1, 3, "m", ModelRuleModel},
+		{Agent{Model: "m", DecomposeModel: "d"}, "execute", 2, 3, "m", ModelRuleModel},
+		{Agent{Model: "m", DecomposeModel: "d"}, "decompose", 2, 3, "d", ModelRuleDecompose},
+		{Agent{}, "execute", 0, 3, "", ModelRuleModel},
+	}
+	for _, tt := range tests {
+		m, k := tt.a.ModelFor(tt.mode, tt.attempts, tt.max)
+		if m != tt.wantModel || k != tt.wantKey {
+			t.Errorf("%+v.ModelFor(%s, %d, %d) = %q, %q; want %q, %q", tt.a, tt.mode, tt.attempts, tt.max, m, k, tt.wantModel, tt.wantKey)
+		}
+	}
+}
+
+// max_pause takes seconds or a duration string; anything else is an error
+// naming the key.
+func TestMaxPause(t *testing.T) {
+	for doc, want := range map[string]time.Duration{
+		"[agent]\nmax_pause = 90\n":     90 * time.Second,
+		"[agent]\nmax_pause = \"5h\"\n": 5 * time.Hour,
+		"[agent]\nmax_pause = 0\n":      0,
+		"":                              12 * time.Hour,
+	} {
+		c, err := Parse("config.toml", []byte(doc))
+		if err != nil || c.Agent.MaxPause.Duration != want {
+			t.Errorf("Parse(%q): max_pause %v, %v; want %v", doc, c.Agent.MaxPause.Duration, err, want)
+		}
+	}
+	for _, doc := range []string{"[agent]\nmax_pause = \"soon\"\n", "[agent]\nmax_pause = -5\n", "[agent]\nmax_pause = 1.5\n"} {
+		if _, err := Parse("config.toml", []byte(doc)); err == nil || !strings.Contains(err.Error(), "max_pause") {
+			t.Errorf("Parse(%q) = %v, want an error naming max_pause", doc, err)
+		}
 	}
 }

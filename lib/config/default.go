@@ -64,7 +64,18 @@ bin = ""
 model = ""
 # Extra arguments appended to the backend's invocation.
 extra_args = []
-# On a rate limit: "stop" the run or "wait" and retry.
+# Models by mode and attempt; empty = model. decompose_model for
+# decomposition sessions, execute_model for execution sessions, and
+# last_attempt_model for the last attempt of a leaf (escalation: it wins
+# over the other two).
+decompose_model = ""
+execute_model = ""
+last_attempt_model = ""
+# On a usage or rate limit: "stop" the session at once, or "wait" for the
+# reset within the iteration's budget first. Either way, once no fallback
+# is left the iteration is committed as paused (no attempt consumed) and
+# runner-loop pauses the run until the limit resets (runner-loop
+# --no-pause stops instead).
 on_rate_limit = "stop"
 # What the agent CLI may do without asking: "full" (every tool, no sandbox
 # of the CLI's own: the guard, the runner's checks and [sandbox] are the
@@ -73,6 +84,10 @@ on_rate_limit = "stop"
 # mode: nothing written). The command backend gets it as
 # RUNNER_AGENT_PERMISSION_MODE and enforces nothing.
 permission_mode = "full"
+# The longest one runner-loop pauses on usage limits in all, as seconds or
+# a duration ("12h", "90m"); once it is used up, the loop stops with the
+# limit code. 0 = never pause.
+max_pause = "12h"
 # Run budgets; 0 = unlimited. runner-check refuses one nothing measures:
 # max_tokens needs a backend that reports tokens, max_cost_usd one that
 # reports cost (claude) or a price for the model below.
@@ -104,6 +119,8 @@ on_complete = []   # the tree is complete
 on_stuck = []      # a leaf has no attempts left
 on_limit = []      # max_iterations or a run budget reached
 on_error = []      # the run ended on an error or a timeout
+on_question = []   # an agent asked the operator (RUNNER_QUESTION): a leaf waits
+on_pause = []      # a usage limit paused the run (RUNNER_PAUSE_UNTIL)
 timeout_secs = 30
 
 [sandbox]

@@ -50,7 +50,7 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}
 	}
-	for _, h := range []*[]string{&c.Hooks.OnIteration, &c.Hooks.OnComplete, &c.Hooks.OnStuck, &c.Hooks.OnLimit, &c.Hooks.OnError} {
+	for _, h := range []*[]string{&c.Hooks.OnIteration, &c.Hooks.OnComplete, &c.Hooks.OnStuck, &c.Hooks.OnLimit, &c.Hooks.OnError, &c.Hooks.OnQuestion, &c.Hooks.OnPause} {
 		if *h == nil {
 			*h = []string{}
 		}
@@ -117,6 +117,12 @@ func decodeError(name string, data []byte, err error) error {
 			}
 		}
 		return e
+	}
+	var durErr *durationError
+	if errors.As(err, &durErr) {
+		const key = "agent.max_pause"
+		line, _ := indexKeys(data).line(key, 0)
+		return &Error{File: name, Line: line, Key: key, Msg: key + ": " + durErr.Error()}
 	}
 	return &Error{File: name, Msg: oneLine(strings.TrimPrefix(err.Error(), "toml: "))}
 }

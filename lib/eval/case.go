@@ -53,7 +53,11 @@ type Backend struct {
 	Bin       string   // agent.bin; a relative path with a slash is resolved against its file's directory
 	Model     string   // agent.model
 	ExtraArgs []string // agent.extra_args
-	Env       []string // KEY=VALUE added to the loop's environment
+	// The models by mode and attempt (agent.decompose_model,
+	// execute_model, last_attempt_model): two routing policies are two
+	// backends; "" = model.
+	DecomposeModel, ExecuteModel, LastAttemptModel string
+	Env                                            []string // KEY=VALUE added to the loop's environment
 }
 
 // Check kinds (STYLE.md: a small closed set of deterministic kinds).
@@ -581,6 +585,9 @@ func (t *table) backend(name, dir string) Backend {
 		b.Bin = filepath.Join(dir, b.Bin)
 	}
 	b.Model = t.str("model", false)
+	b.DecomposeModel = t.str("decompose_model", false)
+	b.ExecuteModel = t.str("execute_model", false)
+	b.LastAttemptModel = t.str("last_attempt_model", false)
 	if a, ok := t.strs("extra_args"); ok {
 		b.ExtraArgs = a
 	}

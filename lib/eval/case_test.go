@@ -30,6 +30,7 @@ backend = "command"
 bin = "agents/s"
 extra_args = ["-v"]
 env = ["A=1"]
+last_attempt_model = "big"
 [[checks]]
 type = "json_path"
 path = "a.json"
@@ -50,7 +51,7 @@ pattern = '^a$'
 		t.Errorf("config: %v", c.Config)
 	}
 	b := c.Backends["s"]
-	if b.Bin != filepath.Join(dir, "agents/s") || b.ExtraArgs[0] != "-v" || b.Env[0] != "A=1" {
+	if b.Bin != filepath.Join(dir, "agents/s") || b.ExtraArgs[0] != "-v" || b.Env[0] != "A=1" || b.LastAttemptModel != "big" || b.DecomposeModel != "" {
 		t.Errorf("backend: %+v", b)
 	}
 	if !c.Checks[0].HasEquals || c.Checks[0].Name != "json_path a.json x.y" {

@@ -18,6 +18,8 @@ const (
 	Limit       = 4   // limit: max_iterations (or a run budget) reached
 	AgentError  = 5   // agent error: attempt consumed
 	RunnerError = 6   // runner error: no attempt consumed
+	Waiting     = 7   // waiting: every open leaf waits for an operator's answer (tree-edit answer)
+	Paused      = 8   // paused: a usage limit ended the session (no attempt consumed); the run waits for its reset
 	Usage       = 80  // usage error (kong's default)
 	Timeout     = 124 // the iteration timed out; the run stops
 	SIGINT      = 130 // interrupted by SIGINT

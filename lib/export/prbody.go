@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/answer"
 	"github.com/treeloop/treeloop/lib/artifacts"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -134,7 +135,7 @@ func (b Body) Markdown() string {
 	b.writeArtifacts(&w)
 	b.writeIterations(&w)
 	w.WriteString("\n### Assumptions\n\n" + orNone(b.Assumptions) + "\n")
-	w.WriteString("\n### Open questions\n\n" + orNone(b.Questions) + "\n")
+	w.WriteString("\n### Open questions\n\n" + orNone(joinNotes(answer.Markdown(answer.Questions(p.Root)), b.Questions)) + "\n")
 	return w.String()
 }
 
@@ -169,6 +170,8 @@ func nodeState(n *tree.Node) string {
 		return string(vocab.NodeOpen)
 	case n.Attempts >= n.MaxAttempts:
 		return fmt.Sprintf("%s (attempts %d/%d)", vocab.NodeStuck, n.Attempts, n.MaxAttempts)
+	case n.IsWaiting():
+		return fmt.Sprintf("%s (attempts %d/%d)", vocab.NodeWaiting, n.Attempts, n.MaxAttempts)
 	}
 	return fmt.Sprintf("%s (attempts %d/%d)", vocab.NodeOpen, n.Attempts, n.MaxAttempts)
 }
@@ -310,6 +313,17 @@ func dash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// joinNotes joins the non-empty notes with a blank line.
+func joinNotes(notes ...string) string {
+	var keep []string
+	for _, n := range notes {
+		if n = strings.TrimSpace(n); n != "" {
+			keep = append(keep, n)
+		}
+	}
+	return strings.Join(keep, "\n\n")
 }
 
 func orNone(s string) string {

@@ -24,6 +24,7 @@ type Row struct {
 	Guard      string  `json:"guard"`
 	AgentError bool    `json:"agent_error"`
 	Class      string  `json:"class"` // the agent's failure class (agent.json), "" when the agent did not run
+	Model      string  `json:"model"` // the session's model (agent.json), "" when unknown or the agent did not run
 	StartedAt  string  `json:"started_at"`
 	DurationMS int64   `json:"duration_ms"`
 	Tokens     int64   `json:"tokens"` // input + output tokens the session reported
@@ -40,7 +41,7 @@ func RowOf(m Meta) Row {
 		Summary: m.Summary, Commit: m.Commit, StartedAt: m.StartedAt.UTC().Format("2006-01-02T15:04:05Z"),
 	}
 	if m.Agent != nil {
-		r.Class = m.Agent.Class
+		r.Class, r.Model = m.Agent.Class, m.Agent.Model
 		r.Tokens = m.Agent.Usage.InputTokens + m.Agent.Usage.OutputTokens
 		r.CostUSD = m.Agent.Usage.CostUSD
 	}

@@ -71,6 +71,9 @@ type Agent struct {
 	Argv       []string `json:"argv"`
 	CLIVersion string   `json:"cli_version,omitempty"`
 	Model      string   `json:"model,omitempty"`
+	// ModelRule is the [agent] key that chose the model asked for:
+	// model, decompose_model, execute_model or last_attempt_model.
+	ModelRule string `json:"model_rule,omitempty"`
 	// AutoCompaction: "off" where the CLI's automatic context compaction
 	// was turned off, "on" where it has no switch; absent for command and
 	// replay.

@@ -11,11 +11,12 @@ type Meta struct {
 	NodeID    string `json:"node_id"`
 	NodePath  string `json:"node_path"`
 	Mode      string `json:"mode"` // execute | decompose
-	// Status: done | retry | decomposed | timeout | interrupted |
-	// runner_error (an agent error is status retry with AgentError true).
+	// Status: done | retry | decomposed | blocked | timeout | interrupted |
+	// runner_error | paused (an agent error is status retry with
+	// AgentError true).
 	Status string `json:"status"`
-	// Result is tree-update's: passed, failed, retry, decomposed,
-	// agent-error, timeout, interrupted, runner-error.
+	// Result is tree-update's: passed, failed, retry, decomposed, blocked,
+	// agent-error, timeout, interrupted, runner-error, paused.
 	Result         string   `json:"result"`
 	Guard          string   `json:"guard"` // pass | fail | skipped (timeout | interrupted | error when the guard did not finish)
 	AgentError     bool     `json:"agent_error"`

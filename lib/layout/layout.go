@@ -29,6 +29,10 @@ const (
 	Runs              = ".runner/runs"
 	Gitignore         = ".runner/.gitignore"
 	Worktrees         = ".runner/worktrees" // runs in worktrees of their own (runner-start --worktree), ignored
+	// Answers holds the operator's answers queued while a runner works
+	// (tree-edit answer), until the runner commits them between
+	// iterations; ignored.
+	Answers = ".runner/answers"
 )
 
 // IterName is the directory name of iteration n: four digits at least, so

@@ -50,7 +50,7 @@ func checkGoalTitle(x any, ptr string) string {
 
 func checkStatus(x any, ptr string) string {
 	s, ok := x.(string)
-	if !ok || !schema.OneOf(s, "running", "complete", "stuck", "limit", "timeout", "interrupted", "canceled", "error") {
+	if !ok || !schema.OneOf(s, "running", "complete", "stuck", "limit", "timeout", "interrupted", "canceled", "error", "paused", "waiting") {
 		return schema.Fail(ptr, "not a run status")
 	}
 	return ""
@@ -277,6 +277,48 @@ func checkLog(x any, ptr string) string {
 	return ""
 }
 
+func checkPauseSince(x any, ptr string) string {
+	if x == nil {
+		return ""
+	}
+	return checkTime(x, ptr)
+}
+
+func checkPauseUntil(x any, ptr string) string {
+	if x == nil {
+		return ""
+	}
+	return checkTime(x, ptr)
+}
+
+func checkPauseReason(x any, ptr string) string {
+	_, ok := x.(string)
+	if !ok {
+		return schema.Fail(ptr, "not a string")
+	}
+	return ""
+}
+
+func checkPause(x any, ptr string) string {
+	if why := schema.Object(x, ptr, []string{"count", "total_secs", "since", "until", "reason"}, []schema.Prop{
+		{Name: "count", Check: checkCount},
+		{Name: "total_secs", Check: checkCount},
+		{Name: "since", Check: checkPauseSince},
+		{Name: "until", Check: checkPauseUntil},
+		{Name: "reason", Check: checkPauseReason},
+	}, true); why != "" {
+		return why
+	}
+	return ""
+}
+
+func checkPause2(x any, ptr string) string {
+	if x == nil {
+		return ""
+	}
+	return checkPause(x, ptr)
+}
+
 func checkDocument(x any, ptr string) string {
 	if why := schema.Object(x, ptr, []string{"version", "id", "run_id", "branch", "goal_title", "status", "reason", "started_at", "finished_at", "updated_at", "runner", "iterations", "nodes", "usage", "budgets", "last_iteration", "head", "log"}, []schema.Prop{
 		{Name: "version", Check: checkVersion},
@@ -297,6 +339,7 @@ func checkDocument(x any, ptr string) string {
 		{Name: "last_iteration", Check: checkLastIteration2},
 		{Name: "head", Check: checkHead2},
 		{Name: "log", Check: checkLog},
+		{Name: "pause", Check: checkPause2},
 	}, true); why != "" {
 		return why
 	}

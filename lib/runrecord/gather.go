@@ -48,7 +48,7 @@ type Repo struct {
 	Tree     *tree.Node
 	State    runstate.State
 	Config   config.Config
-	LastMeta *iterdir.Meta // meta.json of run_state's last_iter, nil before the first iteration
+	LastMeta *iterdir.Meta // meta.json of the last iteration iter-log end completed (next_iter - 1), nil before the first
 }
 
 // ReadRepo reads tree.json, run_state.json, config.toml and the last
@@ -72,14 +72,17 @@ func ReadRepo(root string) (*Repo, error) {
 	if rp.Config, err = config.Load(filepath.Join(root, layout.Config), os.LookupEnv); err != nil {
 		return nil, err
 	}
-	if id, it := runstate.Val(rp.State.RunID), rp.State.LastIter; id != "" && it != nil {
+	// The last iteration is next_iter - 1, whatever it was: run_state's
+	// last_iter names the last attempt the agent is told about, which a
+	// runner error or a pause leaves as it was.
+	if id, it := runstate.Val(rp.State.RunID), rp.State.NextIter-1; id != "" && it > 0 {
 		var m iterdir.Meta
-		err := iterdir.Read(filepath.Join(root, layout.IterDir(id, *it)), iterdir.MetaFile, &m)
+		err := iterdir.Read(filepath.Join(root, layout.IterDir(id, it)), iterdir.MetaFile, &m)
 		switch {
 		case err == nil:
 			rp.LastMeta = &m
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("read %s: %w", layout.IterDir(id, *it)+"/"+iterdir.MetaFile, err)
+			return nil, fmt.Errorf("read %s: %w", layout.IterDir(id, it)+"/"+iterdir.MetaFile, err)
 		}
 	}
 	return rp, nil

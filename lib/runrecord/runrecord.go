@@ -36,6 +36,8 @@ const (
 	Interrupted = string(vocab.RunInterrupted)
 	Canceled    = string(vocab.RunCanceled)
 	Error       = string(vocab.RunError)
+	Paused      = string(vocab.RunPaused)  // running: the runner sleeps until Pause.Until; finished: the loop stopped on it (--no-pause)
+	Waiting     = string(vocab.RunWaiting) // running: the runner waits for an answer (--wait); finished: the loop stopped on it
 )
 
 // MaxLog is the most log entries a record keeps; older ones are dropped.
@@ -61,6 +63,19 @@ type Record struct {
 	LastIteration *LastIter  `json:"last_iteration"`
 	Head          *string    `json:"head"`
 	Log           []Entry    `json:"log"`
+	// Pause is the session's pauses on usage limits; nil until the first.
+	Pause *Pause `json:"pause,omitempty"`
+}
+
+// Pause is what a record says of the session's pauses: how many and how
+// long in all, and the current one while the runner sleeps (Since and
+// Until set, status paused).
+type Pause struct {
+	Count     int        `json:"count"`
+	TotalSecs int64      `json:"total_secs"`
+	Since     *time.Time `json:"since"`
+	Until     *time.Time `json:"until"`
+	Reason    string     `json:"reason"`
 }
 
 // Runner names the process that owns a running record.
@@ -113,8 +128,18 @@ type Entry struct {
 // ErrFinished is returned by Save for a record that is already finished.
 var ErrFinished = errors.New("the run's record is finished and is never rewritten")
 
-// Finished reports whether status ends a run.
-func Finished(status string) bool { return status != Running }
+// Finished reports whether r is finished: it has a finish time, or a
+// status only a finished record has. A record running, paused or waiting
+// with no finish time still has its runner (or waits for its next step).
+func Finished(r Record) bool {
+	switch {
+	case r.FinishedAt != nil:
+		return true
+	case r.Status == Running, r.Status == Paused, r.Status == Waiting:
+		return false
+	}
+	return true
+}
 
 // AddLog appends an entry, dropping the oldest beyond MaxLog.
 func (r *Record) AddLog(at time.Time, kind, message string) {
@@ -175,6 +200,16 @@ func Encode(r Record) []byte {
 	}
 	r.StartedAt = r.StartedAt.UTC()
 	r.UpdatedAt = r.UpdatedAt.UTC()
+	if p := r.Pause; p != nil {
+		c := *p
+		for _, t := range []**time.Time{&c.Since, &c.Until} {
+			if *t != nil {
+				u := (**t).UTC()
+				*t = &u
+			}
+		}
+		r.Pause = &c
+	}
 	if r.FinishedAt != nil {
 		t := r.FinishedAt.UTC()
 		r.FinishedAt = &t
@@ -190,7 +225,7 @@ func Encode(r Record) []byte {
 // Save writes r to path atomically, creating the directory. It refuses
 // (ErrFinished) when the record already at path is finished.
 func Save(path string, r Record) error {
-	if old, err := Load(path); err == nil && Finished(old.Status) {
+	if old, err := Load(path); err == nil && Finished(old) {
 		return fmt.Errorf("%s: %w", filepath.Base(path), ErrFinished)
 	}
 	if r.Version == 0 {
@@ -206,7 +241,7 @@ func Save(path string, r Record) error {
 // runner process is gone from this host reads as interrupted (the next
 // step's recovery finalises it on disk).
 func Effective(r Record) Record {
-	if r.Status != Running || !gone(r.Runner) {
+	if Finished(r) || !gone(r.Runner) {
 		return r
 	}
 	r.Status = Interrupted
@@ -278,7 +313,7 @@ func CurrentOf(dir, runID string) (id string, ok bool) {
 		return "", false
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
-		if r := recs[i]; r.RunID == runID && r.Status == Running {
+		if r := recs[i]; r.RunID == runID && !Finished(r) {
 			return r.ID, true
 		}
 	}

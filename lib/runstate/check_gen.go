@@ -32,8 +32,8 @@ func checkLastStatus(x any, ptr string) string {
 		return ""
 	}
 	s, ok := x.(string)
-	if !ok || !schema.OneOf(s, "done", "retry", "decomposed", "agent_error", "timeout", "interrupted", "runner_error") {
-		return schema.Fail(ptr, "not null or one of done, retry, decomposed, agent_error, timeout, interrupted, runner_error")
+	if !ok || !schema.OneOf(s, "done", "retry", "decomposed", "blocked", "agent_error", "timeout", "interrupted", "runner_error", "paused") {
+		return schema.Fail(ptr, "not null or one of done, retry, decomposed, blocked, agent_error, timeout, interrupted, runner_error, paused")
 	}
 	return ""
 }

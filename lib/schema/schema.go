@@ -25,6 +25,8 @@ const (
 	EvalResult   Kind = "eval_result.v1"
 	EvalSummary  Kind = "eval_summary.v1"
 	NodeTools    Kind = "node_tools.v1"
+	QueuedAnswer Kind = "queued_answer.v1"
+	AgentFailure Kind = "agent_failure.v1"
 )
 
 // Source returns the embedded schema bytes for k.
@@ -48,6 +50,10 @@ func Source(k Kind) []byte {
 		return schemas.EvalSummaryV1
 	case NodeTools:
 		return schemas.NodeToolsV1
+	case QueuedAnswer:
+		return schemas.QueuedAnswerV1
+	case AgentFailure:
+		return schemas.AgentFailureV1
 	}
 	panic("schema: unknown kind " + string(k))
 }

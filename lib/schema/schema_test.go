@@ -121,7 +121,7 @@ func TestValidateDeterministic(t *testing.T) {
 		{"/children/0/goal", "expected string, but got number"},
 		{"/children/0/next", `value must be one of "execute", "decompose"`},
 		{"/children/0/title", "length must be >= 1, but got 0"},
-		{"/status", `value must be one of "done", "retry", "decomposed"`},
+		{"/status", `value must be one of "done", "retry", "decomposed", "blocked"`},
 		{"/summary", "length must be >= 1, but got 0"},
 	}
 	done := make(chan []schema.Violation)

@@ -13,17 +13,21 @@ const (
 	AgentDone       = string(vocab.StatusDone)
 	AgentRetry      = string(vocab.StatusRetry)
 	AgentDecomposed = string(vocab.StatusDecomposed)
+	// AgentBlocked: the agent needs an operator's decision; its summary
+	// holds the questions, and the leaf waits for an answer.
+	AgentBlocked = string(vocab.StatusBlocked)
 )
 
 // AgentStatuses lists the statuses an agent may report in mode (the
-// selected leaf's next): execute done or retry, decompose decomposed or
-// retry. agentout.Allowed is this; it lives here so that context-write
-// can say it without linking agentout's schema validator (issue 16).
+// selected leaf's next): execute done, retry or blocked, decompose
+// decomposed, retry or blocked. agentout.Allowed is this; it lives here so
+// that context-write can say it without linking agentout's schema
+// validator.
 func AgentStatuses(mode string) []string {
 	if mode == NextDecompose {
-		return []string{AgentDecomposed, AgentRetry}
+		return []string{AgentDecomposed, AgentRetry, AgentBlocked}
 	}
-	return []string{AgentDone, AgentRetry}
+	return []string{AgentDone, AgentRetry, AgentBlocked}
 }
 
 // Immutability checks that every node passed in prev is unchanged in next:
@@ -154,6 +158,7 @@ func equalUnordered(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
 		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
+		a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
 	}
@@ -241,7 +246,7 @@ func ChildAdditions(prev, next *Node, selected, status string) Problems {
 }
 
 // StatusInvariants enforces seed 002 §4 on the selected node: decomposed
-// must gain children, done and retry must not.
+// must gain children, done, retry and blocked must not.
 func StatusInvariants(prev, next *Node, selected, status string) Problems {
 	b, _ := Find(prev, selected)
 	a, path := Find(next, selected)
@@ -257,7 +262,7 @@ func StatusInvariants(prev, next *Node, selected, status string) Problems {
 		if nn <= np {
 			return Problems{{LayerStatus, path, fmt.Sprintf("status=decomposed but selected node '%s' did not gain children (prev=%d, next=%d)", selected, np, nn)}}
 		}
-	case AgentDone, AgentRetry:
+	case AgentDone, AgentRetry, AgentBlocked:
 		if nn > np {
 			return Problems{{LayerStatus, path, fmt.Sprintf("status=%s but selected node '%s' gained children (prev=%d, next=%d)", status, selected, np, nn)}}
 		}
@@ -268,8 +273,8 @@ func StatusInvariants(prev, next *Node, selected, status string) Problems {
 }
 
 // RestoreRunnerOwned overwrites, on every node of next that also exists in
-// prev, the runner-owned fields (passes, attempts, next, max_attempts) with
-// prev's values (003, 2026-01-17: agent edits to them are ignored). It
+// prev, the runner-owned fields (passes, attempts, next, max_attempts,
+// waiting, answers) with prev's values (003, 2026-01-17: agent edits to them are ignored). It
 // returns one line per field it changed back, sorted.
 func RestoreRunnerOwned(prev, next *Node) []string {
 	before := Index(prev)
@@ -293,6 +298,14 @@ func RestoreRunnerOwned(prev, next *Node) []string {
 			if n.Next != p.Next {
 				notes = append(notes, fmt.Sprintf("%s: next %s restored to %s", path, n.Next, p.Next))
 				n.Next = p.Next
+			}
+			if n.Waiting != p.Waiting {
+				notes = append(notes, fmt.Sprintf("%s: waiting restored", path))
+				n.Waiting = p.Waiting
+			}
+			if !slices.Equal(n.Answers, p.Answers) {
+				notes = append(notes, fmt.Sprintf("%s: answers restored", path))
+				n.Answers = slices.Clone(p.Answers)
 			}
 		}
 		for _, c := range n.Children {
@@ -382,12 +395,13 @@ const (
 const LayerRunnerOwned = "runner-owned"
 
 // RunnerOwnedChanges checks next's runner-owned fields (passes, attempts,
-// max_attempts, next) against prev's for what by may change (DESIGN.md
-// decision 16): a human nothing; an operator attempts, max_attempts and
-// next of open nodes, and the pass of an inner node all of whose children
-// pass (derived: it removed or moved away the last open one); the loop
-// everything (tree-update judged it). Otherwise passes never becomes true
-// here, a new node included: only a green guard passes a node. Nodes in skip (the selected node and its ancestors
+// max_attempts, next, waiting, answers) against prev's for what by may
+// change (DESIGN.md decision 16): a human nothing; an operator attempts,
+// max_attempts, next, waiting and answers of open nodes, and the pass of
+// an inner node all of whose children pass (derived: it removed or moved
+// away the last open one); the loop everything (tree-update judged it).
+// Otherwise passes never becomes true here, a new node included: only a
+// green guard passes a node. Nodes in skip (the selected node and its ancestors
 // of a step being judged) are left to the step's checks. Passed nodes of
 // prev are Immutability's to report. Problems are sorted.
 func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Problems {
@@ -405,6 +419,9 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 			if n.Passes {
 				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has passes=true: only a green guard passes a node", n.ID)})
 			}
+			if by != ByOperator && (n.Waiting != "" || len(n.Answers) > 0) {
+				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has waiting or answers: runner-owned fields change only through the loop or tree-edit", n.ID)})
+			}
 		case e.node.Passes:
 			// Immutability reports any change to a passed node.
 		default:
@@ -420,10 +437,17 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 					{"attempts", p.Attempts, n.Attempts},
 					{"max_attempts", p.MaxAttempts, n.MaxAttempts},
 					{"next", p.Next, n.Next},
+					{"waiting", p.Waiting != "", n.Waiting != ""},
 				} {
 					if f.was != f.is {
 						ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("%s of node '%s' changed from %v to %v: runner-owned fields change only through the loop or tree-edit", f.name, n.ID, f.was, f.is)})
 					}
+				}
+				if p.Waiting != n.Waiting && p.Waiting != "" && n.Waiting != "" {
+					ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("waiting of node '%s' changed: runner-owned fields change only through the loop or tree-edit", n.ID)})
+				}
+				if !slices.Equal(p.Answers, n.Answers) {
+					ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("answers of node '%s' changed: runner-owned fields change only through the loop or tree-edit answer", n.ID)})
 				}
 			}
 		}

@@ -495,3 +495,47 @@ func TestImmutabilityByDefinition(t *testing.T) {
 		}
 	}
 }
+
+// An agent's edits to waiting and answers are put back; a human may not
+// change them; an operator (tree-edit answer) may.
+func TestWaitingIsRunnerOwned(t *testing.T) {
+	prev := nd("root", 0, with(nd("a", 1), func(n *tree.Node) { n.Waiting = "Which?" }),
+		with(nd("b", 2), func(n *tree.Node) { n.Answers = []tree.Answer{{Question: "Q?", Answer: "A."}} }))
+	next := prev.Clone()
+	find(t, next, "a").Waiting = ""
+	find(t, next, "b").Answers = []tree.Answer{{Question: "Q?", Answer: "Forged."}}
+	notes := tree.RestoreRunnerOwned(prev, next)
+	if want := []string{"root/a: waiting restored", "root/b: answers restored"}; !slices.Equal(notes, want) {
+		t.Errorf("notes = %q, want %q", notes, want)
+	}
+	if !tree.Equal(prev, next) {
+		t.Errorf("not restored:\n%s", tree.Encode(next))
+	}
+
+	answered := prev.Clone()
+	a := find(t, answered, "a")
+	a.Answers, a.Waiting = []tree.Answer{{Question: "Which?", Answer: "That one."}}, ""
+	if ps := tree.RunnerOwnedChanges(prev, answered, tree.ByOperator, nil); len(ps) > 0 {
+		t.Errorf("an operator's answer refused: %v", ps)
+	}
+	ps := tree.RunnerOwnedChanges(prev, answered, tree.ByHuman, nil)
+	var msgs []string
+	for _, p := range ps {
+		msgs = append(msgs, p.Message)
+	}
+	want := []string{
+		"answers of node 'a' changed: runner-owned fields change only through the loop or tree-edit answer",
+		"waiting of node 'a' changed from true to false: runner-owned fields change only through the loop or tree-edit",
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("a human's answer: %q, want %q", msgs, want)
+	}
+	reworded := prev.Clone()
+	find(t, reworded, "a").Waiting = "Something else?"
+	if ps := tree.RunnerOwnedChanges(prev, reworded, tree.ByHuman, nil); len(ps) != 1 {
+		t.Errorf("a human's rewording of a question: %v", ps)
+	}
+	if ps := tree.RunnerOwnedChanges(prev, reworded, tree.ByLoop, nil); len(ps) != 0 {
+		t.Errorf("the loop's change refused: %v", ps)
+	}
+}

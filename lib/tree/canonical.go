@@ -57,7 +57,10 @@ func Encode(n *Node) []byte {
 
 // encodedSize estimates the encoding's length, for one allocation.
 func encodedSize(n *Node, indent int) int {
-	size := 200 + 11*indent + len(n.ID) + len(n.Title) + len(n.Goal)
+	size := 200 + 11*indent + len(n.ID) + len(n.Title) + len(n.Goal) + len(n.Waiting)
+	for _, a := range n.Answers {
+		size += len(a.Question) + len(a.Answer) + 4*indent + 40
+	}
 	for _, a := range n.Acceptance {
 		size += len(a) + indent + 8
 	}
@@ -90,8 +93,28 @@ func appendNode(buf []byte, n *Node, indent int) []byte {
 	buf = strconv.AppendInt(buf, int64(n.Attempts), 10)
 	buf = appendKey(buf, in, "max_attempts")
 	buf = strconv.AppendInt(buf, int64(n.MaxAttempts), 10)
+	if n.Waiting != "" {
+		buf = appendKey(buf, in, "waiting")
+		buf = appendString(buf, n.Waiting)
+	}
+	if len(n.Answers) > 0 {
+		buf = appendKey(buf, in, "answers")
+		buf = appendArray(buf, n.Answers, in, appendAnswer)
+	}
 	buf = appendKey(buf, in, "children")
 	buf = appendArray(buf, n.Children, in, appendNode)
+	buf = appendIndent(buf, indent)
+	return append(buf, '}')
+}
+
+// appendAnswer appends one answer's object, its fields indented by
+// indent+2 spaces.
+func appendAnswer(buf []byte, a Answer, indent int) []byte {
+	buf = append(buf, '{')
+	buf = appendKey(buf, indent+2, "question")
+	buf = appendString(buf, a.Question)
+	buf = appendKey(buf, indent+2, "answer")
+	buf = appendString(buf, a.Answer)
 	buf = appendIndent(buf, indent)
 	return append(buf, '}')
 }

@@ -16,13 +16,15 @@ const (
 	fPasses
 	fAttempts
 	fMaxAttempts
+	fWaiting
+	fAnswers
 	fChildren
 )
 
 const fRequired = fID | fOrder | fTitle | fGoal | fAcceptance | fNext | fPasses | fAttempts | fMaxAttempts | fChildren
 
 // fieldNames are the fields in the order of the bits above.
-var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "children"}
+var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "waiting", "answers", "children"}
 
 // The schema's bounds on a node's values (lengths in code points).
 const (
@@ -37,18 +39,24 @@ const (
 	nodeAttemptsMaximum         = 1000000
 	nodeMaxAttemptsMinimum      = 0
 	nodeMaxAttemptsMaximum      = 1000000
+	nodeWaitingMinLength        = 1
+	nodeWaitingMaxLength        = 16384
+	nodeAnswersMaxItems         = 64
 	nodeChildrenMaxItems        = 10000
 )
 
 // nodeSpans are a node's string fields while it is read: spans of
 // fastParser.buf.
-type nodeSpans struct{ id, title, goal span }
+type nodeSpans struct{ id, title, goal, waiting span }
 
 // set gives n its strings, cut from the node's one allocation.
 func (s *nodeSpans) set(n *Node, cut func(span) string) {
 	n.ID = cut(s.id)
 	n.Title = cut(s.title)
 	n.Goal = cut(s.goal)
+	if s.waiting != (span{}) { // absent
+		n.Waiting = cut(s.waiting)
+	}
 }
 
 // field reads the value of the field name of n, its strings as spans
@@ -80,6 +88,14 @@ func (p *fastParser) field(name string, n *Node, s *nodeSpans, depth int) (bit i
 		return fAttempts, readInt(p, &n.Attempts, nodeAttemptsMinimum, nodeAttemptsMaximum)
 	case "max_attempts":
 		return fMaxAttempts, readInt(p, &n.MaxAttempts, nodeMaxAttemptsMinimum, nodeMaxAttemptsMaximum)
+	case "waiting":
+		s.waiting, ok = p.str(nodeWaitingMinLength, nodeWaitingMaxLength)
+		return fWaiting, ok
+	case "answers":
+		n.Answers, ok = readObjects(p, nodeAnswersMaxItems, true, func(x *Answer) []stringField {
+			return []stringField{{"question", &x.Question, 1, 16384}, {"answer", &x.Answer, 1, 16384}}
+		})
+		return fAnswers, ok
 	case "children":
 		n.Children, ok = p.children(depth, nodeChildrenMaxItems)
 		return fChildren, ok
@@ -98,5 +114,17 @@ func nodeWithinBounds(n *Node) bool {
 		schema.OneOf(n.Next, "execute", "decompose") &&
 		n.Attempts >= nodeAttemptsMinimum && n.Attempts <= nodeAttemptsMaximum &&
 		n.MaxAttempts >= nodeMaxAttemptsMinimum && n.MaxAttempts <= nodeMaxAttemptsMaximum &&
+		(n.Waiting == "" || schema.Runes(n.Waiting, nodeWaitingMinLength, nodeWaitingMaxLength)) &&
+		len(n.Answers) <= nodeAnswersMaxItems && nodeAnswersWithinBounds(n.Answers) &&
 		len(n.Children) <= nodeChildrenMaxItems
+}
+
+// nodeAnswersWithinBounds reports whether every item is within what field accepts.
+func nodeAnswersWithinBounds(xs []Answer) bool {
+	for _, x := range xs {
+		if !(schema.Runes(x.Question, 1, 16384) && schema.Runes(x.Answer, 1, 16384)) {
+			return false
+		}
+	}
+	return true
 }

@@ -93,7 +93,10 @@ func checkSelection(t *testing.T, root *tree.Node) {
 	if s.Node == nil || !s.Node.IsLeaf() || s.Node.Passes {
 		t.Fatalf("Select picked %+v, not an open leaf", s.Node)
 	}
-	if (s.Status == tree.StatusStuck) != (s.Node.Attempts >= s.Node.MaxAttempts) {
+	if (s.Status == tree.StatusWaiting) != s.Node.IsWaiting() {
+		t.Fatalf("status %s for a node waiting=%q", s.Status, s.Node.Waiting)
+	}
+	if s.Status != tree.StatusWaiting && (s.Status == tree.StatusStuck) != (s.Node.Attempts >= s.Node.MaxAttempts) {
 		t.Fatalf("status %s with attempts %d/%d", s.Status, s.Node.Attempts, s.Node.MaxAttempts)
 	}
 	if !strings.HasPrefix(s.Path, root.ID) || !strings.HasSuffix(s.Path, s.Node.ID) {
@@ -131,6 +134,7 @@ func FuzzTransition(f *testing.F) {
 	f.Add([]byte{}, uint16(3), uint8(0), uint8(1), uint8(1), int32(0), "", "")
 	f.Add([]byte{}, uint16(4), uint8(2), uint8(2), uint8(7), int32(-1), "é", "\n")
 	f.Add([]byte(goldenCanonical), uint16(1), uint8(0), uint8(0), uint8(1), int32(1000000), "T", "")
+	f.Add([]byte{}, uint16(1), uint8(4), uint8(2), uint8(0), int32(3), "T", "Which store?")
 	addFixtures(f, func(data []byte) {
 		f.Add(data, uint16(0), uint8(2), uint8(2), uint8(2), int32(3), "T", "")
 	})
@@ -157,9 +161,9 @@ func FuzzTransition(f *testing.F) {
 				selected = "no-such-node"
 			}
 		}
-		statuses := []string{tree.AgentDone, tree.AgentRetry, tree.AgentDecomposed, "bogus"}
+		statuses := []string{tree.AgentDone, tree.AgentRetry, tree.AgentDecomposed, "bogus", tree.AgentBlocked}
 		guards := []string{tree.GuardPass, tree.GuardFail, tree.GuardSkipped, ""}
-		o := tree.Outcome{Status: statuses[int(status)%len(statuses)], Guard: guards[int(guard)%len(guards)]}
+		o := tree.Outcome{Status: statuses[int(status)%len(statuses)], Guard: guards[int(guard)%len(guards)], Question: goal}
 		for i := range int(nkids) % 6 {
 			nexts := []string{tree.NextExecute, tree.NextDecompose, ""}
 			o.Children = append(o.Children, tree.NewChild{
@@ -183,8 +187,8 @@ func FuzzTransition(f *testing.F) {
 			return
 		}
 		b, _ := tree.Find(before, selected)
-		if b == nil || !b.IsLeaf() || b.Passes {
-			t.Fatalf("Transition succeeded on %q, not an open leaf", selected)
+		if b == nil || !b.IsLeaf() || b.Passes || b.IsWaiting() {
+			t.Fatalf("Transition succeeded on %q, not an open leaf or a waiting one", selected)
 		}
 		once := tree.Encode(root)
 		again, ps := tree.Load(once)
@@ -208,6 +212,10 @@ func FuzzTransition(f *testing.F) {
 				if c.Order != int64(i+1) || c.Passes || c.Attempts != 0 || c.MaxAttempts != ma {
 					t.Fatalf("new child %+v", c)
 				}
+			}
+		case o.Status == tree.AgentBlocked:
+			if n.Waiting == "" || n.Attempts != b.Attempts || n.Passes {
+				t.Fatalf("blocked: %q waiting=%q attempts %d -> %d", selected, n.Waiting, b.Attempts, n.Attempts)
 			}
 		default: // done+fail, retry+skipped
 			if n.Attempts != min(b.Attempts+1, b.MaxAttempts) || n.Passes {

@@ -8,8 +8,9 @@ import (
 // Check returns the semantic invariant problems of seed 002 §2, all of them,
 // sorted: unique ids, max_attempts > 0, attempts <= max_attempts, children
 // sorted by (order, id), plus a passed node may have no open child (passes
-// of internal nodes are derived from their children) and no title, goal
-// or acceptance line holds a control character (ControlChar).
+// of internal nodes are derived from their children), only an open leaf
+// waits for an answer, and no title, goal or acceptance line holds a
+// control character (ControlChar).
 func Check(root *Node) Problems {
 	var ps Problems
 	// Paths are built only for problems: a valid tree of any size costs one
@@ -44,6 +45,9 @@ func Check(root *Node) Problems {
 				ps = append(ps, Problem{LayerInvariant, at(), "children must be sorted by (order,id)"})
 				break
 			}
+		}
+		if n.Waiting != "" && (n.Passes || !n.IsLeaf()) {
+			ps = append(ps, Problem{LayerInvariant, at(), "only an open leaf waits for an answer (waiting set on a passed node or a node with children)"})
 		}
 		for _, c := range n.Children {
 			if n.Passes && !c.Passes {

@@ -80,6 +80,16 @@ func build(m map[string]any) *Node {
 	for i, a := range acc {
 		n.Acceptance[i] = a.(string)
 	}
+	if w, ok := m["waiting"].(string); ok {
+		n.Waiting = w
+	}
+	if as, ok := m["answers"].([]any); ok && len(as) > 0 {
+		n.Answers = make([]Answer, len(as))
+		for i, a := range as {
+			am := a.(map[string]any)
+			n.Answers[i] = Answer{Question: am["question"].(string), Answer: am["answer"].(string)}
+		}
+	}
 	kids := m["children"].([]any)
 	n.Children = make([]*Node, len(kids))
 	for i, k := range kids {

@@ -18,10 +18,11 @@ const idPatternMsg = "id: does not match pattern '^[A-Za-z0-9][A-Za-z0-9._-]{0,1
 // A nil list means the fixture is a valid tree.
 var loadCases = map[string]tree.Problems{
 	// Valid trees.
-	"valid_single_leaf": nil,
-	"valid_nested":      nil,
-	"valid_id_128":      nil, // a 128-character id is the longest allowed
-	"valid_max_bounds":  nil, // order ±(2^53-1), attempts = max_attempts = 1000000
+	"valid_single_leaf":     nil,
+	"valid_nested":          nil,
+	"valid_id_128":          nil, // a 128-character id is the longest allowed
+	"valid_max_bounds":      nil, // order ±(2^53-1), attempts = max_attempts = 1000000
+	"valid_waiting_answers": nil, // a waiting leaf with an earlier answer, an answered leaf
 
 	// JSON layer: no path, one problem.
 	"json_empty":                {p(tree.LayerJSON, "", "empty document")},
@@ -104,6 +105,11 @@ var loadCases = map[string]tree.Problems{
 	"unsorted_by_id":         {p(tree.LayerInvariant, "root", "children must be sorted by (order,id)")},
 	"unsorted_nested":        {p(tree.LayerInvariant, "root/a", "children must be sorted by (order,id)")},
 	"passed_with_open_child": {p(tree.LayerInvariant, "root/a", "passes=true but child 'a2' is open")},
+	"waiting_on_passed":      {p(tree.LayerInvariant, "root/a", "only an open leaf waits for an answer (waiting set on a passed node or a node with children)")},
+	"waiting_on_parent":      {p(tree.LayerInvariant, "root/a", "only an open leaf waits for an answer (waiting set on a passed node or a node with children)")},
+	"waiting_empty":          {p(tree.LayerSchema, "root/a", "waiting: length must be >= 1, but got 0")},
+	"answers_extra_key":      {p(tree.LayerSchema, "root/a", "answers/0: additionalProperties 'by' not allowed")},
+	"answers_missing_answer": {p(tree.LayerSchema, "root/a", "answers/0: missing properties: 'answer'")},
 	"three_invariant_errors": {
 		p(tree.LayerInvariant, "root", "children must be sorted by (order,id)"),
 		p(tree.LayerInvariant, "root/b/x", "duplicate id 'x' (first at root/a/x)"),

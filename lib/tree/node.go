@@ -6,6 +6,7 @@
 package tree
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/schema"
@@ -26,8 +27,8 @@ const IDPattern = schema.IDPattern
 const MaxIDLen = 128
 
 // Node is one task tree node, its fields in schema order (the canonical key
-// order). passes, attempts, next and max_attempts are runner-owned on
-// existing nodes.
+// order). passes, attempts, next, max_attempts, waiting and answers are
+// runner-owned on existing nodes.
 type Node struct {
 	ID          string   `json:"id"`
 	Order       int64    `json:"order"`
@@ -38,8 +39,28 @@ type Node struct {
 	Passes      bool     `json:"passes"`
 	Attempts    int      `json:"attempts"`
 	MaxAttempts int      `json:"max_attempts"`
-	Children    []*Node  `json:"children"`
+	// Waiting is the question an open leaf waits on (an agent's blocked
+	// summary, DESIGN.md decision 3); "" when it does not wait, and then
+	// absent from the file.
+	Waiting string `json:"waiting,omitempty"`
+	// Answers are the operator's answers to the node's earlier questions,
+	// oldest first (tree-edit answer); absent from the file when none.
+	Answers  []Answer `json:"answers,omitempty"`
+	Children []*Node  `json:"children"`
 }
+
+// Answer is one question of a node and the operator's answer to it.
+type Answer struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+}
+
+// MaxAnswers is the schema's bound on a node's answers: a node that has
+// had this many questions answered may ask no more.
+const MaxAnswers = nodeAnswersMaxItems
+
+// IsWaiting reports whether n waits for an operator's answer.
+func (n *Node) IsWaiting() bool { return n.Waiting != "" }
 
 // IsLeaf reports whether n has no children.
 func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
@@ -68,6 +89,9 @@ func (n *Node) Clone() *Node {
 	}
 	c := *n
 	c.Acceptance = append([]string{}, n.Acceptance...)
+	if n.Answers != nil {
+		c.Answers = append([]Answer{}, n.Answers...)
+	}
 	c.Children = make([]*Node, len(n.Children))
 	for i, ch := range n.Children {
 		c.Children[i] = ch.Clone()
@@ -84,6 +108,7 @@ func Equal(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
 		a.MaxAttempts != b.MaxAttempts || len(a.Acceptance) != len(b.Acceptance) ||
+		a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
 	}

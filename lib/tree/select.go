@@ -9,9 +9,10 @@ import (
 
 // Selection states reported by Select.
 const (
-	StatusOpen     = string(vocab.NodeOpen)  // an open leaf with attempts left
-	StatusComplete = "complete"              // no open leaf remains
-	StatusStuck    = string(vocab.NodeStuck) // the leftmost open leaf has attempts == max_attempts
+	StatusOpen     = string(vocab.NodeOpen)    // an open leaf with attempts left
+	StatusComplete = "complete"                // no open leaf remains
+	StatusStuck    = string(vocab.NodeStuck)   // the leftmost open leaf has attempts == max_attempts
+	StatusWaiting  = string(vocab.NodeWaiting) // every open leaf waits for an operator's answer
 )
 
 // Selection is the result of Select. Node and Path are set unless the tree is
@@ -35,11 +36,14 @@ func (s Selection) String() string {
 
 // Select finds the leftmost open leaf: depth-first, siblings visited by
 // (order ASC, id ASC) whatever their stored order, passed subtrees skipped
-// (seed 000 §4.2). A leaf whose attempts reached max_attempts makes the
-// selection stuck (003: stuck is a hard stop, decided by the runner).
+// (seed 000 §4.2), and leaves that wait for an operator's answer skipped
+// too (DESIGN.md decision 3). A leaf whose attempts reached max_attempts
+// makes the selection stuck (003: stuck is a hard stop, decided by the
+// runner). When every open leaf waits, the selection is waiting and names
+// the leftmost of them.
 func Select(root *Node) Selection {
-	var path []string
-	var found *Node
+	var path, waitPath []string
+	var found, waiting *Node
 	var walk func(n *Node) bool
 	walk = func(n *Node) bool {
 		if n.Passes {
@@ -47,8 +51,15 @@ func Select(root *Node) Selection {
 		}
 		path = append(path, n.ID)
 		if n.IsLeaf() {
-			found = n
-			return true
+			if !n.IsWaiting() {
+				found = n
+				return true
+			}
+			if waiting == nil {
+				waiting, waitPath = n, slices.Clone(path)
+			}
+			path = path[:len(path)-1]
+			return false
 		}
 		kids := n.Children
 		if !slices.IsSortedFunc(kids, compare) {
@@ -63,6 +74,9 @@ func Select(root *Node) Selection {
 		return false
 	}
 	if root == nil || !walk(root) {
+		if waiting != nil {
+			return Selection{Status: StatusWaiting, Node: waiting, Path: joinPath(waitPath)}
+		}
 		return Selection{Status: StatusComplete}
 	}
 	s := Selection{Status: StatusOpen, Node: found, Path: joinPath(path)}
@@ -70,6 +84,39 @@ func Select(root *Node) Selection {
 		s.Status = StatusStuck
 	}
 	return s
+}
+
+// AnswerHint is the operator's next step for a waiting leaf, as the
+// waiting messages of tree-select, runner-step and runner-status give it.
+func AnswerHint(id string) string {
+	return "read its question with runner-status, answer with tree-edit answer " + id + " TEXT (or --file FILE)"
+}
+
+// Waiting lists the leaves that wait for an operator's answer, in
+// selection order (depth first, siblings by (order, id)), each with its
+// path: the open questions of the run.
+func Waiting(root *Node) []Entry {
+	var out []Entry
+	var walk func(n, parent *Node, path string)
+	walk = func(n, parent *Node, path string) {
+		if n.Passes {
+			return
+		}
+		if n.IsWaiting() {
+			out = append(out, Entry{Node: n, Parent: parent, Path: path})
+		}
+		kids := n.Children
+		if !slices.IsSortedFunc(kids, compare) {
+			kids = slices.SortedStableFunc(slices.Values(kids), compare)
+		}
+		for _, c := range kids {
+			walk(c, n, path+"/"+c.ID)
+		}
+	}
+	if root != nil {
+		walk(root, nil, root.ID)
+	}
+	return out
 }
 
 func joinPath(ids []string) string {

@@ -1,6 +1,7 @@
 package tree_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/tree"
@@ -8,6 +9,7 @@ import (
 
 func TestSelect(t *testing.T) {
 	stuck := func(n *tree.Node) *tree.Node { n.Attempts = n.MaxAttempts; return n }
+	waits := func(n *tree.Node) *tree.Node { n.Waiting = "Which one?"; return n }
 	tests := []struct {
 		name string
 		root *tree.Node
@@ -57,6 +59,18 @@ func TestSelect(t *testing.T) {
 		{"complete when no open leaf", nd("root", 0, passed(nd("a", 1)), nd("b", 2, passed(nd("b1", 1)))),
 			"status=complete", ""},
 		{"complete for nil", nil, "status=complete", ""},
+		{"waiting leaf skipped", nd("root", 0, waits(nd("a", 1)), nd("b", 2)),
+			"status=open id=b path=root/b next=execute attempts=0/3", "root/b"},
+		{"waiting leaf skipped in a subtree", nd("root", 0, nd("a", 1, waits(nd("a1", 1)), nd("a2", 2)), nd("b", 2)),
+			"status=open id=a2 path=root/a/a2 next=execute attempts=0/3", "root/a/a2"},
+		{"stuck leaf after a waiting one", nd("root", 0, waits(nd("a", 1)), stuck(nd("b", 2))),
+			"status=stuck id=b path=root/b next=execute attempts=3/3", "root/b"},
+		{"a waiting stuck leaf is skipped", nd("root", 0, waits(stuck(nd("a", 1))), nd("b", 2)),
+			"status=open id=b path=root/b next=execute attempts=0/3", "root/b"},
+		{"waiting when every open leaf waits, naming the leftmost", nd("root", 0, passed(nd("a", 1)), nd("b", 2, waits(nd("b2", 2)), waits(nd("b1", 1))), waits(nd("c", 3))),
+			"status=waiting id=b1 path=root/b/b1 next=execute attempts=0/3", "root/b/b1"},
+		{"a waiting root leaf", waits(nd("root", 0)),
+			"status=waiting id=root path=root next=execute attempts=0/3", "root"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,5 +117,21 @@ func TestSelectionString(t *testing.T) {
 		if got := tt.s.String(); got != tt.want {
 			t.Errorf("String() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// Waiting lists every waiting leaf in selection order, with its path.
+func TestWaiting(t *testing.T) {
+	waits := func(n *tree.Node, q string) *tree.Node { n.Waiting = q; return n }
+	root := nd("root", 0, nd("z", 3, waits(nd("z1", 1), "Z?")), nd("a", 1, nd("a2", 2), waits(nd("a1", 1), "A?")), passed(nd("p", 2)))
+	var got []string
+	for _, e := range tree.Waiting(root) {
+		got = append(got, e.Path+" "+e.Node.Waiting)
+	}
+	if want := []string{"root/a/a1 A?", "root/z/z1 Z?"}; !slices.Equal(got, want) {
+		t.Errorf("Waiting = %q, want %q", got, want)
+	}
+	if w := tree.Waiting(nd("root", 0)); len(w) != 0 {
+		t.Errorf("Waiting of a tree without questions = %v", w)
 	}
 }

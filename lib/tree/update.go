@@ -55,6 +55,8 @@ type Outcome struct {
 	Status   string
 	Guard    string
 	Children []NewChild
+	// Question is the agent's summary for blocked: what the leaf waits on.
+	Question string
 }
 
 // Transition applies the runner-owned transition of 003 (2026-01-17) to the
@@ -65,8 +67,11 @@ type Outcome struct {
 //	retry + skipped    attempts+1, saturating at max_attempts
 //	decomposed+skipped children inserted (ids from ChildIDs, order 1..n,
 //	                   passes=false, attempts=0, max_attempts=maxAttempts)
+//	blocked + skipped  waiting=Question (cut to 16384 code points), no
+//	                   attempt consumed; an error once the node has
+//	                   MaxAnswers answers
 //
-// Any other combination, an unknown or non-leaf selected node, or
+// Any other combination, an unknown, non-leaf or waiting selected node, or
 // maxAttempts < 1 for a decomposition is an error and t is left unchanged.
 func Transition(t *Node, selected string, o Outcome, maxAttempts int) error {
 	n, _ := Find(t, selected)
@@ -76,12 +81,27 @@ func Transition(t *Node, selected string, o Outcome, maxAttempts int) error {
 	if !n.IsLeaf() || n.Passes {
 		return fmt.Errorf("selected node '%s' is not an open leaf", selected)
 	}
+	if n.IsWaiting() {
+		return fmt.Errorf("selected node '%s' waits for an operator's answer (tree-edit answer)", selected)
+	}
 	switch {
 	case o.Status == AgentDone && o.Guard == GuardPass:
 		n.Passes = true
 		DerivePasses(t)
 	case o.Status == AgentDone && o.Guard == GuardFail, o.Status == AgentRetry && o.Guard == GuardSkipped:
 		n.Attempts = min(n.Attempts+1, n.MaxAttempts)
+	case o.Status == AgentBlocked && o.Guard == GuardSkipped:
+		if len(n.Answers) >= MaxAnswers {
+			return fmt.Errorf("node '%s' has had %d questions answered, the most it may: no more questions", selected, MaxAnswers)
+		}
+		q := o.Question
+		if q == "" {
+			return fmt.Errorf("status=blocked without a question")
+		}
+		if utf8.RuneCountInString(q) > nodeWaitingMaxLength {
+			q = string([]rune(q)[:nodeWaitingMaxLength])
+		}
+		n.Waiting = q
 	case o.Status == AgentDecomposed && o.Guard == GuardSkipped:
 		if len(o.Children) == 0 {
 			return fmt.Errorf("status=decomposed without children")

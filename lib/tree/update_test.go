@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/treeloop/treeloop/lib/tree"
 )
@@ -181,6 +182,8 @@ func TestTransitionErrors(t *testing.T) {
 		{"internal node selected", "a", tree.Outcome{Status: tree.AgentDone, Guard: tree.GuardPass}, 3, "selected node 'a' is not an open leaf"},
 		{"passed leaf selected", "c", tree.Outcome{Status: tree.AgentDone, Guard: tree.GuardFail}, 3, "selected node 'c' is not an open leaf"},
 		{"passed leaf under open parent", "a1", tree.Outcome{Status: tree.AgentRetry, Guard: tree.GuardSkipped}, 3, "selected node 'a1' is not an open leaf"},
+		{"blocked+pass", "b", tree.Outcome{Status: tree.AgentBlocked, Guard: tree.GuardPass, Question: "Q?"}, 3, "no transition for status=blocked guard=pass"},
+		{"blocked without a question", "b", tree.Outcome{Status: tree.AgentBlocked, Guard: tree.GuardSkipped}, 3, "status=blocked without a question"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,5 +328,51 @@ func TestChildIDsMixedForms(t *testing.T) {
 	}
 	if want := strings.Repeat("r", 116) + "-840b59e1.11"; ids[10] != want {
 		t.Errorf("ids[10] = %q, want %q", ids[10], want)
+	}
+}
+
+// blocked makes the leaf wait with the question, consuming no attempt; a
+// waiting leaf takes no transition; a leaf with MaxAnswers answers may ask
+// no more.
+func TestTransitionBlocked(t *testing.T) {
+	n := txTree()
+	b := find(t, n, "b")
+	b.Attempts = 1
+	if err := tree.Transition(n, "b", tree.Outcome{Status: tree.AgentBlocked, Guard: tree.GuardSkipped, Question: "Postgres or SQLite?"}, 3); err != nil {
+		t.Fatal(err)
+	}
+	b = find(t, n, "b")
+	if b.Waiting != "Postgres or SQLite?" || b.Attempts != 1 || b.Passes {
+		t.Fatalf("blocked: %+v", b)
+	}
+	if ps := tree.Check(n); len(ps) > 0 {
+		t.Fatalf("blocked tree invalid: %v", ps)
+	}
+	before := n.Clone()
+	err := tree.Transition(n, "b", tree.Outcome{Status: tree.AgentDone, Guard: tree.GuardPass}, 3)
+	if err == nil || err.Error() != "selected node 'b' waits for an operator's answer (tree-edit answer)" || !tree.Equal(n, before) {
+		t.Fatalf("a waiting leaf took a transition: %v", err)
+	}
+
+	full := txTree()
+	c := find(t, full, "b")
+	for range tree.MaxAnswers {
+		c.Answers = append(c.Answers, tree.Answer{Question: "Q?", Answer: "A."})
+	}
+	err = tree.Transition(full, "b", tree.Outcome{Status: tree.AgentBlocked, Guard: tree.GuardSkipped, Question: "Again?"}, 3)
+	if err == nil || !strings.Contains(err.Error(), "no more questions") {
+		t.Fatalf("a 65th question: %v", err)
+	}
+
+	long := txTree()
+	q := strings.Repeat("é", 16385)
+	if err := tree.Transition(long, "b", tree.Outcome{Status: tree.AgentBlocked, Guard: tree.GuardSkipped, Question: q}, 3); err != nil {
+		t.Fatal(err)
+	}
+	if w := find(t, long, "b").Waiting; utf8.RuneCountInString(w) != 16384 {
+		t.Errorf("question kept %d code points, want 16384", utf8.RuneCountInString(w))
+	}
+	if _, ps := tree.Load(tree.Encode(long)); len(ps) > 0 {
+		t.Errorf("a cut question does not load: %v", ps)
 	}
 }

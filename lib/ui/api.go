@@ -65,6 +65,11 @@ func (s *Server) routes() {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/cancel requests a cancel")
 	})
+	mux.HandleFunc("POST /api/answer", s.handleAnswer)
+	mux.HandleFunc("/api/answer", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/answer answers a waiting node")
+	})
 	mux.HandleFunc("GET /events", s.handleEvents)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
@@ -82,6 +87,7 @@ type Config struct {
 	Root        string `json:"root"`
 	ReadOnly    bool   `json:"read_only"`
 	AllowCancel bool   `json:"allow_cancel"`
+	AllowAnswer bool   `json:"allow_answer"`
 	// Token goes in X-Treeloop-Token on POSTs. Only a same-origin page can
 	// read it: the server sends no CORS headers and checks Host.
 	Token     string `json:"token"`
@@ -90,8 +96,8 @@ type Config struct {
 
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Config{
-		Version: 1, Root: s.opts.Root, ReadOnly: !s.opts.AllowCancel,
-		AllowCancel: s.opts.AllowCancel, Token: s.token, TailLines: TailDefault,
+		Version: 1, Root: s.opts.Root, ReadOnly: !s.opts.AllowCancel && !s.opts.AllowAnswer,
+		AllowCancel: s.opts.AllowCancel, AllowAnswer: s.opts.AllowAnswer, Token: s.token, TailLines: TailDefault,
 	})
 }
 
@@ -518,17 +524,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "read_only", "this runner-ui is read-only; start it with --allow-cancel to cancel runs")
 		return
 	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin != "http://"+r.Host {
-		writeError(w, http.StatusForbidden, "bad_origin", "a cancel must come from this server's own page (Origin "+quoteHost(origin)+")")
-		return
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		writeError(w, http.StatusForbidden, "bad_origin", "a cancel must come from this server's own page (Sec-Fetch-Site "+quoteHost(site)+")")
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Treeloop-Token")), []byte(s.token)) != 1 {
-		writeError(w, http.StatusForbidden, "bad_token", "missing or wrong X-Treeloop-Token (reload the page: the token changes at every start)")
+	if !s.ownPage(w, r, "a cancel") {
 		return
 	}
 	if err := requestCancel(s.opts.Root, "runner-ui"); err != nil {
@@ -540,6 +536,26 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"version": 1, "cancel": "requested", "path": ".runner/cancel"})
+}
+
+// ownPage checks that a write (what: "a cancel", "an answer") is a POST
+// from this server's own page: same Origin, a same-origin fetch, and the
+// token of this start. It answers a refusal itself.
+func (s *Server) ownPage(w http.ResponseWriter, r *http.Request, what string) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin != "http://"+r.Host {
+		writeError(w, http.StatusForbidden, "bad_origin", what+" must come from this server's own page (Origin "+quoteHost(origin)+")")
+		return false
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		writeError(w, http.StatusForbidden, "bad_origin", what+" must come from this server's own page (Sec-Fetch-Site "+quoteHost(site)+")")
+		return false
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Treeloop-Token")), []byte(s.token)) != 1 {
+		writeError(w, http.StatusForbidden, "bad_token", "missing or wrong X-Treeloop-Token (reload the page: the token changes at every start)")
+		return false
+	}
+	return true
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -344,7 +344,6 @@ func TestBrowserLiveRun(t *testing.T) {
 	waitJS(t, ctx, "root.2 opened from the keyboard", `location.hash === "#/node/root.2"`)
 	run(t, ctx, "key 2", chromedp.KeyEvent("2"))
 	waitJS(t, ctx, "the iterations view", `location.hash === "#/iterations" && document.querySelectorAll("tbody tr").length >= 3`)
-
 	// The overview while iteration 3 runs: a screenshot for inspection.
 	run(t, ctx, "key 1", chromedp.KeyEvent("1"))
 	waitJS(t, ctx, "iteration 3 in the live tail", `document.querySelector("#live-tail").dataset.iter === "run-ui/3" && `+lastTick+` >= 20`)
@@ -483,6 +482,40 @@ func TestBrowserCancel(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(dir, ".runner/cancel")); err != nil || !strings.HasPrefix(string(data), `by="runner-ui" pid=`) {
 		t.Fatalf("cancel file: %q %v", data, err)
 	}
+}
+
+// The open questions are on the overview; the answer form exists only
+// with AllowAnswer, and its answer goes through tree-edit answer.
+func TestBrowserAnswer(t *testing.T) {
+	dir, treeEdit := answerRepo(t)
+	t.Setenv("GIT_AUTHOR_NAME", "t")
+	t.Setenv("GIT_AUTHOR_EMAIL", "t@e")
+	t.Setenv("GIT_COMMITTER_NAME", "t")
+	t.Setenv("GIT_COMMITTER_EMAIL", "t@e")
+	ro := start(t, Options{Root: dir, TreeEdit: treeEdit})
+	ctx := tab(t)
+	run(t, ctx, "read-only", chromedp.Navigate(ro.url+"/"))
+	waitJS(t, ctx, "the question", `(document.querySelector('#questions [data-question="root.1"] pre') || {}).textContent === "Postgres or SQLite?"`)
+	if eval[bool](t, ctx, `!!document.querySelector("#questions textarea")`) {
+		t.Fatal("a UI without --allow-answer shows an answer form")
+	}
+	s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
+	run(t, ctx, "allow-answer", chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "the answer form", `!!document.querySelector('#questions textarea[data-key="answer:root.1"]')`)
+	run(t, ctx, "answer", chromedp.SendKeys(`#questions textarea[data-key="answer:root.1"]`, "SQLite, one file."), chromedp.Click(`#questions button[data-answer="root.1"]`))
+	waitJS(t, ctx, "committed", `!document.querySelector("#questions") || ((document.querySelector('[data-answer-status="root.1"]') || {}).textContent === "Committed.")`)
+	data, err := os.ReadFile(filepath.Join(dir, ".runner/state/tree.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, ps := tree.Load(data)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if n, _ := tree.Find(root, "root.1"); n.IsWaiting() || len(n.Answers) != 1 || n.Answers[0].Answer != "SQLite, one file." {
+		t.Fatalf("node after the answer: %+v", n)
+	}
+	waitJS(t, ctx, "the question gone", `!document.querySelector("#questions")`)
 }
 
 // BenchmarkEventLatency measures the time from a write of tree.json to the

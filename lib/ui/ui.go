@@ -39,6 +39,13 @@ type Options struct {
 	// AllowCancel enables POST /api/cancel, which writes .runner/cancel
 	// and nothing else. Off, the UI never writes.
 	AllowCancel bool
+	// AllowAnswer enables POST /api/answer, which runs TreeEdit answer
+	// (DESIGN.md decision 17): the operator's answer to a waiting node,
+	// committed, or queued while a runner works.
+	AllowAnswer bool
+	// TreeEdit is the tree-edit executable AllowAnswer runs (default:
+	// tree-edit on PATH).
+	TreeEdit string
 	// Debounce is the quiet time before changes are announced (default
 	// 100 ms); MaxDelay bounds how long a stream of changes (a log being
 	// written) delays its event (default 250 ms).

@@ -19,6 +19,12 @@ const (
 	StatusTimeout     Status = "timeout"
 	StatusInterrupted Status = "interrupted"
 	StatusRunnerError Status = "runner_error"
+	// StatusBlocked: the agent asked the operator; its leaf waits for an
+	// answer (no attempt consumed).
+	StatusBlocked Status = "blocked"
+	// StatusPaused: a usage limit ended the session with no fallback
+	// left (no attempt consumed); the run pauses until it resets.
+	StatusPaused Status = "paused"
 )
 
 // Result is what an iteration did to its node (tree-update): meta.json's
@@ -36,6 +42,8 @@ const (
 	ResultTimeout     Result = "timeout"
 	ResultInterrupted Result = "interrupted"
 	ResultRunnerError Result = "runner-error"
+	ResultBlocked     Result = "blocked"
+	ResultPaused      Result = "paused"
 )
 
 // Guard is the guard's outcome: guard.json's outcome, meta.json's guard,
@@ -87,6 +95,13 @@ const (
 	RunInterrupted RunStatus = "interrupted"
 	RunCanceled    RunStatus = "canceled"
 	RunError       RunStatus = "error"
+	// RunPaused: a usage limit; running, the runner sleeps until the
+	// record's pause.until; finished, the loop stopped on it (--no-pause).
+	RunPaused RunStatus = "paused"
+	// RunWaiting: every open leaf waits for an operator's answer;
+	// running, the runner waits for one (--wait); finished, the loop
+	// stopped on it.
+	RunWaiting RunStatus = "waiting"
 )
 
 // Outcome is an eval attempt's outcome: eval-run's meta.json, summary and
@@ -123,6 +138,9 @@ const (
 	NodePassed Node = "passed"
 	NodeOpen   Node = "open"
 	NodeStuck  Node = "stuck"
+	// NodeWaiting: an open leaf that waits for an operator's answer
+	// (counted open in the run record's counts).
+	NodeWaiting Node = "waiting"
 )
 
 // Containment is what held a session's processes (the agent's, the
@@ -160,6 +178,8 @@ var Fields = []Field{
 		{string(StatusTimeout), "the iteration's budget ran out"},
 		{string(StatusInterrupted), "a signal or a cancel request stopped it"},
 		{string(StatusRunnerError), "the runner failed (no attempt consumed)"},
+		{string(StatusBlocked), "the agent asked the operator: its leaf waits for an answer (no attempt consumed)"},
+		{string(StatusPaused), "a usage limit ended the session (no attempt consumed): the run pauses until it resets"},
 	}},
 	{"result", "meta.json and update.json `result`, the result column of `iter-log list`, `runner-status` and the web UI", []Word{
 		{string(ResultPassed), "done and the guard passed: the node passed"},
@@ -170,6 +190,8 @@ var Fields = []Field{
 		{string(ResultTimeout), "the budget ran out (no attempt consumed)"},
 		{string(ResultInterrupted), "stopped by a signal or a cancel (no attempt consumed)"},
 		{string(ResultRunnerError), "the runner failed (no attempt consumed)"},
+		{string(ResultBlocked), "the leaf waits for an operator's answer (no attempt consumed)"},
+		{string(ResultPaused), "a usage limit (no attempt consumed, tree as it was)"},
 	}},
 	{"guard", "guard.json `outcome`, meta.json `guard`, commit subjects `guard=`", []Word{
 		{string(GuardPass), "the guard exited 0 (and the test ratchet held)"},
@@ -189,7 +211,7 @@ var Fields = []Field{
 		{string(ClassNoOutput), "no answer"},
 		{string(ClassInvalidOutput), "an answer the schema or the mode refuses"},
 		{string(ClassAuth), "authentication failed (runner error)"},
-		{string(ClassRateLimit), "a usage or rate limit (runner error)"},
+		{string(ClassRateLimit), "a usage or rate limit (no attempt consumed: with no fallback left, the iteration pauses)"},
 		{string(ClassAPIError), "the API failed (runner error)"},
 		{string(ClassTurnLimit), "the CLI's turn limit"},
 		{string(ClassPermission), "no answer after the CLI denied tools"},
@@ -204,6 +226,8 @@ var Fields = []Field{
 		{string(RunInterrupted), "SIGINT or SIGTERM, or the runner is gone"},
 		{string(RunCanceled), "a cancel request"},
 		{string(RunError), "a runner error or a refusal"},
+		{string(RunPaused), "a usage limit: the runner sleeps until its reset (or stopped on it with `--no-pause`)"},
+		{string(RunWaiting), "every open leaf waits for an operator's answer (the runner waits with `--wait`, else it stopped)"},
 	}},
 	{"eval outcome", "eval-run's meta.json `outcome`, summaries, `eval-report`", []Word{
 		{string(OutcomeSuccess), "complete and every check passed"},
@@ -222,6 +246,7 @@ var Fields = []Field{
 		{string(NodePassed), "passed through a green guard (an inner node: all its children)"},
 		{string(NodeOpen), "not passed, attempts left"},
 		{string(NodeStuck), "a leaf with no attempts left"},
+		{string(NodeWaiting), "an open leaf that waits for an operator's answer"},
 	}},
 	{"containment", "agent.json and guard.json `contained`", []Word{
 		{string(ContainedPIDNamespace), "a PID namespace of its own under the runner's session init: nothing it started outlived it"},
@@ -245,6 +270,10 @@ func StatusOf(r Result) Status {
 		return StatusInterrupted
 	case ResultRunnerError:
 		return StatusRunnerError
+	case ResultBlocked:
+		return StatusBlocked
+	case ResultPaused:
+		return StatusPaused
 	}
 	return StatusRetry
 }

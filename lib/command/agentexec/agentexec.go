@@ -62,7 +62,7 @@ type Options struct {
 
 // Main runs agent-exec and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 8 paused (a usage limit with no fallback left: no attempt consumed; agent.json has reset_at when known), 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the session.
@@ -106,6 +106,10 @@ func (o *Options) run(env *cli.Env) error {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
+	// The session's model by mode and attempt (last_attempt_model,
+	// decompose_model, execute_model, else model).
+	var modelRule string
+	cfg.Agent.Model, modelRule = cfg.Agent.ModelFor(begin.Mode, begin.Attempts, begin.MaxAttempts)
 	backend, err := agent.New(cfg.Agent.Backend)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
@@ -142,7 +146,7 @@ func (o *Options) run(env *cli.Env) error {
 	log := proc.NewCappedWriter(logFile, int64(cfg.ExecutorOutputLimitBytes))
 
 	sum := sha256.Sum256(prompt)
-	rec := iterdir.Agent{Version: 1, Backend: backend.Name(), PromptSHA256: hex.EncodeToString(sum[:]), AgentErrors: []string{}}
+	rec := iterdir.Agent{Version: 1, Backend: backend.Name(), PromptSHA256: hex.EncodeToString(sum[:]), AgentErrors: []string{}, ModelRule: modelRule}
 	req := agent.Request{
 		Prompt: prompt, PromptPath: promptPath, Root: env.Dir, IterDir: dir, OutputPath: outPath,
 		RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID, NodePath: begin.NodePath,
@@ -199,7 +203,7 @@ func (o *Options) run(env *cli.Env) error {
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
 	for k := 0; runErr == nil && res.Class == agent.ClassRateLimit && cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
-		wait := rateLimitWait(res.ResetAt, k, time.Now())
+		wait := agent.RateLimitWait(res.ResetAt, k, time.Now())
 		if !time.Now().Add(wait).Before(begin.Deadline) {
 			break
 		}
@@ -289,6 +293,7 @@ func (o *Options) run(env *cli.Env) error {
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the agent's session created %s with no operator's request (runner-cancel): it stops the loop, but the iteration is an agent error (an attempt consumed)", layout.Cancel))
 	}
+	violations = append(violations, forgedAnswers("the agent's session", verdict.ForgedAnswers)...)
 	if cfg.Agent.Cassette != "" && primary != "replay" {
 		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
 			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
@@ -322,6 +327,10 @@ func (o *Options) run(env *cli.Env) error {
 		}
 	case rec.Class == agent.ClassTimeout:
 		code = exit.Timeout
+	case rec.Class == agent.ClassRateLimit:
+		// No fallback was left: the run pauses until the limit resets
+		// (runner-loop), no attempt consumed.
+		code = exit.Paused
 	case agent.IsRunnerClass(rec.Class):
 		code = exit.RunnerError
 	case rec.Class != agent.ClassOK:
@@ -365,6 +374,17 @@ func (o *Options) run(env *cli.Env) error {
 	return cli.Silent(code)
 }
 
+// forgedAnswers words the answers removed from the queue (cancel.Judge):
+// files of .runner/answers/ that appeared during a session without an
+// operator's tree-edit answer.
+func forgedAnswers(who string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, fmt.Sprintf("%s wrote %s/%s with no operator's tree-edit answer: removed (only an operator answers a question)", who, layout.Answers, n))
+	}
+	return out
+}
+
 // tee is the live view's writer.
 func (o *Options) tee(env *cli.Env) io.Writer {
 	switch o.Live {
@@ -384,31 +404,6 @@ func (o *Options) tee(env *cli.Env) io.Writer {
 func fileHolds(p string, data []byte) bool {
 	b, err := os.ReadFile(p)
 	return err == nil && string(b) == string(data)
-}
-
-// Backoff for on_rate_limit = "wait" without a reset time: 30 s doubling
-// per consecutive limit, capped at 15 minutes; a given reset time is
-// waited for (plus a second), capped the same way.
-const (
-	rateLimitBackoff    = 30 * time.Second
-	rateLimitBackoffCap = 15 * time.Minute
-)
-
-// rateLimitWait is how long to wait after the k-th consecutive rate limit
-// (k from 0), given the reset time the CLI reported, if any.
-func rateLimitWait(resetAt string, k int, now time.Time) time.Duration {
-	if t, err := time.Parse(time.RFC3339, resetAt); err == nil {
-		d := t.Sub(now) + time.Second
-		if d < time.Second {
-			d = time.Second
-		}
-		return min(d, rateLimitBackoffCap)
-	}
-	d := rateLimitBackoff
-	for i := 0; i < k && d < rateLimitBackoffCap; i++ {
-		d *= 2
-	}
-	return min(d, rateLimitBackoffCap)
 }
 
 // record stores the session as the backend reported it, with the work
@@ -488,6 +483,9 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
+	// No judge saw which answers operators queued during the session:
+	// every one that appeared since it began is dropped.
+	reasons = append(reasons, forgedAnswers("the unfinished session", cancel.DropAnswers(env.Abs(layout.Answers), begin.StartedAt, nil))...)
 	for _, r := range reasons {
 		fmt.Fprintln(env.Stdout, r)
 	}

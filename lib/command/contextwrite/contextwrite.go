@@ -246,7 +246,33 @@ func (in *inputs) goal() string {
 	for _, a := range n.Acceptance {
 		fmt.Fprintf(&b, "- %s\n", oneLine(a))
 	}
+	in.answers(&b)
 	return b.String()
+}
+
+// answers writes the operator's answers to the questions asked on the
+// node and on its ancestors (tree-edit answer), oldest first: decisions
+// the session must follow, so they are part of the node's brief.
+func (in *inputs) answers(b *strings.Builder) {
+	var on []*tree.Node
+	for _, id := range strings.Split(in.path, "/") {
+		if n, _ := tree.Find(in.root, id); n != nil && len(n.Answers) > 0 {
+			on = append(on, n)
+		}
+	}
+	if len(on) == 0 {
+		return
+	}
+	b.WriteString("\n## Operator's answers\n\nAn earlier session asked the operator, who answered. These are decisions: follow them.\n")
+	for _, n := range on {
+		where := "this node"
+		if n != in.node {
+			where = fmt.Sprintf("node `%s`, an ancestor of this one", n.ID)
+		}
+		for i, a := range n.Answers {
+			fmt.Fprintf(b, "\n### Question %d on %s\n\n%s\n\n**Answer:**\n\n%s\n", i+1, where, strings.TrimSpace(a.Question), strings.TrimSpace(a.Answer))
+		}
+	}
 }
 
 // previous reports whether the last iteration of the run worked this node:
@@ -325,7 +351,10 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 	if f, ok := files[FailureFile]; ok {
 		ss = append(ss, prompt.Section{Name: prompt.Failure, Heading: "## Guard failure (full text: " + ctx + FailureFile + ")", Body: f})
 	}
-	sub, _ := json.MarshalIndent(in.node, "", "  ")
+	// The answers are in the node's brief above, not twice in the prompt.
+	shown := *in.node
+	shown.Answers = nil
+	sub, _ := json.MarshalIndent(&shown, "", "  ")
 	ss = append(ss, prompt.Section{Name: prompt.Node, Heading: "## Selected node as stored (" + layout.Tree + ")", Body: "Path: `" + in.path + "`\n\n```json\n" + string(sub) + "\n```", Required: true})
 	ss = append(ss, prompt.Section{Name: prompt.Tree, Heading: "## The whole tree (summary; full tree: " + layout.Tree + ")", Body: in.summary()})
 	for _, side := range []struct{ name, rel, title string }{
@@ -408,7 +437,7 @@ func (in *inputs) contract() string {
 	b.WriteString("You are one fresh session of treeloop, a runner that works a task tree (" + layout.Tree + ") in this git repository one node at a time. You see only this prompt and the repository; nothing carries over from earlier sessions except what is written below and in the repository.\n\n")
 	b.WriteString("What the runner enforces:\n")
 	fmt.Fprintf(&b, "- A node passes only when you report done and the guard (`%s`) then succeeds. Saying done does not pass anything.\n", guard)
-	b.WriteString("- passes, attempts, next and max_attempts are runner-owned: your changes to them are reset.\n")
+	b.WriteString("- passes, attempts, next, max_attempts, waiting and answers are runner-owned: your changes to them are reset.\n")
 	b.WriteString("- A passed node must not change. New nodes come only from a decompose answer, never from editing the tree.\n")
 	b.WriteString("- You may edit the title, goal and acceptance of open nodes, and append to " + layout.Assumptions + " and " + layout.Questions + ".\n")
 	fmt.Fprintf(&b, "- Files worth keeping for this node (a report, a screenshot, a benchmark) go under %s/ (at most %d bytes in all): they are committed and listed to this node's and its parent's later sessions.\n", layout.NodeArtifacts(in.node.ID), in.cfg.ArtifactsLimitBytes)
@@ -425,6 +454,7 @@ func (in *inputs) contract() string {
 	}
 	b.WriteString("- Do not commit, switch branches or reset: the runner commits every iteration itself.\n")
 	b.WriteString("Breaking a rule is an agent error: the runner undoes the offending change and the attempt is spent.\n\n")
+	b.WriteString("If the work needs a decision only the operator can make, do not guess: answer blocked with your questions as the summary. The node waits for the answer (no attempt spent) and gets it in its next prompt.\n\n")
 	if in.begin.Mode == tree.NextDecompose {
 		b.WriteString("Your task in decompose mode: do not implement anything. Split the selected node into an ordered list of smaller children that together achieve its goal, each small enough for one session, each with a goal and checkable acceptance criteria. Give a child next=\"execute\" when one session can do it, next=\"decompose\" when it needs splitting again. The runner inserts the children and works them left to right.")
 	} else {
@@ -442,11 +472,12 @@ func (in *inputs) outputContract() string {
 	fmt.Fprintf(&b, "Allowed status in %s mode: %s. Anything else, invalid JSON or extra keys is an agent error.\n\n", in.begin.Mode, strings.Join(quote(allowed), " or "))
 	if in.begin.Mode == tree.NextDecompose {
 		b.WriteString("```json\n{\"status\": \"decomposed\", \"summary\": \"why this split\", \"children\": [\n  {\"title\": \"...\", \"goal\": \"...\", \"acceptance\": [\"...\"], \"next\": \"execute\"}\n]}\n```\n\n")
-		b.WriteString("children: at least one when decomposed; [] with retry.")
+		b.WriteString("children: at least one when decomposed; [] with retry or blocked.")
 	} else {
 		b.WriteString("```json\n{\"status\": \"done\", \"summary\": \"what you changed and how it meets the acceptance criteria\", \"children\": []}\n```\n\n")
 		b.WriteString("children is always [] in execute mode.")
 	}
+	b.WriteString("\n\nTo ask the operator: `{\"status\": \"blocked\", \"summary\": \"your questions\", \"children\": []}`")
 	return b.String()
 }
 
@@ -485,6 +516,8 @@ func (in *inputs) summary() string {
 		switch {
 		case n.ID == in.node.ID:
 			b.WriteString("  ← selected")
+		case n.IsWaiting():
+			b.WriteString("  (waits for the operator's answer)")
 		case n.IsLeaf() && !n.Passes:
 			fmt.Fprintf(&b, "  (%s, attempts %d/%d)", n.Next, n.Attempts, n.MaxAttempts)
 		}

@@ -280,6 +280,12 @@ func writeConfig(path string, a *attempt) error {
 	agent["bin"] = b.Bin
 	agent["model"] = b.Model
 	agent["extra_args"] = b.ExtraArgs
+	// A routing model the backend leaves empty keeps the case's [config].
+	for key, m := range map[string]string{"decompose_model": b.DecomposeModel, "execute_model": b.ExecuteModel, "last_attempt_model": b.LastAttemptModel} {
+		if m != "" {
+			agent[key] = m
+		}
+	}
 	out, err := toml.Marshal(m)
 	if err != nil {
 		return err

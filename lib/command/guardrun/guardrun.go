@@ -132,6 +132,9 @@ func (o *Options) run(env *cli.Env) error {
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
 	}
+	for _, n := range verdict.ForgedAnswers {
+		violations = append(violations, fmt.Sprintf("the guard wrote %s/%s with no operator's tree-edit answer: removed (only an operator answers a question)", layout.Answers, n))
+	}
 	if verdict.Appeared {
 		rec.Cancel = &verdict
 	}

@@ -123,12 +123,16 @@ func (l *ListCmd) Run(env *cli.Env) error {
 			Running    *iterdir.Running `json:"running"`
 		}{1, id, rows, running})
 	}
-	t := cli.Table{Header: []string{"iter", "node", "mode", "result", "guard", "duration", "tokens", "cost", "summary"}, Right: map[int]bool{0: true, 5: true, 6: true, 7: true}}
+	t := cli.Table{Header: []string{"iter", "node", "mode", "result", "guard", "model", "duration", "tokens", "cost", "summary"}, Right: map[int]bool{0: true, 6: true, 7: true, 8: true}}
 	for _, r := range rows {
-		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
+		model := r.Model
+		if model == "" {
+			model = "-"
+		}
+		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
 	}
 	if r := running; r != nil {
-		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
+		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()

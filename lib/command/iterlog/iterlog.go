@@ -29,7 +29,7 @@ type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
 	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), tree.after.json, diff.patch, and run_state.json for the next iteration."`
-	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
+	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, model, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
 	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
 }
@@ -231,10 +231,10 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	}
 	rs.NextIter = begin.Iteration + 1
 	// The last_* fields are the previous attempt the next session is told
-	// about (context-write). A runner error was no attempt and is never
-	// shown to the agent (seed 002, DESIGN.md decision 5): it leaves them
-	// as they were; meta.json and the commit still record it.
-	if m.Status != string(vocab.StatusRunnerError) {
+	// about (context-write). A runner error or a pause was no attempt and
+	// is never shown to the agent (seed 002, DESIGN.md decision 5): it
+	// leaves them as they were; meta.json and the commit still record it.
+	if m.Status != string(vocab.StatusRunnerError) && m.Status != string(vocab.StatusPaused) {
 		last := m.Status
 		if m.AgentError {
 			last = "agent_error"

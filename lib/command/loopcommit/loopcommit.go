@@ -76,6 +76,32 @@ func FullMessage(subject, summary string) string {
 	return subject + "\n\n" + body
 }
 
+// ModelTrailer is the git trailer key of an iteration's commit that names
+// the session's model (agent.json model), when it is known.
+const ModelTrailer = "Treeloop-Model"
+
+// trailers are the iteration's commit trailers, one paragraph after the
+// summary: the session's model, and a passed iteration's test count
+// (ratchet.Trailer) where the ratchet reads the run's best back from
+// (lib/ratchet): git history, not a file the agent could rewrite.
+func trailers(m iterdir.Meta) []string {
+	var t []string
+	if m.Agent != nil {
+		if model := strings.TrimSpace(strings.Map(func(r rune) rune {
+			if r < ' ' || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, m.Agent.Model)); model != "" {
+			t = append(t, ModelTrailer+": "+model)
+		}
+	}
+	if g := m.GuardRun; m.Result == string(vocab.ResultPassed) && g != nil && g.Ratchet != nil && g.Ratchet.Held {
+		t = append(t, ratchet.TrailerLine(g.Ratchet.Count))
+	}
+	return t
+}
+
 // CheckCmd is `loop-commit check`.
 type CheckCmd struct {
 	JSON bool `name:"json" help:"Print the result as JSON."`
@@ -196,12 +222,8 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	}
 	subject := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
 	msg := FullMessage(subject, m.Summary)
-	// A passed iteration's test count goes into its commit, as a trailer
-	// in a paragraph of its own after the summary, where the ratchet reads
-	// the run's best back from (lib/ratchet): git history, not a file the
-	// agent could rewrite.
-	if g := m.GuardRun; m.Result == string(vocab.ResultPassed) && g != nil && g.Ratchet != nil && g.Ratchet.Held {
-		msg += "\n\n" + ratchet.TrailerLine(g.Ratchet.Count)
+	if t := trailers(m); len(t) > 0 {
+		msg += "\n\n" + strings.Join(t, "\n")
 	}
 	sha, err := c.commit(repo, subject, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
 	if err != nil {

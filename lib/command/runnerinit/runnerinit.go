@@ -32,13 +32,15 @@ import (
 // Options is the command line of runner-init.
 type Options struct {
 	cli.Chdir
-	Goal    string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
-	RootID  string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
-	Next    string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
-	New     bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
-	Sandbox string `enum:"auto,bwrap,docker,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap, docker (a container per session: runner-check --build-image makes its default image) or none."`
-	Agent   string `placeholder:"BACKEND" env:"RUNNER_AGENT" help:"[agent] backend of a new config.toml (codex, claude, opencode, gemini, command), with the paths its CLI writes in [sandbox] writable."`
-	JSON    bool   `name:"json" help:"Print what was created and kept as JSON."`
+	Goal       string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
+	RootID     string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
+	Next       string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
+	New        bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
+	Plan       string `placeholder:"FILE" help:"Start the tree from a plan, as tree-import FILE reads it (a Markdown checklist or heading outline, a PRD, spec-kit's tasks.md, ralph's prd.json, a GitHub issue's JSON): GOAL.md is the plan's root unless --goal is given, and the plan's checked items go to assumptions.md. Refused when a different tree.json exists (--new starts over)."`
+	PlanFormat string `name:"plan-format" enum:"auto,markdown,prd-json,github-issue" default:"auto" help:"The plan's format, as tree-import's --format."`
+	Sandbox    string `enum:"auto,bwrap,docker,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap, docker (a container per session: runner-check --build-image makes its default image) or none."`
+	Agent      string `placeholder:"BACKEND" env:"RUNNER_AGENT" help:"[agent] backend of a new config.toml (codex, claude, opencode, gemini, command), with the paths its CLI writes in [sandbox] writable."`
+	JSON       bool   `name:"json" help:"Print what was created and kept as JSON."`
 	cli.Get
 }
 
@@ -54,6 +56,8 @@ iterations/
 runs/
 lock
 cancel
+# Operators' answers queued while a runner works (tree-edit answer).
+answers/
 # Runs in worktrees of their own (runner-start --worktree).
 worktrees/
 `
@@ -81,7 +85,17 @@ func (o *Options) Run(env *cli.Env) error {
 	if _, err := git.OpenRoot(env.Dir); err != nil {
 		return exit.Wrap(exit.Negative, err)
 	}
-	goalData, err := o.goalBytes(env)
+	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
+	if err != nil {
+		return exit.Wrap(exit.Negative, err)
+	}
+	var imp *imported
+	if o.Plan != "" {
+		if imp, err = o.importPlan(env, cfg); err != nil {
+			return err
+		}
+	}
+	goalData, err := o.goalBytes(env, imp)
 	if err != nil {
 		return err
 	}
@@ -94,21 +108,25 @@ func (o *Options) Run(env *cli.Env) error {
 		doc.RemoveID()
 		goalData = doc.Bytes()
 	}
-	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
-	if err != nil {
-		return exit.Wrap(exit.Negative, err)
-	}
 	files := []file{
 		// --new starts the goal, the tree and the run state over.
 		{layout.Goal, func() ([]byte, error) { return goalData, nil }, o.New},
 		{layout.Config, func() ([]byte, error) { return o.newConfig() }, false},
-		{layout.Tree, func() ([]byte, error) { return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault) }, o.New},
+		{layout.Tree, func() ([]byte, error) {
+			if imp != nil {
+				return imp.tree(doc)
+			}
+			return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault)
+		}, o.New},
 		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, o.New},
 		{layout.Schema, func() ([]byte, error) { return schemas.TaskTreeV1, nil }, true},
 		{layout.AgentOutputSchema, func() ([]byte, error) { return schemas.AgentOutputV1, nil }, true},
 		{layout.Assumptions, func() ([]byte, error) {
-			return []byte("# Assumptions\n\nThe agent may append assumptions here; the runner keeps them.\n"), nil
-		}, false},
+			if imp != nil {
+				return imp.assumptions(env, o.Plan)
+			}
+			return []byte(assumptionsHeader), nil
+		}, imp != nil},
 		{layout.Questions, func() ([]byte, error) {
 			return []byte("# Questions\n\nThe agent may append open questions for a human here; the runner keeps them.\n"), nil
 		}, false},
@@ -116,33 +134,8 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var rep Report
 	for _, f := range files {
-		path := env.Abs(f.rel)
-		if err := fsutil.InsideRoot(path, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return exit.Errorf(exit.Negative, "%s: %v", f.rel, err)
-		}
-		old, err := os.ReadFile(path)
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return exit.Errorf(exit.RunnerError, "read %s: %v", f.rel, fsutil.Cause(err))
-		}
-		data, err := f.data()
-		if err != nil {
+		if err := o.write(env, f, imp != nil, &rep); err != nil {
 			return err
-		}
-		switch {
-		case exists && (!f.refresh || bytes.Equal(old, data)):
-			rep.Kept = append(rep.Kept, f.rel)
-			continue
-		case exists:
-			rep.Refreshed = append(rep.Refreshed, f.rel)
-		default:
-			rep.Created = append(rep.Created, f.rel)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return exit.Errorf(exit.RunnerError, "create %s: %v", filepath.Dir(f.rel), fsutil.Cause(err))
-		}
-		if err := fsutil.WriteAtomic(path, data, 0o644); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %v", f.rel, fsutil.Cause(err))
 		}
 	}
 	if o.JSON || o.Wanted() {
@@ -165,12 +158,56 @@ func (o *Options) Run(env *cli.Env) error {
 	return nil
 }
 
-// goalBytes is the GOAL.md to write: --goal's file, the existing GOAL.md,
-// or the template.
-func (o *Options) goalBytes(env *cli.Env) ([]byte, error) {
+// write creates f, keeps it, or refreshes it (f.refresh), and says which
+// in rep. With a plan (plan), a tree.json that exists and differs from the
+// plan's is refused.
+func (o *Options) write(env *cli.Env, f file, plan bool, rep *Report) error {
+	path := env.Abs(f.rel)
+	if err := fsutil.InsideRoot(path, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return exit.Errorf(exit.Negative, "%s: %v", f.rel, err)
+	}
+	old, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return exit.Errorf(exit.RunnerError, "read %s: %v", f.rel, fsutil.Cause(err))
+	}
+	data, err := f.data()
+	if err != nil {
+		return err
+	}
+	switch {
+	case exists && plan && f.rel == layout.Tree && !f.refresh && !bytes.Equal(old, data):
+		return planConflict(o.Plan)
+	case exists && (!f.refresh || bytes.Equal(old, data)):
+		rep.Kept = append(rep.Kept, f.rel)
+		return nil
+	case exists:
+		rep.Refreshed = append(rep.Refreshed, f.rel)
+	default:
+		rep.Created = append(rep.Created, f.rel)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return exit.Errorf(exit.RunnerError, "create %s: %v", filepath.Dir(f.rel), fsutil.Cause(err))
+	}
+	if err := fsutil.WriteAtomic(path, data, 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", f.rel, fsutil.Cause(err))
+	}
+	return nil
+}
+
+// goalBytes is the GOAL.md to write: --goal's file, the plan's root, the
+// existing GOAL.md, or the template.
+func (o *Options) goalBytes(env *cli.Env, imp *imported) ([]byte, error) {
 	existing, err := os.ReadFile(env.Abs(layout.Goal))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, exit.Errorf(exit.RunnerError, "read %s: %v", layout.Goal, fsutil.Cause(err))
+	}
+	if o.Goal == "" && imp != nil {
+		data := imp.goal()
+		if existing != nil && !o.New && !bytes.Equal(goalText(existing), data) {
+			return nil, exit.Errorf(exit.Negative, "%s exists and differs from the root of %s: edit it, give --goal, or start over with runner-init --new --plan %s", layout.Goal, o.Plan, o.Plan)
+		}
+		return data, nil
 	}
 	if o.Goal == "" {
 		if existing != nil {
@@ -225,4 +262,14 @@ func (o *Options) newConfig() ([]byte, error) {
 		return nil, exit.Errorf(exit.Usage, "--agent %s: %v", backend, err)
 	}
 	return config.WithChoices(config.DefaultTOML(), backend, mode, agent.SandboxHome(backend)), nil
+}
+
+// goalText is a GOAL.md without its front matter (runner-start adds the
+// run id there), to compare with the goal a plan gives.
+func goalText(data []byte) []byte {
+	doc, err := goal.Parse(data)
+	if err != nil {
+		return data
+	}
+	return doc.Body
 }

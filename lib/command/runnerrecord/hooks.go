@@ -21,12 +21,12 @@ import (
 const hookGrace = 2 * time.Second
 
 // runHook runs the hook name of hooks (if configured) with r as JSON on
-// stdin and RUNNER_* variables, in the repository root, in a process group
+// stdin and RUNNER_* variables (extra: more KEY=VALUE), in the repository root, in a process group
 // of its own, within hooks.timeout_secs. A failure, a hang, an interrupt
 // or a hook that cannot start is logged in r (kinds hook_failed,
 // hook_timeout, hook_interrupted) and warned about on stderr; it never
 // fails the command.
-func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks) {
+func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks, extra ...string) {
 	var argv []string
 	for _, h := range hooks.Named() {
 		if h.Name == name {
@@ -49,6 +49,7 @@ func runHook(env *cli.Env, r *runrecord.Record, name string, hooks config.Hooks)
 	if li := r.LastIteration; li != nil {
 		vars = append(vars, "RUNNER_ITERATION="+strconv.Itoa(li.Iter), "RUNNER_NODE_ID="+li.NodeID)
 	}
+	vars = append(vars, extra...)
 	var out bytes.Buffer
 	capped := proc.NewCappedWriter(&out, 4096)
 	// SIGINT or SIGTERM stops the hook's process group too (it runs in a

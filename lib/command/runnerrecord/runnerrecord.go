@@ -38,6 +38,8 @@ type Options struct {
 	Update UpdateCmd `cmd:"" help:"Refresh the record after a committed iteration (counts, usage, last iteration, HEAD) and run the on_iteration hook."`
 	End    EndCmd    `cmd:"" help:"Finish the record with the run's status and a one-line reason, and run the hook of that status (on_complete, on_stuck, on_limit, on_error). A finished record is never rewritten."`
 	Detach DetachCmd `cmd:"" help:"Leave the record running with no runner attached (pid 0): a runner-step run alone ended without ending the run (an iteration committed, or the step refused or failed) and the run goes on with the next step."`
+	Pause  PauseCmd  `cmd:"" help:"The run's last iteration paused on a usage limit: decide until when the run pauses (the reset the session reported, else 30 s doubling to 15 min), record it (status paused) and run the on_pause hook. Prints until=<time> secs=<n>; exit 4 (limit reason=max-pause) when the pause would exceed [agent] max_pause."`
+	Wait   WaitCmd   `cmd:"" help:"Wait until a time (--until) or an operator's answer (--answer), on events: a timer, the answer queue, the cancel file, SIGINT or SIGTERM end it at once. Prints resumed secs=<n> or answered, and records the run running again; exit 130/143 (interrupted reason=…) on the cancel file or a signal."`
 }
 
 // Main runs runner-record and returns its exit code.
@@ -70,7 +72,7 @@ func (f recordFlag) load(env *cli.Env) (string, runrecord.Record, error) {
 	if err != nil {
 		return "", r, exit.Errorf(exit.RunnerError, "read the run record: %v", fsutil.Cause(err))
 	}
-	if runrecord.Finished(r.Status) {
+	if runrecord.Finished(r) {
 		return "", r, exit.Errorf(exit.RunnerError, "run record %s is finished (%s) and is never rewritten", f.Record, r.Status)
 	}
 	return path, r, nil
@@ -116,7 +118,7 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 		r := recs[i]
 		if r.Status == runrecord.Interrupted {
 			// Effective read it as interrupted: is it still running on disk?
-			if disk, err := runrecord.Load(env.Abs(layout.RunRecord(r.ID))); err == nil && disk.Status == runrecord.Running {
+			if disk, err := runrecord.Load(env.Abs(layout.RunRecord(r.ID))); err == nil && !runrecord.Finished(disk) {
 				// The iteration its runner left, committed by the recovery
 				// since, is one it covers.
 				if disk.RunID == runID {
@@ -128,7 +130,7 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 			}
 			continue
 		}
-		if r.Status != runrecord.Running {
+		if runrecord.Finished(r) {
 			continue
 		}
 		switch {
@@ -232,6 +234,12 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 	}
 	r.UpdatedAt = now()
 	runHook(env, &r, "on_iteration", rp.Config.Hooks)
+	// An agent asked the operator: the leaf waits for an answer.
+	if li := r.LastIteration; li != nil && li.Status == tree.AgentBlocked {
+		if n, _ := tree.Find(rp.Tree, li.NodeID); n != nil && n.IsWaiting() {
+			runHook(env, &r, "on_question", rp.Config.Hooks, "RUNNER_QUESTION="+n.Waiting)
+		}
+	}
 	if u.Detach {
 		r.Runner = runrecord.Runner{}
 	}
@@ -241,7 +249,7 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 // EndCmd is `runner-record end`.
 type EndCmd struct {
 	recordFlag
-	Status string `required:"" enum:"complete,stuck,limit,timeout,interrupted,canceled,error" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled or error."`
+	Status string `required:"" enum:"complete,stuck,limit,timeout,interrupted,canceled,error,waiting,paused" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled, error, waiting (every open leaf waits for an answer) or paused (a usage limit, runner-loop --no-pause)."`
 	Reason string `required:"" help:"One line: why the run ended."`
 }
 

@@ -85,7 +85,7 @@ func store(t *testing.T, root string, r runrecord.Record) {
 	if r.StartedAt.IsZero() {
 		r.StartedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	if runrecord.Finished(r.Status) && r.FinishedAt == nil {
+	if runrecord.Finished(r) && r.FinishedAt == nil {
 		r.FinishedAt = &r.StartedAt
 	}
 	if err := runrecord.Save(filepath.Join(root, layout.RunRecord(r.ID)), r); err != nil {

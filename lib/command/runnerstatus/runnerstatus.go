@@ -1,7 +1,8 @@
 // Package runnerstatus is the runner-status command (issue 12): where the
 // current run stands, on one screen or as JSON (schemas/runner_status.v1),
 // and with --runs every run of the repository from its run records. Exit
-// codes follow tree-select: 0 an open leaf remains, 2 complete, 3 stuck.
+// codes follow tree-select: 0 an open leaf remains, 2 complete, 3 stuck,
+// 7 waiting.
 package runnerstatus
 
 import (
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/answer"
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -39,7 +41,7 @@ type Options struct {
 
 // Main runs runner-status and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-status", "Show where the current run stands: run, status, iteration n/max, the node being worked, tree counts, the last iterations, usage against budgets, and the next step when stuck or limited. Exit as tree-select: 0 an open leaf remains, 2 complete, 3 stuck; 1 when the state cannot be read.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-status", "Show where the current run stands: run, status, iteration n/max, the node being worked, tree counts, the open questions, a pause and its end, the last iterations, usage against budgets, and the next step when stuck, waiting, paused or limited. Exit as tree-select: 0 an open leaf remains, 2 complete, 3 stuck, 7 waiting; 1 when the state cannot be read.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Status is the --json output (schemas/runner_status.v1.schema.json).
@@ -79,6 +81,15 @@ type Status struct {
 	// (lib/provenance): counted as open here, and runner-step refuses to
 	// go on until each is reopened.
 	Unbacked []provenance.Unbacked `json:"unbacked"`
+	// Questions are the open questions: the leaves that wait for an
+	// operator's answer, in selection order.
+	Questions []answer.Open `json:"questions"`
+	// QueuedAnswers counts the answers queued in .runner/answers/ that the
+	// runner commits before its next iteration.
+	QueuedAnswers int `json:"queued_answers"`
+	// Pause is the record's pauses on usage limits (the current one while
+	// the status is paused); null when the run has not paused.
+	Pause *runrecord.Pause `json:"pause"`
 }
 
 // Iteration is the run's iteration count against max_iterations.
@@ -89,7 +100,7 @@ type Iteration struct {
 
 // Selection is tree-select's answer on the current tree.
 type Selection struct {
-	Status      string `json:"status"` // open, complete, stuck
+	Status      string `json:"status"` // open, complete, stuck, waiting
 	ID          string `json:"id"`
 	Path        string `json:"path"`
 	Mode        string `json:"mode"`
@@ -119,6 +130,8 @@ func (o *Options) Run(env *cli.Env) error {
 		return cli.Silent(exit.Complete)
 	case tree.StatusStuck:
 		return cli.Silent(exit.Stuck)
+	case tree.StatusWaiting:
+		return cli.Silent(exit.Waiting)
 	}
 	return nil
 }
@@ -148,6 +161,9 @@ func Read(root string, n int, now time.Time, warn func(format string, args ...an
 		st.Selection = Selection{Status: sel.Status, ID: sel.Node.ID, Path: sel.Path, Mode: sel.Node.Next, Title: sel.Node.Title, Attempts: sel.Node.Attempts, MaxAttempts: sel.Node.MaxAttempts}
 	}
 	st.Nodes = runrecord.CountNodes(t)
+	st.Questions = answer.Questions(t)
+	queued, _ := answer.Pending(root)
+	st.QueuedAnswers = len(queued)
 	if st.Usage, err = rp.Usage(); err != nil {
 		return Status{}, exit.Errorf(exit.Negative, "sum the run's usage: %v", err)
 	}
@@ -169,11 +185,12 @@ func Read(root string, n int, now time.Time, warn func(format string, args ...an
 			end = *rec.FinishedAt
 		}
 		st.ElapsedSecs = int64(end.Sub(rec.StartedAt).Seconds())
-		if rec.Status == runrecord.Running {
+		if !runrecord.Finished(rec) {
 			rn := rec.Runner
 			st.Runner = &rn
 		}
 		st.Log = rec.Log
+		st.Pause = rec.Pause
 	}
 	if runID != "" {
 		if b, ok, err := guard.ReadBaseline(root, runID); err == nil && ok {
@@ -265,6 +282,12 @@ func nextStep(st Status) string {
 		return fmt.Sprintf("iteration %d was left unfinished (no runner works on it): runner-step or runner-loop recovers it first", st.unfinished)
 	case sel.Status == tree.StatusStuck:
 		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, tree.StuckHint(sel.ID))
+	case sel.Status == tree.StatusWaiting:
+		return "every open leaf waits for an operator's answer: answer each question above with tree-edit answer ID TEXT, then runner-loop (runner-loop --wait waits for answers)"
+	case st.Status == runrecord.Paused && st.Pause != nil && st.Pause.Until != nil && st.Runner != nil:
+		return "a usage limit paused the run until " + st.Pause.Until.Format(time.RFC3339) + ": the loop goes on by itself then (runner-cancel stops it)"
+	case st.Status == runrecord.Paused:
+		return "a usage limit stopped the run: runner-loop again once it resets"
 	case sel.Status == tree.StatusComplete:
 		if st.Branch != "" {
 			return "the tree is complete: review branch " + st.Branch + " and merge it"
@@ -345,6 +368,7 @@ func printText(w io.Writer, st Status) {
 	for _, u := range st.Unbacked {
 		p("unbacked", "%s: passed without a backing loop commit (%s); counted as open", u.Path, u.Reason)
 	}
+	printWaits(p, st)
 	u, b := st.Usage, st.Budgets
 	p("usage", "%d tokens of %s, $%.4f of %s", u.InputTokens+u.OutputTokens, limit(float64(b.MaxTokens), "%.0f"), u.CostUSD, limit(b.MaxCostUSD, "$%.2f"))
 	if len(st.Recent) > 0 {
@@ -373,6 +397,26 @@ func cancelWho(c *cancel.Pending) string {
 		}
 	}
 	return by + " at " + c.At.Format(time.RFC3339)
+}
+
+// printWaits prints the open questions, the answers queued and the pause.
+func printWaits(p func(k, format string, args ...any), st Status) {
+	for _, q := range st.Questions {
+		p("question", "%s %q asks:", q.Path, q.Title)
+		for _, l := range strings.Split(strings.TrimSpace(q.Question), "\n") {
+			p("", "  %s", l)
+		}
+	}
+	if st.QueuedAnswers > 0 {
+		p("answers", "%s queued: the runner commits them before its next iteration", vocab.Plural(st.QueuedAnswers, "answer", "answers"))
+	}
+	if pz := st.Pause; pz != nil {
+		line := fmt.Sprintf("%s on usage limits, %s in all", vocab.Plural(pz.Count, "pause", "pauses"), time.Duration(pz.TotalSecs)*time.Second)
+		if pz.Until != nil {
+			line = fmt.Sprintf("until %s (since %s): %s; ", pz.Until.Format(time.RFC3339), pz.Since.Format(time.RFC3339), pz.Reason) + line
+		}
+		p("pause", "%s", line)
+	}
 }
 
 func limit(v float64, format string) string {

@@ -9,8 +9,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -24,6 +27,7 @@ type Options struct {
 	Listen      string `name:"listen" default:"127.0.0.1:0" placeholder:"HOST:PORT" help:"Address to listen on; port 0 picks a free one. Loopback unless you say otherwise: anyone who can reach the address can read the run." env:"RUNNER_UI_LISTEN"`
 	APIOnly     bool   `name:"api-only" help:"Serve the REST API and /events only, without the page." env:"RUNNER_UI_API_ONLY"`
 	AllowCancel bool   `name:"allow-cancel" help:"Add a cancel button that writes .runner/cancel (the loop stops; a running agent or guard is stopped and its iteration recorded as interrupted). Without it the UI never writes." env:"RUNNER_UI_ALLOW_CANCEL"`
+	AllowAnswer bool   `name:"allow-answer" help:"Add an answer form to each waiting node: the answer goes through tree-edit answer (committed, or queued while a runner works), behind the same origin and token checks as the cancel button." env:"RUNNER_UI_ALLOW_ANSWER"`
 }
 
 // Main runs runner-ui and returns its exit code.
@@ -45,7 +49,7 @@ func (o *Options) Run(env *cli.Env) error {
 		debug.SetMemoryLimit(48 << 20)
 	}
 	srv, err := ui.New(ui.Options{
-		Root: env.Dir, NoAssets: o.APIOnly, AllowCancel: o.AllowCancel,
+		Root: env.Dir, NoAssets: o.APIOnly, AllowCancel: o.AllowCancel, AllowAnswer: o.AllowAnswer, TreeEdit: treeEdit(),
 		Logf: func(format string, args ...any) { env.Warnf(format, args...) },
 	})
 	if err != nil {
@@ -66,13 +70,32 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.APIOnly {
 		what = "the API (no page)"
 	}
-	mode := "read-only"
+	var allowed []string
 	if o.AllowCancel {
-		mode = "cancel allowed"
+		allowed = append(allowed, "cancel")
+	}
+	if o.AllowAnswer {
+		allowed = append(allowed, "answers")
+	}
+	mode := "read-only"
+	if len(allowed) > 0 {
+		mode = strings.Join(allowed, " and ") + " allowed"
 	}
 	fmt.Fprintf(env.Stderr, "runner-ui: serving %s for %s at %s (%s); Ctrl-C stops\n", what, env.Dir, url, mode)
 	if err := srv.Serve(ctx, ln); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	return nil
+}
+
+// treeEdit is the tree-edit executable the answer form runs: the one on
+// PATH, else the one installed beside runner-ui.
+func treeEdit() string {
+	if p, err := exec.LookPath("tree-edit"); err == nil {
+		return p
+	}
+	if self, err := os.Executable(); err == nil {
+		return filepath.Join(filepath.Dir(self), "tree-edit")
+	}
+	return "tree-edit"
 }

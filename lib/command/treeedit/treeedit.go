@@ -43,11 +43,13 @@ type Options struct {
 	Set       SetCmd       `cmd:"" help:"Set an open node's title, goal or acceptance (a JSON array of strings)."`
 	Remove    RemoveCmd    `cmd:"" help:"Remove an open node with its subtree, which must hold no passed node. A parent left with only passed children passes (derived, as the loop derives it)."`
 	Move      MoveCmd      `cmd:"" help:"Move an open node, with its subtree, under another parent that has not passed, at --order N (default: after the last child). A parent left with only passed children passes."`
+	Answer    AnswerCmd    `cmd:"" help:"Answer the question a waiting node asks: the question and the answer go to the node's answers (its next prompts carry them) and the node is open again. While a runner works the answer is queued in .runner/answers/ and the runner commits it between iterations."`
+	Apply     ApplyCmd     `cmd:"apply-answers" name:"apply-answers" help:"Commit the answers queued in .runner/answers/, each as its own operator edit; an answer to a question its node no longer asks is dropped. Run by runner-step, which holds .runner/lock, before it reads the tree."`
 }
 
 // Main runs tree-edit and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock. Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Operator is the value of TREELOOP_COMMIT that tree-edit commits with:
@@ -232,61 +234,77 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 		return err
 	}
 	defer release()
+	_, err = editHeld(env, action, id, change)
+	return err
+}
+
+// editHeld is edit with .runner/lock held by the caller; it returns the
+// commit.
+func editHeld(env *cli.Env, action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
+	sha, err := editTree(env, action, id, change)
+	if err == nil {
+		fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, Message(action, id))
+	}
+	return sha, err
+}
+
+// editTree reads, locates, changes, validates, writes and commits.
+func editTree(env *cli.Env, action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return refused("%v", err)
+		return "", refused("%v", err)
 	}
 	branch, err := repo.CurrentBranch()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return "", exit.Wrap(exit.RunnerError, err)
 	}
 	if branch == "main" || branch == "master" || branch == "" {
-		return refused("on %q, not a run branch: check out runner/<run-id> (runner-start) before editing its tree", branch)
+		return "", refused("on %q, not a run branch: check out runner/<run-id> (runner-start) before editing its tree", branch)
 	}
 	if out, err := repo.Run("status", "--porcelain", "--", layout.Tree); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return "", exit.Wrap(exit.RunnerError, err)
 	} else if len(out) > 0 {
-		return refused("%s has uncommitted changes: commit or discard them first", layout.Tree)
+		return "", refused("%s has uncommitted changes: commit or discard them first", layout.Tree)
 	}
 	path := env.Abs(layout.Tree)
 	data, err := fsutil.ReadFile(path, env.Dir, 0)
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+		return "", exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
 	}
 	prev, ps := tree.Load(data)
 	if len(ps) > 0 {
-		return refused("%s is invalid (%s, first: %s); run tree-validate", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
+		return "", refused("%s is invalid (%s, first: %s); run tree-validate", layout.Tree, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
 	n, at := locate(prev, id)
 	if n == nil {
-		return refused("no node %s in %s", id, layout.Tree)
+		return "", refused("no node %s in %s", id, layout.Tree)
 	}
 	// A passed node is immutable, unless no loop commit backs its pass:
 	// retry reopens it (lib/provenance).
 	var unbacked []provenance.Unbacked
 	if n.Passes {
 		if action != "retry" {
-			return refused("node %s has passed: passed nodes are immutable", id)
+			return "", refused("node %s has passed: passed nodes are immutable", id)
 		}
 		rep, err := provenance.AuditRepo(env.Dir, prev)
 		if err != nil {
-			return exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
+			return "", exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
 		}
 		if rep.Backed(id) {
-			return refused("node %s has passed: passed nodes are immutable", id)
+			return "", refused("node %s has passed: passed nodes are immutable", id)
 		}
 		unbacked = rep.Unbacked
 	}
 	if gjson.GetBytes(data, field(at, "id")).String() != id {
-		return exit.Errorf(exit.RunnerError, "node %s is not at %s in %s", id, at, layout.Tree)
+		return "", exit.Errorf(exit.RunnerError, "node %s is not at %s in %s", id, at, layout.Tree)
 	}
 	edited, err := change(n, at, data)
 	if err != nil {
 		var ee *exit.Error
 		if errors.As(err, &ee) {
-			return err
+			return "", err
 		}
-		return exit.Errorf(exit.RunnerError, "edit %s: %w", layout.Tree, err)
+		return "", exit.Errorf(exit.RunnerError, "edit %s: %w", layout.Tree, err)
 	}
 	next, ps := tree.Load(edited)
 	if len(ps) == 0 {
@@ -296,13 +314,13 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 		ps = append(ps, tree.Immutability(provenance.Reopen(prev, next, unbacked), next)...)
 	}
 	if len(ps) > 0 {
-		return refused("the edit would make %s invalid: %s", layout.Tree, ps[0])
+		return "", refused("the edit would make %s invalid: %s", layout.Tree, ps[0])
 	}
 	if tree.Equal(prev, next) {
-		return refused("node %s already is as asked: nothing to commit", id)
+		return "", refused("node %s already is as asked: nothing to commit", id)
 	}
 	if err := fsutil.WriteAtomic(path, tree.Encode(next), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.Tree, err)
+		return "", exit.Errorf(exit.RunnerError, "write %s: %w", layout.Tree, err)
 	}
 	msg := Message(action, id) + "\n\n" + describe(prev, next, id)
 	sha, err := repo.CommitPaths(msg, []string{"TREELOOP_COMMIT=" + Operator}, layout.Tree)
@@ -311,10 +329,9 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 		if werr := fsutil.WriteAtomic(path, data, 0o644); werr != nil {
 			env.Warnf("restore %s: %v", layout.Tree, werr)
 		}
-		return refused("commit: %v (the tree is unchanged)", err)
+		return "", refused("commit: %v (the tree is unchanged)", err)
 	}
-	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, Message(action, id))
-	return nil
+	return sha, nil
 }
 
 // describe lists what changed on node id, one "field: old -> new" a line,
@@ -355,6 +372,12 @@ func describe(prev, next *tree.Node, id string) string {
 	add("next", a.Next, b.Next)
 	add("attempts", a.Attempts, b.Attempts)
 	add("max_attempts", a.MaxAttempts, b.MaxAttempts)
+	if len(b.Answers) > len(a.Answers) {
+		last := b.Answers[len(b.Answers)-1]
+		q, _ := json.Marshal(last.Question)
+		ans, _ := json.Marshal(last.Answer)
+		lines = append(lines, "question: "+string(q), "answer: "+string(ans))
+	}
 	return strings.Join(lines, "\n")
 }
 
@@ -404,7 +427,7 @@ func lock(env *cli.Env) (func(), error) {
 		holder, _ := os.ReadFile(p)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, refused("a runner holds %s (%s): stop it (or wait for it) before editing the tree", layout.Lock, strings.TrimSpace(string(holder)))
+			return nil, exit.Wrap(exit.Negative, fmt.Errorf("%w (%s): stop it (or wait for it) before editing the tree", errLocked, strings.TrimSpace(string(holder))))
 		}
 		return nil, exit.Errorf(exit.RunnerError, "lock %s: %v", layout.Lock, err)
 	}

@@ -1,5 +1,6 @@
 // Package treeselect is the tree-select command: the leftmost open leaf of
-// the task tree (seed 000 §4.2), with exit codes 0 open, 2 complete, 3 stuck.
+// the task tree (seed 000 §4.2), with exit codes 0 open, 2 complete, 3 stuck,
+// 7 waiting (every open leaf waits for an operator's answer).
 package treeselect
 
 import (
@@ -24,7 +25,7 @@ type Options struct {
 
 // Main runs tree-select and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-select", "Print the leftmost open leaf of the task tree: status=open id=… path=… next=… attempts=n/m. Exit 0 open, 2 complete, 3 stuck, 1 invalid tree. Every value printed matches [A-Za-z0-9._/-], so the line is safe for eval.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-select", "Print the leftmost open leaf of the task tree that does not wait for an operator's answer: status=open id=… path=… next=… attempts=n/m. Exit 0 open, 2 complete, 3 stuck, 7 waiting (every open leaf waits: the line names the leftmost), 1 invalid tree. Every value printed matches [A-Za-z0-9._/-], so the line is safe for eval.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Result is the --json output.
@@ -84,6 +85,9 @@ func (o *Options) Run(env *cli.Env) error {
 	switch sel.Status {
 	case tree.StatusComplete:
 		return cli.Silent(exit.Complete)
+	case tree.StatusWaiting:
+		env.Errorf("waiting: every open leaf waits for an operator's answer, the leftmost '%s' at %s: %s", sel.Node.ID, sel.Path, tree.AnswerHint(sel.Node.ID))
+		return cli.Silent(exit.Waiting)
 	case tree.StatusStuck:
 		// Issue 12: the message names the operator's next step.
 		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, tree.StuckHint(sel.Node.ID))

@@ -34,6 +34,7 @@ const (
 	OutcomeTimeout     = string(vocab.ResultTimeout)     // the iteration timed out: snapshot restored, no attempt consumed
 	OutcomeInterrupted = string(vocab.ResultInterrupted) // the iteration was interrupted: likewise
 	OutcomeRunnerError = string(vocab.ResultRunnerError) // a runner error (spawn, I/O): likewise, never the agent's fault
+	OutcomePaused      = string(vocab.ResultPaused)      // the session hit a usage limit: likewise, and the run pauses
 )
 
 // Options is the command line of tree-update.
@@ -47,7 +48,7 @@ type Options struct {
 	ErrorLog    string   `placeholder:"FILE" help:"Where the reasons of an agent error go (default DIR/agent_error.log)."`
 	Selected    string   `required:"" placeholder:"ID" predictor:"node" help:"The selected leaf's id."`
 	Guard       string   `enum:"pass,fail,skipped" default:"skipped" help:"Guard outcome: pass, fail or skipped."`
-	Outcome     string   `enum:"agent,timeout,interrupted,runner-error" default:"agent" help:"agent (judge output and edits); timeout, interrupted or runner-error (restore the snapshot, consume no attempt)."`
+	Outcome     string   `enum:"agent,timeout,interrupted,runner-error,paused" default:"agent" help:"agent (judge output and edits); timeout, interrupted, runner-error or paused (a usage limit ended the session): restore the snapshot, consume no attempt."`
 	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
 	MaxAttempts int      `placeholder:"N" help:"max_attempts for new children (default: max_attempts_default of config.toml)."`
 	JSON        bool     `name:"json" help:"Print the result as JSON on stdout."`
@@ -73,7 +74,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Result is what tree-update prints.
 type Result struct {
 	Version     int      `json:"version"`
-	Result      string   `json:"result"` // passed, failed, retry, decomposed, agent-error, timeout, interrupted, runner-error
+	Result      string   `json:"result"` // passed, failed, retry, decomposed, blocked, agent-error, timeout, interrupted, runner-error, paused
 	ID          string   `json:"id"`
 	Passes      bool     `json:"passes"`
 	Attempts    int      `json:"attempts"`
@@ -106,12 +107,15 @@ func (o *Options) Run(env *cli.Env) error {
 	if sel == nil || !sel.IsLeaf() || sel.Passes {
 		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
 	}
+	if sel.IsWaiting() {
+		return exit.Errorf(exit.RunnerError, "selected node '%s' waits for an operator's answer in the snapshot: it is not selected until tree-edit answer", o.Selected)
+	}
 
 	res := Result{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
 	var next *tree.Node
 	var reasons []string
 	switch o.Outcome {
-	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError:
+	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError, OutcomePaused:
 		next = snap
 		res.Result = o.Outcome
 		if o.Outcome == OutcomeRunnerError && o.Iter != "" {
@@ -303,13 +307,16 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, tre
 	for _, note := range tree.RestoreRunnerOwned(snap, edited) {
 		env.Warnf("runner-owned field edited by the agent: %s", note)
 	}
+	if out.Status == tree.AgentBlocked && len(sel.Answers) >= tree.MaxAnswers {
+		return nil, []string{fmt.Sprintf("status=blocked, but node '%s' has had %d questions answered, the most it may: decide from the answers and go on", o.Selected, tree.MaxAnswers)}, nil
+	}
 	guard := o.Guard
 	if out.Status != tree.AgentDone {
 		guard = tree.GuardSkipped
 	} else if guard == tree.GuardSkipped {
 		return nil, nil, exit.Errorf(exit.Usage, "status=done needs --guard pass or fail: run the guard first")
 	}
-	if err := tree.Transition(edited, o.Selected, tree.Outcome{Status: out.Status, Guard: guard, Children: out.Children}, maxAttempts); err != nil {
+	if err := tree.Transition(edited, o.Selected, tree.Outcome{Status: out.Status, Guard: guard, Children: out.Children, Question: out.Summary}, maxAttempts); err != nil {
 		return nil, nil, exit.Wrap(exit.RunnerError, err)
 	}
 	res.Guard = guard
@@ -318,6 +325,8 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, tre
 		res.Result = string(vocab.ResultPassed)
 	case out.Status == tree.AgentDone:
 		res.Result = string(vocab.ResultFailed)
+	case out.Status == tree.AgentBlocked:
+		res.Result = string(vocab.ResultBlocked)
 	case out.Status == tree.AgentDecomposed:
 		res.Result = string(vocab.ResultDecomposed)
 		n, _ := tree.Find(edited, o.Selected)

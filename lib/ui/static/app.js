@@ -40,6 +40,7 @@
     route: { name: "overview" },
     liveFile: "executor.log",
     liveEl: null,
+    drafts: new Map(), // node id -> an answer being written
   };
 
   // ---- API ---------------------------------------------------------------
@@ -90,7 +91,8 @@
     }
     renderTree();
     renderCounts();
-    if (state.route.name === "node") refresh("view");
+    // The node's view and the overview's open questions come from the tree.
+    if (state.route.name === "node" || state.route.name === "overview") refresh("view");
   }
 
   async function loadRunState() {
@@ -115,7 +117,7 @@
 
   async function loadRuns() {
     state.runs = (await api("/api/runs")).body;
-    if (state.route.name === "runs" || state.route.name === "run") refresh("view");
+    if (state.route.name === "runs" || state.route.name === "run" || state.route.name === "overview") refresh("view");
   }
 
   // ---- the tree ----------------------------------------------------------
@@ -172,6 +174,7 @@
 
   function nodeStatus(n) {
     if (n.passes) return "passed";
+    if (n.waiting) return "waiting";
     if (!n.children.length && n.attempts >= n.max_attempts) return "stuck";
     return "open";
   }
@@ -193,7 +196,7 @@
       const open = !leaf && state.expanded.has(n.id);
       const e = state.index.get(n.id);
       const cls = "st-" + st + (n.id === cur ? " st-current" : "");
-      const mark = st === "passed" ? "✓" : st === "stuck" ? "✕" : n.id === cur ? "▶" : "○";
+      const mark = st === "passed" ? "✓" : st === "stuck" ? "✕" : st === "waiting" ? "?" : n.id === cur ? "▶" : "○";
       const hot = n.attempts >= n.max_attempts && !n.passes;
       const li = h("li", {
         role: "treeitem", class: cls, "data-id": n.id, "aria-level": level,
@@ -295,12 +298,12 @@
   function renderCounts() {
     const el = $("#counts");
     if (!state.tree || !state.tree.id) { el.textContent = ""; return; }
-    let passed = 0, open = 0, stuck = 0;
+    let passed = 0, open = 0, stuck = 0, waiting = 0;
     for (const { node } of state.index.values()) {
       const s = nodeStatus(node);
-      if (s === "passed") passed++; else if (s === "stuck") stuck++; else open++;
+      if (s === "passed") passed++; else if (s === "stuck") stuck++; else if (s === "waiting") waiting++; else open++;
     }
-    el.textContent = `${state.index.size} nodes · ${passed} passed · ${open} open · ${stuck} stuck`;
+    el.textContent = `${state.index.size} nodes · ${passed} passed · ${open} open · ${stuck} stuck` + (waiting ? ` · ${waiting} waiting` : "");
   }
 
   function setupCancel() {
@@ -420,11 +423,79 @@
   function viewOverview() {
     const recent = state.iterations.slice(-12).reverse();
     return h("div", null,
+      pauseBanner(),
+      viewQuestions(),
       state.liveEl,
       h("h3", null, "Recent iterations ", h("a", { href: "#/iterations", text: "all" })),
       viewIterations(recent, false),
       h("h3", { text: "Tokens and cost" }),
       chart(state.iterations));
+  }
+
+  // waitingNodes are the leaves that wait for an operator's answer, in the
+  // tree's order.
+  function waitingNodes() {
+    const out = [];
+    const walk = (n) => {
+      if (n.passes) return;
+      if (n.waiting) out.push(n);
+      n.children.slice().sort(byOrder).forEach(walk);
+    };
+    if (state.tree && state.tree.id) walk(state.tree);
+    return out;
+  }
+
+  // viewQuestions lists the open questions, each with an answer form when
+  // the server allows answers.
+  function viewQuestions() {
+    const qs = waitingNodes();
+    if (!qs.length) return null;
+    return h("div", { id: "questions" },
+      h("h3", { text: `Open questions (${qs.length})` }),
+      qs.map((n) => h("div", { class: "question", "data-question": n.id },
+        h("div", null, h("span", { class: "s-waiting", text: "? " }), h("a", { href: "#/node/" + encodeURIComponent(n.id), text: n.title || n.id }), " ", h("code", { text: n.id })),
+        h("pre", { text: n.waiting }),
+        answerForm(n.id))));
+  }
+
+  // answerForm posts an operator's answer (runner-ui --allow-answer): the
+  // server hands it to tree-edit answer, which commits it, or queues it
+  // while a runner works. A draft survives the view's redraws.
+  function answerForm(id) {
+    if (!(state.config && state.config.allow_answer)) return null;
+    const ta = h("textarea", { rows: "3", "aria-label": "Answer to " + id, "data-key": "answer:" + id, placeholder: "Your answer" });
+    ta.value = state.drafts.get(id) || "";
+    ta.addEventListener("input", () => state.drafts.set(id, ta.value));
+    const msg = h("span", { class: "muted", "data-answer-status": id });
+    const btn = h("button", { type: "button", "data-answer": id, onclick: async () => {
+      btn.disabled = true;
+      try {
+        const r = (await api("/api/answer", {
+          method: "POST",
+          headers: { "X-Treeloop-Token": state.config.token, "Content-Type": "application/json" },
+          body: JSON.stringify({ id, answer: ta.value }),
+        })).body;
+        state.drafts.delete(id);
+        msg.textContent = r.answer === "queued" ? "Queued: the runner commits it before its next iteration." : "Committed.";
+      } catch (e) {
+        msg.textContent = "Not answered: " + e.message;
+        btn.disabled = false;
+      }
+    } }, "Answer");
+    return h("div", { class: "answer-form" }, ta, h("div", null, btn, " ", msg));
+  }
+
+  // pauseBanner says when a usage limit pauses the current run, and until
+  // when.
+  function pauseBanner() {
+    const rs = state.runState && state.runState.run_state;
+    if (!state.runs || !rs) return null;
+    const recs = state.runs.runs.filter((r) => r.run_id === rs.run_id);
+    const r = recs[recs.length - 1];
+    if (!r || r.status !== "paused" || !r.pause) return null;
+    const until = r.pause.until ? ` until ${fmtTime(r.pause.until)}` : "";
+    return h("div", { class: "banner", id: "pause-banner" },
+      h("span", { class: "s-paused", text: "paused" }), `${until} · ${r.pause.reason} · ${r.pause.count} pause(s), ${fmtDur(r.pause.total_secs * 1000) || "0 s"} so far`);
   }
 
   // The live panel is one element kept across renders, so its text and
@@ -547,7 +618,9 @@
         h("dt", { text: "iterations" }), h("dd", { text: r.iterations + (r.budgets.max_iterations ? " of " + r.budgets.max_iterations : "") }),
         h("dt", { text: "nodes" }), h("dd", { text: `${r.nodes.total} total, ${r.nodes.passed} passed, ${r.nodes.open} open, ${r.nodes.stuck} stuck` }),
         h("dt", { text: "usage" }), h("dd", { text: `${fmtInt(r.usage.input_tokens)} in, ${fmtInt(r.usage.output_tokens)} out, ${fmtInt(r.usage.cached_tokens)} cached, ${fmtCost(r.usage.cost_usd) || "$0"}` }),
-        h("dt", { text: "runner" }), h("dd", { text: `pid ${r.runner.pid} on ${r.runner.host}` })),
+        h("dt", { text: "runner" }), h("dd", { text: `pid ${r.runner.pid} on ${r.runner.host}` }),
+        r.pause ? h("dt", { text: "pauses" }) : null,
+        r.pause ? h("dd", { text: `${r.pause.count} on usage limits, ${fmtDur(r.pause.total_secs * 1000) || "0 s"} in all` + (r.pause.until ? `; paused until ${fmtTime(r.pause.until)} (${r.pause.reason})` : "") }) : null),
       r.log.length ? h("div", null, h("h3", { text: "Log" }), h("pre", { class: "logbox", text: r.log.map((e) => `${e.at} ${e.kind}: ${e.message}`).join("\n") })) : null,
       h("h3", { text: "Iterations" }), viewIterations(iters.slice().reverse(), true),
       h("h3", { text: "Tokens and cost" }), chart(iters));
@@ -579,8 +652,9 @@
       }
     } catch (err) { artifacts = null; }
     const st = nodeStatus(n);
+    const answers = n.answers || [];
     return h("div", null,
-      h("h3", null, h("span", { class: "s-" + st, text: st === "passed" ? "✓ " : st === "stuck" ? "✕ " : "" }), n.title || n.id),
+      h("h3", null, h("span", { class: "s-" + st, text: st === "passed" ? "✓ " : st === "stuck" ? "✕ " : st === "waiting" ? "? " : "" }), n.title || n.id),
       h("dl", { class: "kv" },
         h("dt", { text: "id" }), h("dd", null, h("code", { text: n.id })),
         h("dt", { text: "path" }), h("dd", { text: e.path }),
@@ -589,6 +663,9 @@
         h("dt", { text: "attempts" }), h("dd", { text: `${n.attempts}/${n.max_attempts}` }),
         n.children.length ? h("dt", { text: "children" }) : null,
         n.children.length ? h("dd", { text: `${n.children.length} (${e.passed - (n.passes ? 1 : 0)} of ${e.total - 1} below passed)` }) : null),
+      n.waiting ? h("div", { class: "question" }, h("h3", { text: "Waits for an answer to" }), h("pre", { text: n.waiting }), answerForm(n.id)) : null,
+      answers.length ? h("div", null, h("h3", { text: `Operator's answers (${answers.length})` }),
+        answers.map((a, i) => h("div", { class: "qa" }, h("div", { class: "muted", text: `Question ${i + 1}` }), h("pre", { text: a.question }), h("div", { class: "muted", text: "Answer" }), h("pre", { text: a.answer })))) : null,
       h("h3", { text: "Goal" }), h("pre", { text: n.goal }),
       h("h3", { text: "Acceptance" }),
       n.acceptance.length ? h("ul", null, n.acceptance.map((a) => h("li", { text: a }))) : h("div", { class: "empty", text: "none" }),
@@ -738,7 +815,7 @@
 
   function connect() {
     const es = new EventSource("/events");
-    const all = () => { refresh("tree"); refresh("runState"); refresh("iterations"); if (state.runs) refresh("runs"); };
+    const all = () => { refresh("tree"); refresh("runState"); refresh("iterations"); refresh("runs"); };
     es.onopen = () => { document.body.dataset.state = "live"; $("#conn").textContent = "live"; };
     es.onerror = () => {
       // EventSource reconnects by itself, with Last-Event-ID.

@@ -1,0 +1,49 @@
+package agentexec
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/agent"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/iterdir"
+)
+
+// A session whose CLI reports tokens but no cost is priced at the model
+// asked for, else at the one the CLI named; a reported cost, no tokens or
+// no price leave it as it is.
+func TestPriceUsage(t *testing.T) {
+	prices := map[string]config.Price{"big": {Input: 10, Output: 20}, "cli-model": {Input: 1, Output: 1}}
+	tests := []struct {
+		model, reported string
+		usage           iterdir.Usage
+		priced          bool
+		cost            float64
+	}{
+		{"big", "", iterdir.Usage{InputTokens: 1e6, OutputTokens: 1e6}, true, 30},
+		{"", "cli-model", iterdir.Usage{InputTokens: 2e6}, true, 2},
+		{"big", "", iterdir.Usage{InputTokens: 1e6, CostUSD: 0.5}, false, 0.5},
+		{"big", "", iterdir.Usage{}, false, 0},
+		{"unknown", "", iterdir.Usage{InputTokens: 1e6}, false, 0},
+	}
+	for _, tt := range tests {
+		res := agent.Result{Usage: tt.usage, Model: tt.reported}
+		got := priceUsage(&res, config.Agent{Model: tt.model, Prices: prices})
+		if got != tt.priced || math.Abs(res.Usage.CostUSD-tt.cost) > 1e-9 {
+			t.Errorf("priceUsage(%s, %+v) = %v, $%v; want %v, $%v", tt.model, tt.usage, got, res.Usage.CostUSD, tt.priced, tt.cost)
+		}
+	}
+}
+
+// An answer a session wrote to the queue is an agent error naming the
+// file and saying why.
+func TestForgedAnswers(t *testing.T) {
+	got := forgedAnswers("the agent's session", []string{"x-root.1.json"})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "the agent's session wrote .runner/answers/x-root.1.json with no operator's tree-edit answer") {
+		t.Errorf("forgedAnswers = %q", got)
+	}
+	if forgedAnswers("the agent's session", nil) != nil {
+		t.Error("reasons without a forged answer")
+	}
+}

@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// answerRepo is a git repository on a run branch whose committed tree has
+// a leaf waiting for an answer, and the real tree-edit built for it.
+func answerRepo(t *testing.T) (dir, treeEdit string) {
+	t.Helper()
+	dir = t.TempDir()
+	treeEdit = filepath.Join(t.TempDir(), "tree-edit")
+	build := exec.Command("go", "build", "-o", treeEdit, "github.com/treeloop/treeloop/cmd/tree-edit")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build tree-edit: %v\n%s", err, out)
+	}
+	root := &tree.Node{ID: "root", Title: "R", Next: tree.NextDecompose, MaxAttempts: 3, Children: []*tree.Node{
+		{ID: "root.1", Order: 1, Title: "Store", Next: tree.NextExecute, MaxAttempts: 3, Waiting: "Postgres or SQLite?"},
+	}}
+	if err := os.MkdirAll(filepath.Join(dir, ".runner/state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		".runner/state/tree.json": string(tree.Encode(root)),
+		".runner/.gitignore":      "lock\nanswers/\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "runner/r"}, {"add", "-A"}, {"commit", "-q", "-m", "start"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir, treeEdit
+}
+
+// POST /api/answer answers through tree-edit answer: refused without
+// --allow-answer, from another origin or without the token; committed
+// when no runner holds the lock, queued while one does; a node that does
+// not wait is a 409 with tree-edit's reason.
+func TestAnswer(t *testing.T) {
+	dir, treeEdit := answerRepo(t)
+	t.Setenv("GIT_AUTHOR_NAME", "t")
+	t.Setenv("GIT_AUTHOR_EMAIL", "t@e")
+	t.Setenv("GIT_COMMITTER_NAME", "t")
+	t.Setenv("GIT_COMMITTER_EMAIL", "t@e")
+	body := func(id, text string) *strings.Reader {
+		return strings.NewReader(`{"id": "` + id + `", "answer": "` + text + `"}`)
+	}
+	ro := start(t, Options{Root: dir, AllowCancel: true, TreeEdit: treeEdit})
+	wantError(t, do(t, "POST", ro.url+"/api/answer", body("root.1", "SQLite"), "Origin", ro.url, "X-Treeloop-Token", ro.Token()), 403, "read_only")
+	if r := get(t, ro.url+"/api/answer"); r.code != 405 {
+		t.Fatalf("GET /api/answer: %d", r.code)
+	}
+
+	s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
+	if cfg := decode[Config](t, get(t, s.url+"/api/config")); !cfg.AllowAnswer || cfg.AllowCancel || cfg.ReadOnly {
+		t.Fatalf("config: %+v", cfg)
+	}
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", "http://evil.example", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", s.url), 403, "bad_token")
+	wantError(t, do(t, "POST", s.url+"/api/answer", strings.NewReader(`{"id": "root.1", "text": "x"}`), "Origin", s.url, "X-Treeloop-Token", s.Token()), 400, "bad_request")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("../x", "SQLite"), "Origin", s.url, "X-Treeloop-Token", s.Token()), 400, "bad_request")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root", "SQLite"), "Origin", s.url, "X-Treeloop-Token", s.Token()), 409, "refused")
+
+	// A runner holds the lock: the answer is queued for it.
+	lock, err := os.OpenFile(filepath.Join(dir, ".runner/lock"), os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite, one file."), "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token())
+	if r.code != 200 || !strings.Contains(r.body, `"answer":"queued"`) {
+		t.Fatalf("answer under a runner: %d %s", r.code, r.body)
+	}
+	queued, _ := filepath.Glob(filepath.Join(dir, ".runner/answers/*-root.1.json"))
+	if len(queued) != 1 {
+		t.Fatalf("queued files: %v", queued)
+	}
+	data, _ := os.ReadFile(queued[0])
+	if !strings.Contains(string(data), `"by": "runner-ui"`) || !strings.Contains(string(data), "SQLite, one file.") {
+		t.Fatalf("queued answer: %s", data)
+	}
+	lock.Close()
+
+	// No runner: committed at once.
+	r = do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite."), "Origin", s.url, "X-Treeloop-Token", s.Token())
+	if r.code != 200 || !strings.Contains(r.body, `"answer":"committed"`) {
+		t.Fatalf("answer: %d %s", r.code, r.body)
+	}
+	log := exec.Command("git", "log", "-1", "--format=%s")
+	log.Dir = dir
+	if out, err := log.Output(); err != nil || strings.TrimSpace(string(out)) != "chore(loop): operator answer node root.1" {
+		t.Fatalf("last commit: %q %v", out, err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, ".runner/state/tree.json"))
+	next, ps := tree.Load(got)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if n, _ := tree.Find(next, "root.1"); n.IsWaiting() || len(n.Answers) != 1 || n.Answers[0].Answer != "SQLite." {
+		t.Fatalf("node after the answer: %+v", n)
+	}
+}
