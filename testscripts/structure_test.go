@@ -28,7 +28,7 @@ const (
 // length). It only shrinks: a new violation fails, and so does an entry that
 // no longer breaks its limit, so that it is taken off the list.
 var structureDebt = map[string]bool{
-	"lib/command/agentexec/agentexec.go (*Options).Run":       true,
+	"lib/command/agentexec/agentexec.go (*Options).run":       true,
 	"lib/config/config.go (Config).Validate":                  true,
 	"lib/seal/seal.go (*Seal).Restore":                        true,
 	"lib/command/treevalidate/treevalidate.go (*Options).Run": true,
