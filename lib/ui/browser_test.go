@@ -284,29 +284,7 @@ func TestBrowserLiveRun(t *testing.T) {
 			.observe({type: "layout-shift", buffered: true}); 0`)
 	waitJS(t, ctx, "the tree", `document.querySelector('#tree [data-id="root"]')`)
 
-	loopPath, err := lookPathIn("runner-loop", repo.env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop := exec.Command(loopPath)
-	loop.Dir, loop.Env = repo.dir, repo.env
-	loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	loop.Stdout, loop.Stderr = &out, &out
-	if err := loop.Start(); err != nil {
-		t.Fatal(err)
-	}
-	loopDone := make(chan struct{})
-	var loopErr error
-	go func() { loopErr = loop.Wait(); close(loopDone) }()
-	t.Cleanup(func() {
-		select {
-		case <-loopDone:
-		default:
-			syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
-			<-loopDone
-		}
-	})
+	loop := startLiveLoop(t, repo.dir, repo.env)
 
 	// Iteration 1 runs: the root is current, and the live tail grows.
 	waitJS(t, ctx, "iteration 1 running", `document.querySelector("#live-what").innerText.includes("iteration 1")`)
@@ -352,12 +330,12 @@ func TestBrowserLiveRun(t *testing.T) {
 	// The last iteration: the run completes.
 	repo.goAhead(t, 3)
 	select {
-	case <-loopDone:
-		if loopErr != nil {
-			t.Fatalf("runner-loop: %v\n%s", loopErr, out.String())
+	case <-loop.done:
+		if loop.err != nil {
+			t.Fatalf("runner-loop: %v\n%s", loop.err, loop.out.String())
 		}
 	case <-time.After(120 * time.Second):
-		t.Fatalf("runner-loop did not finish\n%s", out.String())
+		t.Fatalf("runner-loop did not finish\n%s", loop.out.String())
 	}
 	waitJS(t, ctx, "the complete tree", `document.querySelector("#counts").textContent.includes("3 passed · 0 open")`)
 	waitJS(t, ctx, "iteration 3 passed", `(document.querySelector('tr[data-key="it:run-ui/3"] td:nth-child(5)') || {}).textContent === "passed"`)
@@ -370,7 +348,43 @@ func TestBrowserLiveRun(t *testing.T) {
 	if cls := eval[float64](t, ctx, `window.__cls`); cls > 0.02 {
 		t.Fatalf("cumulative layout shift %.3f while events arrived", cls)
 	}
-	t.Logf("loop output:\n%s", out.String())
+	t.Logf("loop output:\n%s", loop.out.String())
+}
+
+// liveLoop is a runner-loop started by startLiveLoop: done closes when it
+// ends, err and out are then its result and output.
+type liveLoop struct {
+	done chan struct{}
+	err  error
+	out  bytes.Buffer
+}
+
+// startLiveLoop starts runner-loop (found on env's PATH) in dir, in a
+// process group of its own that the test's cleanup kills if it still runs.
+func startLiveLoop(t *testing.T, dir string, env []string) *liveLoop {
+	t.Helper()
+	loopPath, err := lookPathIn("runner-loop", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &liveLoop{done: make(chan struct{})}
+	cmd := exec.Command(loopPath)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdout, cmd.Stderr = &l.out, &l.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { l.err = cmd.Wait(); close(l.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-l.done:
+		default:
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-l.done
+		}
+	})
+	return l
 }
 
 // screenshot writes the tab's viewport to $RUNNER_UI_SCREENSHOT, or
