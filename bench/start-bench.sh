@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The start cost of each command a step runs (issue 16): its --version
+# The start cost of each command a step runs: its --version
 # (start, parse, exit: what bench/step-bench.sh's composition floor sums)
 # and a typical read-only invocation in a repository with a started run,
 # side by side with a Go binary that does nothing (bench/gostart). With a

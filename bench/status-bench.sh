@@ -3,7 +3,7 @@
 # a 10,000-node tree and 1,000 committed iterations (one real runner-step,
 # its iteration directory copied to 0002..1000 with meta.json renumbered,
 # run_state.json at iteration 1,000, a run record). Prints the median of
-# RUNS runs per command in ms. The target (issue 12): runner-status within
+# RUNS runs per command in ms. The target: runner-status within
 # 50 ms.
 # Usage: bench/status-bench.sh [RUNS]
 set -euo pipefail

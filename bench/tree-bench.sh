@@ -17,7 +17,7 @@ CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/tree-validate ./cmd/tree-select ./b
 # Start cost, side by side (the commands alternate, so load hits them
 # alike): a binary that only links jsonschema/v5 against tree-validate
 # (which links it to word errors) and tree-select (which does not) at 100
-# nodes. Target (issue 16): tree-validate <= 1.3x the schema-only binary.
+# nodes. Target: tree-validate <= 1.3x the schema-only binary.
 python3 - "$work" "$((runs * 4))" <<'PY'
 import os, statistics, sys, time
 work, runs = sys.argv[1], int(sys.argv[2])

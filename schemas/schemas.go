@@ -26,7 +26,7 @@ var RunStateV1 []byte
 //go:embed run_record.v1.schema.json
 var RunRecordV1 []byte
 
-// RunnerStatusV1 is what runner-status --json prints (issue 12).
+// RunnerStatusV1 is what runner-status --json prints.
 //
 //go:embed runner_status.v1.schema.json
 var RunnerStatusV1 []byte

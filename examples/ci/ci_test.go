@@ -1,4 +1,4 @@
-// Package ci checks the fan-out examples (issue 15, DESIGN.md decision 14):
+// Package ci checks the fan-out examples (DESIGN.md decision 14):
 // the GitHub Actions workflow with actionlint (shellcheck on its run
 // scripts), the GitLab CI file's shape and its scripts with bash -n and
 // shellcheck. No GitLab CI schema is available offline, so its keys are

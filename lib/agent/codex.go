@@ -158,7 +158,7 @@ func (c *codexEvents) line(b []byte) {
 }
 
 // Compiled on first use, not at every start of a program that links
-// lib/agent (issue 16).
+// lib/agent.
 var (
 	codexAuth = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\b(401|403)\b|Unauthorized|Forbidden|invalid api key|authentication`)

@@ -134,7 +134,7 @@ func TestClaudeResetAt(t *testing.T) {
 }
 
 // The answer text collected from Gemini's and OpenCode's event streams is
-// capped (issue 17): a CLI streaming without end keeps at most
+// capped: a CLI streaming without end keeps at most
 // maxAnswerText bytes, and the answer is then invalid, not cut silently.
 func TestAnswerTextCapped(t *testing.T) {
 	chunk := strings.Repeat("x", 64<<10)
@@ -169,7 +169,7 @@ func TestAnswerTextCapped(t *testing.T) {
 	}
 }
 
-// A one-line summary is cut at a character boundary (issue 17): never in
+// A one-line summary is cut at a character boundary: never in
 // the middle of a multi-byte character.
 func TestOneLineUTF8(t *testing.T) {
 	for n := 0; n <= 12; n++ {

@@ -1,5 +1,5 @@
 // Package cancel is the one way an operator's tool asks a run to stop
-// (DESIGN.md decision 12; issue 17), and how the runner tells that request
+// (DESIGN.md decision 12), and how the runner tells that request
 // from a cancel file an agent created to dodge its attempt.
 //
 // The cancel file .runner/cancel stops the loop, and agent-exec and

@@ -16,7 +16,7 @@ import (
 	"github.com/posener/complete"
 	"github.com/willabides/kongplete"
 
-	_ "github.com/treeloop/treeloop/lib/cli/internal/stack" // the main goroutine's stack, grown once at start (issue 16)
+	_ "github.com/treeloop/treeloop/lib/cli/internal/stack" // the main goroutine's stack, grown once at start
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/trace"
@@ -80,12 +80,12 @@ type exitPanic int
 // (lib/exit), printing "<name>: <error>" to stderr for non-silent errors.
 func Run(name, description string, cmd any, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...kong.Option) (code int) {
 	env := &Env{Name: name, Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	// RUNNER_TRACE=1: one line with this process's wall time (issue 16).
+	// RUNNER_TRACE=1: one line with this process's wall time.
 	traced := name
 	trace.SetName(name)
 	defer func() { trace.Command(stderr, traced, code) }()
 	deferSignals()
-	// Nothing this command starts inherits runner-step's lock (issue 17:
+	// Nothing this command starts inherits runner-step's lock (once
 	// a detached git survived a killed step and held it).
 	proc.CloseInherited()
 	// The commands are short-lived and allocate while validating: collect
@@ -131,7 +131,7 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return exit.RunnerError
 		}
-		// Shell completion (issue 12): a shell that runs the command with
+		// Shell completion: a shell that runs the command with
 		// COMP_LINE set (complete -C) gets the candidates on stdout.
 		if os.Getenv("COMP_LINE") != "" {
 			kongplete.Complete(parser,
@@ -197,7 +197,7 @@ type versionFlag struct {
 // prints "<name> <version>" and exits 0, reading the build information
 // (Version) only when --version is given. A kong variable would be read at
 // every start and interpolated into every flag's variables while kong
-// builds the model (issue 16).
+// builds the model.
 type printVersion bool
 
 // BeforeReset prints the version and terminates with exit status 0.

@@ -8,7 +8,7 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 )
 
-// Get is the --get flag of every command that prints JSON (issue 12): one
+// Get is the --get flag of every command that prints JSON: one
 // value of the JSON result by a gjson path (github.com/tidwall/gjson), so
 // scripts read it without jq.
 type Get struct {

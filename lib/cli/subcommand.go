@@ -9,7 +9,7 @@ import (
 
 // Building kong's model reflects over the whole command tree and parses
 // every struct tag, help texts included: for iter-log's five subcommands
-// about two thirds of its start after the runtime's own (issue 16). A run
+// about two thirds of its start after the runtime's own. A run
 // of one subcommand needs only that subcommand's part of the tree, so
 // parseOne builds the model of a struct that holds the command's own flags
 // and the subcommand the arguments name, and falls back to the whole

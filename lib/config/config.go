@@ -36,12 +36,12 @@ type Config struct {
 	ProtectedPaths      []string `toml:"protected_paths"` // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
 	Guard               Guard    `toml:"guard"`
 	Agent               Agent    `toml:"agent"`
-	Hooks               Hooks    `toml:"hooks"` // issue 12: notifications
+	Hooks               Hooks    `toml:"hooks"` // notifications
 	Sandbox             Sandbox  `toml:"sandbox"`
 	Setup               Setup    `toml:"setup"`
 }
 
-// Hooks is the [hooks] table (issue 12 "notifications"): commands (argv,
+// Hooks is the [hooks] table ("notifications"): commands (argv,
 // not run through a shell) run with the run record as JSON on stdin and
 // RUNNER_* variables in their environment. An empty argv runs nothing. A
 // hook that fails or outlives TimeoutSecs is logged in the run record and
@@ -71,13 +71,13 @@ func (h Hooks) Named() []Hook {
 // Timeout is timeout_secs as a duration.
 func (h Hooks) Timeout() time.Duration { return time.Duration(h.TimeoutSecs) * time.Second }
 
-// Setup is the [setup] table (issue 15, seed 004 "Setup"): commands run
+// Setup is the [setup] table (seed 004 "Setup"): commands run
 // once before a run's first iteration, and again in each new worktree.
 type Setup struct {
 	Commands [][]string `toml:"commands"` // argvs, run in order; none = no setup
 }
 
-// Sandbox is the [sandbox] table (issue 15, "OS sandbox"; DESIGN.md
+// Sandbox is the [sandbox] table ("OS sandbox"; DESIGN.md
 // decision 19): how the agent, and by choice the guard, are confined.
 type Sandbox struct {
 	Mode     string   `toml:"mode"`     // SandboxNone, SandboxBwrap or SandboxDocker
@@ -115,7 +115,7 @@ func (s Sandbox) ConfinesGuard() bool { return s.Confined() && s.Guard }
 // Guard is the [guard] table.
 type Guard struct {
 	Command []string `toml:"command"` // argv, non-empty
-	// Ratchet is the test ratchet (issue 15): an argv that prints how many
+	// Ratchet is the test ratchet: an argv that prints how many
 	// tests passed (its last non-empty stdout line, an integer), run after
 	// every green guard; a count below the best of the run fails the
 	// guard. Empty = off.
@@ -158,7 +158,7 @@ type Agent struct {
 	// (lib/agent). The default, PermissionFull, lets it do anything: the
 	// guard, the runner's checks and the sandbox are the boundary.
 	PermissionMode string `toml:"permission_mode"`
-	// Fallback (issue 15) are the backends that take over, in order, when
+	// Fallback are the backends that take over, in order, when
 	// a session ends in a rate limit or refused authentication; each runs
 	// with its default executable and model. One of FallbackBackends.
 	Fallback []string `toml:"fallback"`
@@ -526,7 +526,7 @@ func Load(path string, lookupEnv func(string) (string, bool)) (Config, error) {
 }
 
 // FromBytes is Load for the bytes of a configuration file read elsewhere
-// (e.g. from the commit a step started from, issue 17): nil data means no
+// (e.g. from the commit a step started from): nil data means no
 // file (the defaults). name is the file's name in errors.
 func FromBytes(name string, data []byte, lookupEnv func(string) (string, bool)) (Config, error) {
 	c := Default()

@@ -128,7 +128,7 @@ func decodeError(name string, data []byte, err error) error {
 }
 
 // mismatch is compiled on first use (an error), not at every start of a
-// program that reads the configuration (issue 16).
+// program that reads the configuration.
 var mismatch = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^cannot decode TOML (.+?) into (?:struct field \S+ of type )?(\S+)$`)
 })

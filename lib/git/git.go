@@ -31,7 +31,7 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if root, ok := stepRoot(abs); ok { // issue 16: the step knows it
+	if root, ok := stepRoot(abs); ok { // the step knows it
 		return &Repo{root: root}, nil
 	}
 	out, err := run(abs, nil, "rev-parse", "--show-toplevel")
@@ -66,7 +66,7 @@ func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, err
 	// GIT_OPTIONAL_LOCKS=0: git status never takes index.lock just to
 	// refresh the index, so a step killed in loop-commit check (before any
 	// iteration exists to recover) leaves no stale lock for the next
-	// step's `git add` to fail on (issue 17: a cause of the crash
+	// step's `git add` to fail on (a cause of the crash
 	// harness's failures). Writes still take it.
 	// GIT_NO_REPLACE_OBJECTS=1: a replace ref (refs/replace/, which a
 	// session can write) never swaps an object the runner reads; the rest
@@ -257,7 +257,7 @@ func (r *Repo) commit(message string, allowEmpty bool, env ...string) (string, e
 }
 
 // committed is HEAD's commit right after a commit: read from git's files
-// where they are kept the plain way (looseHead: issue 16, no rev-parse
+// where they are kept the plain way (looseHead: no rev-parse
 // after every iteration's commit), else from git.
 func (r *Repo) committed() (string, error) {
 	if _, head, ok := r.looseHead(); ok {
@@ -282,7 +282,7 @@ func (r *Repo) CommitPaths(message string, env []string, paths ...string) (strin
 // ShowFile returns the bytes of path at rev ("" or ":" for the index). ok is
 // false when the path does not exist there; other failures are errors
 // (rev not a commit, path not a file). One git process (cat-file --batch)
-// answers both questions (issue 16: it was three).
+// answers both questions (it was three).
 func (r *Repo) ShowFile(rev, path string) (data []byte, ok bool, err error) {
 	files, err := r.ShowFiles(File{Rev: rev, Path: path})
 	if err != nil {
@@ -301,7 +301,7 @@ type File struct {
 	Err       error
 }
 
-// ShowFiles is ShowFile for several files in one git process (issue 16),
+// ShowFiles is ShowFile for several files in one git process,
 // returned in order, each with its own answer; the error is git's failure,
 // or an *ErrTampered: a file read at a commit is verified by its hash up
 // to the commit's id (verify.go).
@@ -408,7 +408,7 @@ func (r *Repo) CommitMessage(rev string) (string, error) {
 }
 
 // Status is the repository's state from one `git status --porcelain=v2
-// --branch` (issue 16: one scan of the work tree and no separate
+// --branch` (one scan of the work tree and no separate
 // rev-parse/symbolic-ref).
 type Status struct {
 	Head   string   // HEAD's commit, "" on an unborn branch
@@ -421,7 +421,7 @@ type Status struct {
 
 // Status reads the repository's state in one git process. scope, when
 // given, limits the changed paths to those at or under its paths (literal,
-// repository-relative; issue 16: git then reads only those parts of the
+// repository-relative; git then reads only those parts of the
 // work tree); none means the whole work tree.
 func (r *Repo) Status(scope ...string) (Status, error) { return r.status(false, scope) }
 
@@ -440,7 +440,7 @@ func (r *Repo) status(ignored bool, scope []string) (Status, error) {
 		// than they save; without them git makes the same lstat calls
 		// itself, with the same answer. At 50,000 files: 11 ms → 8.5 ms
 		// for policy's scope, no slower for a pathspec over the whole
-		// tree (issue 16).
+		// tree.
 		args = append([]string{"-c", "core.preloadIndex=false"}, args...)
 	}
 	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)
@@ -492,8 +492,8 @@ func nthField(s string, n int) string {
 // between rev and the work tree: modified, deleted, renamed (both names),
 // staged or not, and untracked (not ignored) files. scope, when given,
 // limits the list to the paths at or under its paths (literal,
-// repository-relative), and git reads only those parts of the work tree
-// (issue 16); none means the whole work tree. When rev is HEAD's commit
+// repository-relative), and git reads only those parts of the work tree;
+// none means the whole work tree. When rev is HEAD's commit
 // (as after policy puts HEAD back), one git status answers; a path staged
 // and then changed back in the work tree is listed then too.
 func (r *Repo) ChangedPathsSince(rev string, scope ...string) ([]string, error) {
@@ -616,7 +616,7 @@ func sameDir(a, b string) bool {
 // all) that git's own commands do not compare with the work tree: marked
 // assume-unchanged or skip-worktree (`git ls-files -v`: a lowercase tag, or
 // S). A change to such a file shows in no status or diff. The index file
-// is read directly when it is of the plain kind (hiddenInIndex, issue 16),
+// is read directly when it is of the plain kind (hiddenInIndex),
 // else git answers.
 func (r *Repo) HiddenPaths(scope ...string) (assumed, skipped []string, err error) {
 	if assumed, skipped, ok := r.hiddenInIndex(scope); ok {

@@ -15,7 +15,7 @@ import (
 )
 
 // hiddenInIndex is HiddenPaths read from git's index file itself, without
-// a git process (issue 16: at 50,000 files, `git ls-files -v` costs about
+// a git process (at 50,000 files, `git ls-files -v` costs about
 // 9 ms, most of it loading the index through git's collision-detecting
 // SHA-1). ok is false whenever anything is not the plain case this reader
 // knows exactly, and the caller then asks git:

@@ -209,7 +209,7 @@ func TestShowFile(t *testing.T) {
 }
 
 // git status, which loop-commit check runs before any iteration exists,
-// never rewrites the index (issue 17): it refreshes a stat-dirty index
+// never rewrites the index: it refreshes a stat-dirty index
 // under index.lock unless optional locks are off, and a step killed at
 // that moment left the lock behind, with no iteration to recover and so
 // no stale-lock cleanup, for the next step's `git add` to fail on.

@@ -10,7 +10,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
-// Staged is the tree of the index as a step staged it (issue 16): iter-log
+// Staged is the tree of the index as a step staged it: iter-log
 // end writes it (`git write-tree`, then its diff from HEAD to that tree)
 // and records it in meta.json, and loop-commit --as-staged commits it
 // without a second write-tree. Index is the index file's stamp right after (see

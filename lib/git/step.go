@@ -9,7 +9,7 @@ import (
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
-// The step's facts (DESIGN.md decision 20, issue 16): runner-step sets
+// The step's facts (DESIGN.md decision 20): runner-step sets
 // these after `loop-commit check` so that its commands do not ask git
 // again for what the step already knows. Every command works without
 // them, and none trusts them blindly: Open takes the root only when it is

@@ -71,7 +71,7 @@ type treeEntry struct {
 // -z --batch`, which checks that every entry's object exists; each id
 // mktree prints must equal the one computed here. write-tree would also
 // rewrite the whole index to record its cache of tree ids, which is most
-// of its time in a large repository (issue 16). ErrTreeByHand when a
+// of its time in a large repository. ErrTreeByHand when a
 // change is a conflict, a path is not a plain relative path or the tree
 // would be empty: the caller runs write-tree.
 func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
@@ -338,7 +338,7 @@ const maxStaleTrees = 64
 // directories; else, or where TreeWith cannot, by WriteTree(by), which
 // also fills the cache in again. At 50,000 files write-tree spends most of
 // its 20 ms rewriting the 4 MB index for that cache; the raw diff,
-// cat-file and mktree of TreeWith take about 11 (issue 16).
+// cat-file and mktree of TreeWith take about 11.
 func (r *Repo) IndexTree(commit, by string) (string, error) {
 	type count struct {
 		n  int

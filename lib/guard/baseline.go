@@ -23,8 +23,8 @@ const (
 	BaselineLog  = "baseline.log"
 )
 
-// Baseline runs the guard once before a run's first iteration (issue 15,
-// "Guard baseline"; runner-start does) and records whether the repository
+// Baseline runs the guard once before a run's first iteration
+// ("Guard baseline"; runner-start does) and records whether the repository
 // starts green in baseline.json, with the output in baseline.log. With
 // [guard] ratchet the passing-test count of a green start is in the
 // record. Errors: the files cannot be written (a runner error), or the

@@ -64,7 +64,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		events = ratchet.NewEvents()
 		spec.Tee = events
 	}
-	// [sandbox] guard (issue 15): the guard runs confined like the
+	// [sandbox] guard: the guard runs confined like the
 	// agent, without any of the agent's runner files writable.
 	release, runErr := confine(env, cfg.Sandbox, filepath.Dir(logPath), &spec)
 	var res proc.Result
@@ -130,7 +130,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		rec.Message = fmt.Sprintf("guard timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))
 	case res.ExitCode == 0:
 		rec.Outcome, code = Pass, exit.OK
-		// The test ratchet (issue 15) may still turn the pass into a
+		// The test ratchet may still turn the pass into a
 		// failure: fewer tests passing than the run's best.
 		if len(cfg.Guard.Ratchet) > 0 {
 			events.Close()

@@ -125,7 +125,7 @@ type Agent struct {
 	// allowed tools); absent without one.
 	NodeTools string `json:"node_tools,omitempty"`
 	// Fallbacks are the hand-overs to [agent] fallback backends, in order
-	// (issue 15); Backend is the one that ran last.
+	//; Backend is the one that ran last.
 	Fallbacks []Fallback `json:"fallbacks,omitempty"`
 }
 
@@ -172,7 +172,7 @@ type Guard struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Ratchet is the test ratchet's record in guard.json (issue 15).
+// Ratchet is the test ratchet's record in guard.json.
 type Ratchet struct {
 	Argv       []string `json:"argv"`
 	Count      int      `json:"count"`                 // tests passed now; -1 when the command gave no count
@@ -263,7 +263,7 @@ func LoadBegin(dir string) (Begin, error) {
 // UsageBefore is the run's usage before iteration n (runDir is
 // .runner/iterations/<run-id>): the run_usage iter-log end recorded in
 // iteration n-1's meta.json, the sum through n-1, so that a step reads
-// one file however long the run (issue 16). Without that record (the
+// one file however long the run. Without that record (the
 // first iteration, a meta.json missing, unreadable, of another run or
 // iteration, or written before run_usage existed) it sums the agent.json
 // of every iteration below n. meta.json is the runner's and as safe as

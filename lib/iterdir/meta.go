@@ -41,7 +41,7 @@ type Meta struct {
 	// write-tree; diff.patch is head_before's diff to it), and StagedIndex
 	// the index file's stamp right after (git.IndexStamp); loop-commit
 	// --as-staged commits that tree while the index is still that file,
-	// without writing it again (issue 16). Both "" when not recorded (an older meta.json, an
+	// without writing it again. Both "" when not recorded (an older meta.json, an
 	// index git keeps elsewhere than .git/index, a failed write-tree):
 	// loop-commit then writes the tree itself.
 	StagedTree  string `json:"staged_tree"`

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkChangesUnhidden measures the check's git part at 50,000 files
-// (issue 16): the marks check and the scoped status side by side
+// The marks check and the scoped status side by side
 // (changesUnhidden), against the two one after the other, interleaved in
 // each iteration so that both see the same load on a shared machine.
 // Reported: side-by-side-ms/op and one-after-the-other-ms/op.

@@ -1,5 +1,5 @@
 // Package policy puts back what no session of an iteration may change
-// (seed 000 §9; DESIGN.md decisions 5, 11; issue 17): the branch and HEAD,
+// (seed 000 §9; DESIGN.md decisions 5, 11): the branch and HEAD,
 // the runner-owned files and the protected_paths globs, compared with the
 // commit the step started from. agent-exec applies it after the agent,
 // guard-run after the guard: a script the guard runs was written by the
@@ -33,7 +33,7 @@ var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchem
 // changed protected paths or runner-owned files (restored from base, or
 // removed when new). branch is the run branch's short name; base the
 // commit the step started from. Git reads only the parts of the work tree
-// that can hold a protected path (Scope; issue 16), and nothing is staged:
+// that can hold a protected path (Scope), and nothing is staged:
 // the step stages every change once, in iter-log end. since is when the
 // session started: what it created at a protected path where git ignores
 // it is removed too (removeIgnoredProtected; zero: not looked for). held
@@ -91,7 +91,7 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 		}
 		switch {
 		case appendOnly && !found:
-			continue // a new file under an append-only glob: allowed (issue 15)
+			continue // a new file under an append-only glob: allowed
 		case appendOnly:
 			reasons = append(reasons, fmt.Sprintf("%s changed or deleted %s, which existed before and is append-only (%s); the runner restored it", who, p, glob))
 		default:
@@ -203,7 +203,7 @@ func protectedExactly(p string, entries []string) (rule string, ok bool) {
 // changesUnhidden is repo.ChangesSince(base, scope...) once the marks
 // that hide a protected path from it are cleared (unhideProtected). The
 // marks check and the status are two git processes that only read, run
-// side by side (issue 16: at 50,000 files each mostly loads the index, and
+// side by side (at 50,000 files each mostly loads the index, and
 // one after the other they were the check's whole cost). The status is
 // the answer only when no mark was cleared: it was read with the marks
 // on, so after clearing one it is read again (a rare path: only a
@@ -271,7 +271,7 @@ func unhideProtected(repo *git.Repo, scope, protected []string) (cleared bool, e
 // ProtectedBy reports the rule protecting p: a runner-owned file, or a
 // protected_paths entry whose glob matches p or one of its parent
 // directories. appendOnly is true when every matching entry is marked
-// append-only (config.AppendOnlyPrefix, issue 15): a plain entry wins over
+// append-only (config.AppendOnlyPrefix): a plain entry wins over
 // an append-only one.
 func ProtectedBy(p string, entries []string) (rule string, appendOnly, ok bool) {
 	if slices.Contains(RunnerOwned, p) {

@@ -30,7 +30,7 @@ func RunToFile(ctx context.Context, s Spec, logPath string, limit int64) (Result
 // it and returns the error RunToFile would have returned for it (a failed
 // sync or close of the log; nil when err already says why the run
 // failed). synced is never nil; the caller calls it, once, before it
-// reports the log written (issue 16: guard-run checks what the guard
+// reports the log written (guard-run checks what the guard
 // changed meanwhile).
 func RunToFileSyncing(ctx context.Context, s Spec, logPath string, limit int64) (res Result, info LogInfo, synced func() error, err error) {
 	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)

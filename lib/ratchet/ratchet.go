@@ -1,4 +1,4 @@
-// Package ratchet is the test ratchet (issue 15, "Test ratchet"): after a
+// Package ratchet is the test ratchet ("Test ratchet"): after a
 // green guard, [guard] ratchet counts the tests that passed, and a node
 // passes only when the count is not below the best seen in the run.
 //

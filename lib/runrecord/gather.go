@@ -130,7 +130,7 @@ func (rp *Repo) Refresh(r *Record, count bool) error {
 	if repo, err := git.Open(rp.Root); err == nil {
 		// After the iteration's commit HEAD is the commit its meta.json
 		// records, which the branch's ref file confirms without a git
-		// process (issue 16: the step's HEAD is stale by then).
+		// process (the step's HEAD is stale by then).
 		if m := rp.LastMeta; m != nil && repo.HeadIs(m.Commit) {
 			head := m.Commit
 			r.Head = &head

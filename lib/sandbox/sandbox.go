@@ -1,5 +1,5 @@
 // Package sandbox confines the agent, and by choice the guard, with
-// bubblewrap (issue 15, "OS sandbox"; DESIGN.md decision 19), or in a
+// bubblewrap ("OS sandbox"; DESIGN.md decision 19), or in a
 // container of docker or podman (Container; Open picks by mode). In bwrap mode
 // the command sees the whole filesystem read-only, except:
 //

@@ -39,7 +39,7 @@ func runDir(b *testing.B, n int) string {
 // One session's seal of a run's iteration logs (Take, then Restore with
 // nothing changed) as the run grows: Take reads and hashes every file
 // twice; TakeIndexed, once the earlier iterations are indexed, reads only
-// the current one's (issue 16).
+// the current one's.
 func BenchmarkSealSession(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		root := runDir(b, n)

@@ -27,7 +27,7 @@ type Store interface {
 }
 
 // Index makes a seal cost what changed since the last one rather than
-// everything under its root (issue 16: the run's iteration logs grow with
+// everything under its root (the run's iteration logs grow with
 // every iteration, and reading them all twice per session made each step
 // slower than the one before).
 //

@@ -1,5 +1,5 @@
 // Package seal holds a directory's files across a session that must not
-// change them (issue 17): Take reads every file under the directory before
+// change them: Take reads every file under the directory before
 // an agent or a guard runs, Restore afterwards writes back what was
 // changed or deleted, removes what was added and says so. The runner uses
 // it for the run's iteration directories (begin.json, the tree snapshot,
@@ -116,7 +116,7 @@ func take(root string, skip func(rel string) bool, file func(rel, p string, st f
 // the same order, with the same errors, but a clean root's paths are
 // joined to their names with a separator instead of filepath.Join,
 // which cleaned every path again (at 200 iterations of a run's logs, a
-// fifth of a seal's walk; issue 16). Any other root is walked by
+// fifth of a seal's walk). Any other root is walked by
 // filepath.WalkDir itself.
 func walkDir(root string, fn fs.WalkDirFunc) error {
 	if !plainRoot(root) {
@@ -183,7 +183,7 @@ func under(root, rel string) string {
 
 // relTo is filepath.Rel(root, p) for a path filepath.WalkDir(root, …)
 // gives: what follows root and a separator, without Rel's cleaning of
-// both (a seal's walks lstat every file of a run's logs; issue 16).
+// both (a seal's walks lstat every file of a run's logs).
 func relTo(root, p string) string {
 	if p == root {
 		return "."
@@ -212,7 +212,7 @@ func read(p string) (entry, error) {
 	}
 	e.size = int64(len(data))
 	if len(data) <= MaxKept {
-		e.data = data // compared byte for byte: no hash to compute (issue 16)
+		e.data = data // compared byte for byte: no hash to compute
 	} else {
 		e.sum = sum(data)
 	}

@@ -29,7 +29,7 @@ type iterLogs struct {
 // the run's iteration directory (lib/seal Index): the logs of finished
 // iterations are checked by their metadata and put back from their copies
 // in git's object database, so a session's seal costs the same at the
-// thousandth iteration as at the first (issue 16).
+// thousandth iteration as at the first.
 const SealIndex = "seal-index"
 
 // runLogs is the run's iteration directory (relative to the root, and

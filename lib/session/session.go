@@ -59,12 +59,12 @@ func (s *Session) Hold(protected []string) error {
 // iteration logs under the work tree (own: the files of iterDir the caller
 // writes during the session), with the run branch and the base commit to
 // check against afterwards (Check, given the protected_paths globs: the
-// seal is taken while config.toml is still being read, issue 16).
+// seal is taken while config.toml is still being read).
 func Seal(repo *git.Repo, runID, iterDir, branch, base string, own ...string) (*Session, error) {
 	taken := time.Now()
 	// The two seals share nothing (the logs' copies go to git's objects,
 	// which the git seal leaves out): git's settings are read, one
-	// rev-parse first, while the logs are (issue 16).
+	// rev-parse first, while the logs are.
 	type sealed struct {
 		g   *gitSettings
 		h   *homeSettings
@@ -180,7 +180,7 @@ func parseDigest(d string) (gitSum, index string, ok bool) {
 // protected_paths globs), returning one reason per thing put back: git's
 // settings first (the other checks run git), then HEAD, the branch and the
 // protected paths, then the iteration logs. The last two are checked side
-// by side (issue 16) when they share no path: the protected paths' Scope
+// by side when they share no path: the protected paths' Scope
 // lies outside the run's iteration directory (git is then asked about
 // nothing there, and Enforce changes nothing there); the reasons keep
 // their order either way.

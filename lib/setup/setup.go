@@ -1,4 +1,4 @@
-// Package setup runs a run's setup commands (issue 15, seed 004 "Setup"):
+// Package setup runs a run's setup commands (seed 004 "Setup"):
 // [setup] commands, in order, once before the run's first iteration and
 // again in each new worktree. Their output goes to the run's setup.log
 // (.runner/iterations/<run-id>/setup.log) under a cap, the outcome to

@@ -2,7 +2,7 @@
 // with its wall time measured from the process's start (so the Go runtime's
 // and every linked package's initialisation count), and one line per git
 // invocation. bench/step-bench.sh sums these lines into the per-command
-// breakdown of a step (issue 16).
+// breakdown of a step.
 //
 // Line shapes (stderr, only when tracing):
 //

@@ -345,7 +345,7 @@ func CheckAgentEdits(prev, edited *Node, selected string) Problems {
 }
 
 // Structure checks that every open node of prev is still in next, under
-// the same parent and with the same order (issue 17): an agent may edit an
+// the same parent and with the same order: an agent may edit an
 // open node's title, goal and acceptance (DESIGN.md decision 4), but no
 // node disappears or moves except through a decomposition the runner
 // applies, which only adds. Passed nodes are Immutability's. Problems are

@@ -332,7 +332,7 @@ func TestCheckAgentEdits(t *testing.T) {
 			find(t, n, "b1").Goal = "better goal"
 			find(t, n, "b2").Acceptance = []string{"b2 works"}
 		}, nil},
-		{"open nodes removed and moved (issue 17)", func(t *testing.T, n *tree.Node) {
+		{"open nodes removed and moved", func(t *testing.T, n *tree.Node) {
 			detach(t, n, "b2")
 			move(t, n, "b3", "root")
 		}, tree.Problems{

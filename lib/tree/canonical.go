@@ -45,7 +45,7 @@ func normalize(n *Node) {
 // The bytes are those of encoding/json (SetEscapeHTML(false), SetIndent("",
 // "  ")), written by hand: the reflective encoder and its re-indenting
 // cost several milliseconds for a 1,000-node tree, which iter-log pays
-// twice a step (issue 16). FuzzEncodeMatchesEncodingJSON holds the two
+// twice a step. FuzzEncodeMatchesEncodingJSON holds the two
 // together.
 func Encode(n *Node) []byte {
 	Sort(n)

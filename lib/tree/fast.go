@@ -63,7 +63,7 @@ const fastMaxDepth = 400
 
 // fastParser allocates little per node, since in a command that loads a
 // tree once, fresh heap (and its page faults) is most of the load's cost
-// (issue 16): the nodes come from slabs, a node's strings share one
+// The nodes come from slabs, a node's strings share one
 // allocation (their bytes gathered in buf, a stack the nodes being parsed
 // share, and cut into substrings when the node ends), field names are
 // matched without a copy, and next takes the package's constants.

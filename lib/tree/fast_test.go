@@ -23,7 +23,7 @@ func FuzzFastParse(f *testing.F) {
 		full, ps := parseFull(data)
 		if !ok {
 			// Commands without the full validator have only the fast
-			// path (issue 16): it must take every valid tree within its
+			// path: it must take every valid tree within its
 			// depth bound.
 			if len(ps) == 0 && depth(full) <= fastMaxDepth {
 				t.Fatalf("fast path refused a valid tree")
@@ -77,7 +77,7 @@ func fastSeeds(tb testing.TB) [][]byte {
 // The fast path must serve the trees the runner writes: a canonical tree
 // and a compact one take it, and so do integers spelled 1.0 or 1e2 (read
 // as the full path reads them), since commands without the full validator
-// have only the fast path for a valid tree (issue 16); invalid trees fall
+// have only the fast path for a valid tree; invalid trees fall
 // back and are refused.
 func TestFastParseTaken(t *testing.T) {
 	leaf := `{"id":"r.1","order":2,"title":"Ünïcode title","goal":"g","acceptance":["a","b"],"next":"execute","passes":true,"attempts":1,"max_attempts":3,"children":[]}`

@@ -5,7 +5,7 @@ import "github.com/treeloop/treeloop/lib/schema"
 // Verify returns what Load(data) would return as problems, where data is
 // Encode(root) (root as Encode left it: sorted, normalized), without
 // parsing data again: a writer that checks its own output before writing
-// it (tree-update) saves a whole load (issue 16). A tree within every
+// it (tree-update) saves a whole load. A tree within every
 // bound the fast path checks (schema limits, nesting) encodes to bytes
 // the fast path reads back as an equal tree (FuzzFastParse, and
 // TestEncodeMatchesEncodingJSON for the encoding), so Load's problems are

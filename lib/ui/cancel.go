@@ -11,7 +11,7 @@ import (
 // requestCancel asks the run in root to stop (DESIGN.md decision 12)
 // through lib/cancel.Request, the operator's one way to cancel: the running
 // session's judge is told first, so the cancel counts as the operator's,
-// not the agent's (issue 17); then .runner/cancel is written. The loop
+// not the agent's; then .runner/cancel is written. The loop
 // stops before its next iteration, and a running agent or guard is stopped
 // and its iteration recorded as interrupted. by names who asked. It is
 // runner-ui's only write.

@@ -1,5 +1,5 @@
-// Package worktree manages the git worktrees runs work in (issue 15,
-// "Worktree runs"; seed 004 "Sandbox checkout"; DESIGN.md decision 19):
+// Package worktree manages the git worktrees runs work in
+// ("Worktree runs"; seed 004 "Sandbox checkout"; DESIGN.md decision 19):
 // runner-start --worktree creates one per run on runner/<id>, by default
 // under .runner/worktrees/<id> (ignored), so the user's checkout and branch
 // stay untouched and several runs of one repository can work at once, each

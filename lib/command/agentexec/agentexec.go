@@ -7,7 +7,7 @@
 // protected paths (config's protected_paths and the runner's own state
 // files; restored when touched), and git (HEAD moved or branch switched:
 // restored). It records everything in <iter>/agent.json; tree-update reads
-// the agent errors from there. Issue 15: with [sandbox] mode = "bwrap" the
+// the agent errors from there. With [sandbox] mode = "bwrap" the
 // session runs under bubblewrap, with "docker" in a container
 // (lib/sandbox); protected_paths entries may
 // be append-only; [agent] fallback hands a rate-limited or unauthenticated
@@ -93,7 +93,7 @@ func (o *Options) run(env *cli.Env) error {
 	// Everything the runner wrote in the run's iteration directories is
 	// held from here on: the agent may write its output, nothing else
 	// there. The seal is taken while config.toml is read from the base
-	// (issue 16: both start git processes), and complete before the
+	// (both start git processes), and complete before the
 	// session starts; a config.toml that cannot be read wins over it.
 	var sealed *session.Session
 	var sealErr error
@@ -177,13 +177,13 @@ func (o *Options) run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	o.Tell(env, sealed.Digest())
-	// Issue 17: who creates the cancel file during the session, the
+	// Who creates the cancel file during the session, the
 	// operator (lib/cancel.Request) or the session itself.
 	judge, err := cancel.Listen(env.Dir)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
 	}
-	// [sandbox] mode = "bwrap" or "docker" (issue 15): the session runs
+	// [sandbox] mode = "bwrap" or "docker": the session runs
 	// confined; what the sandbox left is removed before it is judged.
 	release, err := confine(env, &req, cfg, env.Dir, outPath, &rec)
 	if err != nil {
@@ -197,7 +197,7 @@ func (o *Options) run(env *cli.Env) error {
 	began := in.Err() == nil
 	res, runErr := startSession(in, backend, req)
 	primary := backend.Name()
-	// [agent] fallback (issue 15): a rate limit or refused authentication
+	// [agent] fallback: a rate limit or refused authentication
 	// hands what is left of the iteration's budget to the next backend.
 	backend, res, runErr = fallback(env, in, cfg.Agent.Fallback, begin, backend, &req, res, runErr, &rec, log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
@@ -229,7 +229,7 @@ func (o *Options) run(env *cli.Env) error {
 	if err := log.Close(); err != nil {
 		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
-	// The log reaches the disk while the session is checked (issue 16),
+	// The log reaches the disk while the session is checked,
 	// before agent.json is written.
 	logSynced := make(chan error, 1)
 	go func() { logSynced <- logFile.Sync() }()

@@ -21,7 +21,7 @@ func streamsEvents(b agent.Backend) bool {
 }
 
 // fallback hands the session to the backends of [agent] fallback in turn
-// (issue 15) while the last one ended in a rate limit or refused
+// while the last one ended in a rate limit or refused
 // authentication and the iteration's budget lasts. Each runs with its
 // default executable and model and no extra arguments. Every hand-over
 // is recorded in rec.Fallbacks (agent.json), noted in executor.log and

@@ -15,7 +15,7 @@ import (
 )
 
 // confine sets up [sandbox] mode = "bwrap" or "docker" for the session
-// (issue 15): the agent may write the repository, its output files
+// The agent may write the repository, its output files
 // (agent.SandboxFiles: the output, Codex's last message) and the runner
 // files DESIGN.md decision 4 leaves to it, nothing else of the runner's.
 // The output files are created empty beforehand so that they can be bound

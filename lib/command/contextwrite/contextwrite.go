@@ -176,7 +176,7 @@ func (o *Options) Run(env *cli.Env) error {
 // files named in files: whatever else is there (an earlier iteration's
 // history.md, what a session added) is removed. A ctxDir that is not a
 // directory (missing, a file, a symbolic link) is replaced by an empty one.
-// The directory itself is kept when it is one (issue 16: removing and
+// The directory itself is kept when it is one (removing and
 // creating it again cost every step a directory inode).
 func clearContext(ctxDir string, files map[string]string) error {
 	st, err := os.Lstat(ctxDir)

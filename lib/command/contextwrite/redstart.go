@@ -10,7 +10,7 @@ import (
 
 // redStart is the note that goes into the goal section while the run's
 // guard baseline (runner-start) was not green and no guard of the run has
-// passed since (issue 15, "Guard baseline"), so that the node is not
+// passed since ("Guard baseline"), so that the node is not
 // blamed for failures it inherited; "" otherwise, or when either cannot
 // be read.
 func redStart(root string, begin iterdir.Begin) string {

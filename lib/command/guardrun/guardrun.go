@@ -5,7 +5,7 @@
 // records the outcome in <iter>/guard.json (seed 000 §5 step 10).
 //
 // The guard runs scripts the agent wrote, so after it the same policy as
-// after the agent applies (issue 17): a protected path, a runner-owned
+// after the agent applies: a protected path, a runner-owned
 // file, HEAD, the branch or the run's iteration logs changed while the
 // guard ran are put back, and the iteration is not a pass (outcome fail,
 // the reasons appended to guard.log, which the next session's failure.md
@@ -78,7 +78,7 @@ func (o *Options) run(env *cli.Env) error {
 	}
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard. The seal is taken while
-	// config.toml is read from the base (issue 16: both start git
+	// config.toml is read from the base (both start git
 	// processes); a config.toml that cannot be read wins over it.
 	var sealed *session.Session
 	var sealErr error
@@ -93,7 +93,7 @@ func (o *Options) run(env *cli.Env) error {
 	if sealErr != nil {
 		return exit.Errorf(exit.RunnerError, "%v", sealErr)
 	}
-	// Issue 17: a cancel file the guard's own processes create is void.
+	// A cancel file the guard's own processes create is void.
 	judge, err := cancel.Listen(env.Dir)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
@@ -115,7 +115,7 @@ func (o *Options) run(env *cli.Env) error {
 			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
 		}
 	}
-	// guard.log reaches the disk while the session is checked (issue 16).
+	// guard.log reaches the disk while the session is checked.
 	rec, code, synced := guard.Run(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {

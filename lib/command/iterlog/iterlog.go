@@ -185,7 +185,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
 	}
 	// The run's usage: the sum through the previous iteration plus this
-	// session's, one file read whatever the run's length (issue 16).
+	// session's, one file read whatever the run's length.
 	runUsage, err := iterdir.UsageBefore(filepath.Dir(dir), begin.Iteration)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
@@ -274,7 +274,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		}
 		logged <- nil
 	}()
-	// The step's one staging of the work tree (issue 16): the diff below
+	// The step's one staging of the work tree: the diff below
 	// and loop-commit --as-staged use this index. The checks after the
 	// agent and the guard read only the protected parts of the work tree
 	// and stage nothing.

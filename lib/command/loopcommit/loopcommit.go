@@ -45,7 +45,7 @@ func Message(runID string, iter int, nodeID, status, guard string) string {
 // MaxBodyBytes caps the agent's summary in a commit message body.
 const MaxBodyBytes = 4096
 
-// FullMessage is Message with the agent's summary as the body (issue 12),
+// FullMessage is Message with the agent's summary as the body,
 // so `git log` shows what each session said it did. The subject is
 // unchanged; the body is the summary with trailing spaces and blank lines
 // removed (as git's whitespace cleanup would), capped at MaxBodyBytes, and
@@ -126,7 +126,7 @@ func (c *CheckCmd) Run(env *cli.Env) error {
 	if live := proc.LiveSessions(repo.Root()); len(live) > 0 {
 		return exit.Errorf(exit.Negative, "a session of an earlier iteration is still running (%s): stop it (kill the pid) before the next step", strings.Join(live, "; "))
 	}
-	// One git status gives the branch, HEAD and the changes (issue 16).
+	// One git status gives the branch, HEAD and the changes.
 	st, err := repo.Status()
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
@@ -250,7 +250,7 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 //
 // With --as-staged (runner-step, right after iter-log end staged every
 // change and derived the diff from that index) the index is committed as
-// it is: the step scans the work tree once for both (issue 16). A step
+// it is: the step scans the work tree once for both. A step
 // that gets here again after a kill goes through recovery, which commits
 // without it, so the check for an existing commit is only needed there.
 // The check compares subjects: the body carries the agent's summary.
@@ -270,7 +270,7 @@ func (c *CommitCmd) commit(repo *git.Repo, subject, msg string, staged git.Stage
 	// runner-owned transitions tree-update has judged. Without hooks or
 	// settings only git commit honours, git's plumbing commits the index
 	// as staged, without git commit's second refresh of the whole index
-	// (issue 16). With --as-staged, the tree iter-log end wrote of that
+	//. With --as-staged, the tree iter-log end wrote of that
 	// index (meta.json's staged_tree) is committed while the index is still
 	// the file it was written from: no second write-tree.
 	return repo.CommitIndexAs("loop", msg, staged)

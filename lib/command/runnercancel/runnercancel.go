@@ -1,5 +1,5 @@
 // Package runnercancel is the runner-cancel command: the operator's way to
-// stop a run (DESIGN.md decision 12; issue 17). It goes through
+// stop a run (DESIGN.md decision 12). It goes through
 // lib/cancel.Request, so a session that is running counts the request as
 // the operator's, not as a cancel file the agent created.
 package runnercancel

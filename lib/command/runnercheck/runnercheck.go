@@ -132,7 +132,7 @@ func (o *Options) Run(env *cli.Env) error {
 		rep.Checks = append(rep.Checks, r)
 	}
 	if o.Guard && ctx.ConfigErr == nil {
-		// The guard baseline (issue 15): the one check that runs something.
+		// The guard baseline: the one check that runs something.
 		env.Dir = ctx.Root
 		r := Result{Name: "guard-baseline", Problems: trimName("guard", guard.CheckBaseline(env, ctx.Config))}
 		r.OK = len(r.Problems) == 0
@@ -166,7 +166,7 @@ func (o *Options) Run(env *cli.Env) error {
 }
 
 // checkSandbox: [sandbox] mode = "bwrap" needs bubblewrap able to create
-// its namespaces here (issue 15) and a dry run of the agent under the
+// its namespaces here and a dry run of the agent under the
 // session's mounts to pass; mode = "docker" the engine answering and the
 // image in it (sessions never pull one).
 func checkSandbox(ctx *Context) []string {

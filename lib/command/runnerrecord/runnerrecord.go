@@ -1,6 +1,6 @@
 // Package runnerrecord is the runner-record command: the porcelain's writer
 // of run records, .runner/runs/<id>.json (seed 004 "run records", DESIGN.md
-// decision 15, issue 12). `begin` opens (or re-attaches) the record of a
+// decision 15). `begin` opens (or re-attaches) the record of a
 // runner session, finalising any record a killed runner left running;
 // `update` refreshes it after a committed iteration and runs the on_iteration
 // hook; `end` finishes it with the run's status and a one-line reason and
@@ -150,7 +150,7 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 	if attach != nil {
 		// A re-attached record keeps what the last update refreshed: the
 		// repository (a 1,000-node tree, config.toml) is read only for a
-		// new record (issue 16: runner-step run alone re-attaches every
+		// new record (runner-step run alone re-attaches every
 		// step).
 		r = *attach
 	} else {
@@ -201,7 +201,7 @@ func ignored(dir string) bool {
 		return false
 	}
 	// --no-index: a record is never tracked, so only the ignore rules
-	// matter, and git need not read the index (issue 16: a 50,000-file
+	// matter, and git need not read the index (a 50,000-file
 	// index costs this check 5 ms).
 	_, err = repo.Run("check-ignore", "-q", "--no-index", layout.RunRecord("x"))
 	return err == nil

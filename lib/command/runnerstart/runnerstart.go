@@ -1,5 +1,5 @@
 // Package runnerstart is the runner-start command: it fixes the run identity
-// (seed 000 §10), and (issue 15) runs the [setup] commands, the guard
+// (seed 000 §10), and runs the [setup] commands, the guard
 // baseline of a new run, and with --worktree gives the run a git worktree
 // of its own. The run id comes from --id, from GOAL.md's front matter, or
 // is generated once as run-<sha8> of the goal text, with a -N suffix while
@@ -69,7 +69,7 @@ type Result struct {
 
 // prepare runs, before the bootstrap commit, the [setup] commands of the
 // run (unless they completed in this checkout or worktree before) and, for
-// a new run, the guard baseline (issue 15). It returns the trailer for the
+// a new run, the guard baseline. It returns the trailer for the
 // bootstrap commit: the baseline's passing-test count when [guard]
 // ratchet is set and the start is green, which the test ratchet then
 // counts as the run's first best.
@@ -165,7 +165,7 @@ func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
 	if err := in.adopt(env, id, &res); err != nil {
 		return Result{}, err
 	}
-	// [setup] commands and the guard baseline (issue 15): before the
+	// [setup] commands and the guard baseline: before the
 	// bootstrap commit, which carries the baseline's test count.
 	trailer, err := prepare(env, repo, &res, baseline)
 	if err != nil {

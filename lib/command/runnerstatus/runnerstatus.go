@@ -1,4 +1,4 @@
-// Package runnerstatus is the runner-status command (issue 12): where the
+// Package runnerstatus is the runner-status command: where the
 // current run stands, on one screen or as JSON (schemas/runner_status.v1),
 // and with --runs every run of the repository from its run records. Exit
 // codes follow tree-select: 0 an open leaf remains, 2 complete, 3 stuck,
@@ -64,8 +64,8 @@ type Status struct {
 	Log         []runrecord.Entry `json:"log"`
 	NextStep    string            `json:"next_step"`
 	Head        *string           `json:"head"`
-	// Baseline is the guard's outcome when the run started (issue 15:
-	// pass, fail, error; "" when runner-start ran none): a red start is
+	// Baseline is the guard's outcome when the run started
+	// (pass, fail, error; "" when runner-start ran none): a red start is
 	// not the first node's doing.
 	Baseline string `json:"baseline"`
 	// Running is the iteration in progress while a runner holds the lock,

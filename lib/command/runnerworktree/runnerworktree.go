@@ -1,5 +1,5 @@
-// Package runnerworktree is the runner-worktree command (issue 15,
-// "Worktree runs"): it lists the worktrees runs work in (runner-start
+// Package runnerworktree is the runner-worktree command
+// ("Worktree runs"): it lists the worktrees runs work in (runner-start
 // --worktree) and removes one, refusing uncommitted changes (seed 004) or a
 // runner at work, and keeping the run's branch.
 package runnerworktree

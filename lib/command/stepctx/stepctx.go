@@ -3,7 +3,7 @@
 // directory's begin.json and the repository's config.toml with the
 // environment overrides applied.
 //
-// The step's base (issue 17): runner-step holds the commit it started from
+// The step's base: runner-step holds the commit it started from
 // in its own shell variable and passes it as --base. A command given a
 // base reads config.toml from that commit, never from the work tree an
 // agent or a guard may have changed, and refuses a begin.json that does
@@ -89,7 +89,7 @@ type Loading struct {
 	err  error
 }
 
-// Start is Load in two halves (issue 16): it reads begin.json and
+// Start is Load in two halves: it reads begin.json and
 // resolves the base now (no git process for the step's own HEAD), and
 // reads config.toml, from base with a git process, in the background; the
 // caller works meanwhile (agent-exec and guard-run take their seal) and
@@ -135,7 +135,7 @@ func (l *Loading) Wait() (Iteration, error) {
 // Resolve is the full commit id of rev. Errors carry the runner-error exit
 // code.
 func Resolve(repo *git.Repo, rev string) (string, error) {
-	sha, err := repo.ResolveCommit(rev) // issue 16: no git process for the step's own HEAD
+	sha, err := repo.ResolveCommit(rev) // no git process for the step's own HEAD
 	if err != nil {
 		return "", exit.Errorf(exit.RunnerError, "--base %s: not a commit of this repository", rev)
 	}

@@ -1,4 +1,4 @@
-// Package treeedit is the tree-edit command (issue 12, DESIGN.md decision
+// Package treeedit is the tree-edit command (DESIGN.md decision
 // 16): an operator's changes to open nodes of the task tree, the only way
 // besides the loop that runner-owned fields change. `retry` gives a node
 // fresh attempts, `decompose` turns an open leaf into a decomposition

@@ -89,7 +89,7 @@ func (o *Options) Run(env *cli.Env) error {
 		env.Errorf("waiting: every open leaf waits for an operator's answer, the leftmost '%s' at %s: %s", sel.Node.ID, sel.Path, tree.AnswerHint(sel.Node.ID))
 		return cli.Silent(exit.Waiting)
 	case tree.StatusStuck:
-		// Issue 12: the message names the operator's next step.
+		// The message names the operator's next step.
 		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, tree.StuckHint(sel.Node.ID))
 		return cli.Silent(exit.Stuck)
 	}

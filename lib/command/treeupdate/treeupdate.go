@@ -203,7 +203,7 @@ func (o *Options) Run(env *cli.Env) error {
 
 // reference is what the agent's tree is judged against: with --base, the
 // tree and config.toml committed in the commit the step started from
-// (issue 17: no file a session can write is a reference); else the
+// (no file a session can write is a reference); else the
 // snapshot file and the work tree's config.toml.
 func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() (config.Config, error), err error) {
 	if o.Base.Base == "" {
@@ -228,7 +228,7 @@ func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	// The tree and config.toml in one git process (issue 16).
+	// The tree and config.toml in one git process.
 	files, err := repo.ShowFiles(git.File{Rev: base, Path: layout.Tree}, git.File{Rev: base, Path: layout.Config})
 	if err == nil {
 		err = files[0].Err

@@ -274,7 +274,7 @@ func stagedFiles(env *cli.Env, r *git.Repo, name string) (data, prev []byte, hav
 		return nil, nil, false, false, exit.Wrap(exit.RunnerError, err)
 	}
 	// The staged tree, HEAD's and both run_state.json in one git process
-	// (issue 16: the hook runs in every loop commit).
+	// (the hook runs in every loop commit).
 	want := []git.File{{Rev: ":", Path: rel}, {Rev: ":", Path: layout.RunState}}
 	commits := r.HasCommits()
 	if commits {

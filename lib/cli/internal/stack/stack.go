@@ -1,5 +1,5 @@
 // Package stack grows the main goroutine's stack once, while the program
-// starts, to the size a command's run needs (issue 16).
+// starts, to the size a command's run needs.
 //
 // A goroutine starts with a 2 KiB stack and doubles it whenever a call
 // does not fit: every command's main goroutine went 2 → 4 → 8 → 16 KiB
