@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A long run: STEPS no-op steps of runner-loop (a no-op agent that says
 # done, the guard `true`) on a repository of FILES files with a task tree
-# of NODES nodes (bench/gentree: half the leaves passed, so every step
+# of NODES nodes (bench/gentree -passed 0: every leaf open, so every step
 # passes one more), with git's default settings: nothing packed at the
 # start, so the loose objects pass gc.auto during the run and git's
 # housekeeping runs between steps, as on a user's repository.
@@ -68,7 +68,7 @@ git commit -qm initial
 printf '# Node 0\n\nDeliver part 0 of the benchmark goal, with tests.\n' > "$work/goal.md"
 runner-init --goal "$work/goal.md" >/dev/null
 echo "soak: $(grep '^mode = ' .runner/state/config.toml | head -1)"
-gentree -n "$nodes" > .runner/state/tree.json
+gentree -n "$nodes" -passed 0 > .runner/state/tree.json
 sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
 git add -A
 git commit -qm 'soak: the tree and the guard'
@@ -129,6 +129,12 @@ for t, cpu, l in lines:
         commits.append((float(t), int(m.group(1)), m.group(2), m.group(3)))
         cpus.append(int(float(cpu)))
     last = l
+if not commits:
+    # Nothing to measure: say why the loop stopped.
+    err = open(f"{work}/loop.err").read().splitlines()
+    print(f"steps committed: 0 of {steps}; the loop's last line: {last}")
+    print("the loop's stderr ends with:\n  " + "\n  ".join(err[-5:]))
+    sys.exit(1)
 failed = [c for c in commits if (c[2], c[3]) != ("done", "pass")]
 false_guard = [c for c in commits if c[3] == "fail"]
 ended_right = last == f"loop: limit reason=max-steps steps={steps}"

@@ -40,7 +40,7 @@ for i in $(seq 1 100); do printf 'package src\n\nconst F%d = %d\n' "$i" "$i" > "
 printf 'ci:\n    @true\n' > justfile
 git add -A && git -c gc.auto=0 commit -qm initial
 runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
-gentree -n 100 > .runner/state/tree.json
+gentree -n 100 -passed 0 > .runner/state/tree.json
 sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
 runner-start --id run-bench >/dev/null 2>&1
 cat > "$work/agent" <<'SH'
