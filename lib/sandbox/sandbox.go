@@ -81,20 +81,7 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 	if home != "" && home != "/" && !within(root, home) {
 		s.home = filepath.Clean(home)
 	}
-	expand := func(ps []string) []string {
-		var out []string
-		for _, p := range ps {
-			if rest, ok := strings.CutPrefix(p, "~/"); ok {
-				if home == "" {
-					continue
-				}
-				p = filepath.Join(home, rest)
-			}
-			out = append(out, filepath.Clean(p))
-		}
-		return out
-	}
-	s.readable, s.writable = expand(cfg.Readable), expand(cfg.Writable)
+	s.readable, s.writable = expandHome(cfg.Readable, home), expandHome(cfg.Writable, home)
 	repo, err := git.Open(root)
 	if err != nil {
 		return nil, err
@@ -124,6 +111,22 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 		}
 	}
 	return s, nil
+}
+
+// expandHome is ps (readable or writable paths) with "~/" read as the home
+// directory (paths under it left out when home is ""), cleaned.
+func expandHome(ps []string, home string) []string {
+	var out []string
+	for _, p := range ps {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if home == "" {
+				continue
+			}
+			p = filepath.Join(home, rest)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
 }
 
 // within reports whether p is dir or under it.

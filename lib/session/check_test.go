@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -58,7 +59,7 @@ func TestSessionCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Hold(sessionProtected); err != nil {
+	if err := s.Hold(sessionProtected, Confinement{}); err != nil {
 		t.Fatal(err)
 	}
 	hooks := gitIn(t, dir, "config", "core.hooksPath")
@@ -112,6 +113,9 @@ func TestSealDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Hold(sessionProtected, Confinement{}); err != nil {
+		t.Fatal(err)
+	}
 	d := s.Digest()
 	if !regexp.MustCompile(`^git:[0-9a-f]{64},index:[0-9a-f]{64}$`).MatchString(d) {
 		t.Fatalf("digest %q", d)
@@ -157,6 +161,7 @@ func TestParseDigest(t *testing.T) {
 	for d, ok := range map[string]bool{
 		"git:" + sum + ",index:" + sum:     true,
 		"git:" + sum + ",index:none":       true,
+		"git:" + sum + ",index:confined":   true,
 		"git:" + sum + "index:none":        false,
 		"gut:" + sum + ",index:none":       false,
 		"git:" + sum + ",idx:none":         false,
@@ -199,4 +204,56 @@ func settle(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(last.Add(seal.RacyWindow + time.Millisecond)))
+}
+
+// TestConfinedSession: a session the sandbox shows the run's earlier
+// iterations read-only has only the current iteration sealed (by its
+// bytes): the earlier logs are neither read nor indexed, the digest says
+// so, and a change to the current iteration is still put back.
+func TestConfinedSession(t *testing.T) {
+	dir, repo, base, iter := sessionRepo(t)
+	settle(t, filepath.Join(filepath.Dir(iter), "0001"))
+	s, err := Seal(repo, "run-s", iter, "runner/r", base, "output.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := config.Default().Sandbox
+	sb.Mode = config.SandboxBwrap
+	if err := s.Hold(sessionProtected, Confinement{Sandbox: sb, Root: dir, Writable: []string{filepath.Join(iter, "output.json")}}); err != nil {
+		t.Fatal(err)
+	}
+	d := s.Digest()
+	if !strings.HasSuffix(d, ",index:confined") {
+		t.Fatalf("digest %q", d)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(iter), SealIndex)); err == nil {
+		t.Error("a confined session's seal indexed the earlier logs")
+	}
+	if g, i, err := CheckSealed(repo, "run-s", d); err != nil || !g || !i {
+		t.Fatalf("as sealed: %v %v %v", g, i, err)
+	}
+	begin := filepath.Join(iter, "begin.json")
+	writeFile(t, begin, "{\"iteration\": 7}\n")
+	writeFile(t, filepath.Join(iter, "output.json"), "{}\n")
+	reasons, err := s.Check("the agent", sessionProtected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reasons) != 1 || reasons[0] != "the agent touched the runner's iteration log: .runner/iterations/run-s/0002/begin.json changed; the runner put it back" {
+		t.Fatalf("reasons: %q", reasons)
+	}
+	if data, _ := os.ReadFile(begin); string(data) != "{\"iteration\": 2}\n" {
+		t.Errorf("begin.json holds %q", data)
+	}
+	// Unconfined, the same session seals the earlier logs by the index.
+	s, err = Seal(repo, "run-s", iter, "runner/r", base, "output.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Hold(sessionProtected, Confinement{Sandbox: config.Default().Sandbox, Root: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Digest(); !regexp.MustCompile(`,index:[0-9a-f]{64}$`).MatchString(d) {
+		t.Fatalf("unconfined digest %q", d)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/sandbox"
 	"github.com/treeloop/treeloop/lib/seal"
 )
 
@@ -19,10 +20,15 @@ import (
 // outside git) across a session: what the runner wrote there before the
 // session (begin.json, the tree snapshot, prompt.md, agent.json, earlier
 // iterations' records) is what later commands read, so a session may change
-// none of it.
+// none of it. The current iteration is sealed by its bytes; the earlier
+// ones by the seal index, and only when the session can reach them
+// (reach): a session the sandbox shows them read-only cannot change
+// them, so its seal costs the same whatever the run's length.
 type iterLogs struct {
-	rel  string
-	seal *seal.Seal
+	rel     string     // the run's iteration directory, relative to the root
+	iterRel string     // the current iteration's, relative to the run's
+	current *seal.Seal // the current iteration's directory
+	earlier *seal.Seal // the rest of the run's, indexed; nil: out of the session's reach
 }
 
 // SealIndex is the seal's index of the run's settled iteration logs, in
@@ -49,22 +55,43 @@ func runLogs(repo *git.Repo, runID, iterDir string) (rel, runDir, iterRel string
 	return rel, runDir, iterRel, ix, nil
 }
 
-// sealLogs seals the run's iteration directories under repo's root; own are the
-// names of the files of the iteration directory iterDir that the caller
-// itself writes during the session (the agent's output.json among them).
+// sealLogs seals the current iteration's directory iterDir, by its
+// bytes; own are the names of its files that the caller itself writes
+// during the session (the agent's output.json among them). reach seals the
+// rest of the run's.
 func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, error) {
-	rel, runDir, iterRel, ix, err := runLogs(repo, runID, iterDir)
+	rel, _, iterRel, _, err := runLogs(repo, runID, iterDir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := seal.TakeIndexed(runDir, func(p string) bool {
-		dir, name := path.Split(p)
-		return dir == iterRel+"/" && slices.Contains(own, name)
-	}, ix)
+	s, err := seal.Take(iterDir, func(name string) bool { return slices.Contains(own, name) })
 	if err != nil {
 		return nil, err
 	}
-	return &iterLogs{rel: rel, seal: s}, nil
+	return &iterLogs{rel: rel, iterRel: iterRel, current: s}, nil
+}
+
+// reach seals the run's earlier iterations (everything of the run's
+// iteration directory but the current iteration's) by the seal index,
+// unless the session runs confined by c and the sandbox shows them
+// read-only (sandbox.Shields): then there is nothing of theirs it could
+// change, and nothing is read.
+func (l *iterLogs) reach(repo *git.Repo, runID, iterDir string, c Confinement) error {
+	_, runDir, iterRel, ix, err := runLogs(repo, runID, iterDir)
+	if err != nil {
+		return err
+	}
+	if sandbox.Shields(c.Sandbox, c.Root, runDir, iterDir, c.Writable) {
+		return nil
+	}
+	// The current iteration's directory itself is sealed here (replaced
+	// by a file, it is made again), its files by current.
+	s, err := seal.TakeIndexed(runDir, func(p string) bool { return strings.HasPrefix(p, iterRel+"/") }, ix)
+	if err != nil {
+		return err
+	}
+	l.earlier = s
+	return nil
 }
 
 // RestoreLogs puts back the earlier iterations' logs that the seal index
@@ -100,14 +127,37 @@ func (b blobStore) Put(paths []string) ([]string, error) { return b.repo.WriteBl
 
 func (b blobStore) Get(id string) ([]byte, bool, error) { return b.repo.Blob(id) }
 
-// Restore puts the run's iteration directories back as sealed and returns
-// one reason per path, naming who ("the agent", "the guard").
+// Restore puts the run's iteration directories back as sealed (the
+// current iteration's, and the earlier ones' when the session could reach
+// them) and returns one reason per path, naming who ("the agent", "the
+// guard"), in the order of the paths.
 func (l *iterLogs) Restore(who string) ([]string, error) {
-	notes, err := l.seal.Restore()
+	var notes []string
+	if l.earlier != nil { // first: a directory it makes again is filled below
+		var err error
+		if notes, err = l.earlier.Restore(); err != nil {
+			return nil, err
+		}
+	}
+	current, err := l.current.Restore()
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range current {
+		notes = append(notes, l.iterRel+"/"+n)
+	}
+	slices.Sort(notes)
 	return l.reasons(who, notes), nil
+}
+
+// index is the bytes of the seal index as sealed; ok is false when the
+// earlier iterations were not sealed (out of the session's reach) or had
+// no index.
+func (l *iterLogs) index() (data []byte, ok bool) {
+	if l.earlier == nil {
+		return nil, false
+	}
+	return l.earlier.Bytes(SealIndex)
 }
 
 // reasons words the seal's notes as reasons naming who.

@@ -34,20 +34,37 @@ import (
 // logs, and, against base, HEAD, the branch, the protected paths and the
 // runner-owned files.
 type Session struct {
-	repo         *git.Repo
-	branch, base string
-	git          *gitSettings
-	home         *homeSettings
-	logs         *iterLogs
-	held         *policy.Held // the protected files' raw bytes (Hold)
-	taken        time.Time    // when the seal was taken, before the session
+	repo           *git.Repo
+	runID, iterDir string
+	branch, base   string
+	git            *gitSettings
+	home           *homeSettings
+	logs           *iterLogs
+	held           *policy.Held // the protected files' raw bytes (Hold)
+	taken          time.Time    // when the seal was taken, before the session
+}
+
+// Confinement is the sandbox a session runs in, as given to
+// sandbox.Open. The zero value is a session that runs unconfined (mode
+// "none", or the guard with [sandbox] guard = false).
+type Confinement struct {
+	Sandbox  config.Sandbox // the [sandbox] table
+	Root     string         // the root the sandbox binds writable
+	Writable []string       // the runner's files the session may write (absolute)
 }
 
 // Hold reads the raw bytes of the tracked protected files (protected: the
 // protected_paths globs, known once config.toml is read), which Check
-// compares byte for byte. Call it after Seal, before the session starts.
-func (s *Session) Hold(protected []string) error {
+// compares byte for byte, and seals the run's earlier iteration logs
+// unless the session, confined by c, cannot reach them (iterLogs.reach).
+// Call it after Seal, before the session starts.
+func (s *Session) Hold(protected []string, c Confinement) error {
+	logs := make(chan error, 1)
+	go func() { logs <- s.logs.reach(s.repo, s.runID, s.iterDir, c) }()
 	h, err := policy.Hold(s.repo, protected)
+	if lerr := <-logs; err == nil && lerr != nil {
+		err = lerr
+	}
 	if err != nil {
 		return err
 	}
@@ -55,16 +72,17 @@ func (s *Session) Hold(protected []string) error {
 	return nil
 }
 
-// Seal takes hold before a session: repo's git settings and the run's
-// iteration logs under the work tree (own: the files of iterDir the caller
-// writes during the session), with the run branch and the base commit to
-// check against afterwards (Check, given the protected_paths globs: the
-// seal is taken while config.toml is still being read).
+// Seal takes hold before a session: repo's git settings and the current
+// iteration's logs under the work tree (own: the files of iterDir the
+// caller writes during the session), with the run branch and the base
+// commit to check against afterwards (Check, given the protected_paths
+// globs: the seal is taken while config.toml is still being read; Hold,
+// once it is read, seals the earlier iterations' logs when the session can
+// reach them).
 func Seal(repo *git.Repo, runID, iterDir, branch, base string, own ...string) (*Session, error) {
 	taken := time.Now()
-	// The two seals share nothing (the logs' copies go to git's objects,
-	// which the git seal leaves out): git's settings are read, one
-	// rev-parse first, while the logs are.
+	// The two seals share nothing: git's settings are read, one
+	// rev-parse first, while the current iteration's logs are.
 	type sealed struct {
 		g   *gitSettings
 		h   *homeSettings
@@ -83,7 +101,7 @@ func Seal(repo *git.Repo, runID, iterDir, branch, base string, own ...string) (*
 	if err != nil {
 		return nil, err
 	}
-	return &Session{repo: repo, branch: branch, base: base, git: gs.g, home: gs.h, logs: l, taken: taken}, nil
+	return &Session{repo: repo, runID: runID, iterDir: iterDir, branch: branch, base: base, git: gs.g, home: gs.h, logs: l, taken: taken}, nil
 }
 
 // sealSettings seals git's settings and the user's configuration.
@@ -109,16 +127,23 @@ func settingsDigest(g *gitSettings, h *homeSettings) string {
 // session's reach (runner-step reads it from agent-exec's and guard-run's
 // --seal-fd before the session starts): "git:<sha256>,index:<sha256>", the
 // digests of git's settings with the user's configuration, and of the
-// logs' seal index ("none" when there
-// is none). CheckSealed compares with it when the session ended without
-// its Check.
+// logs' seal index ("none" when there is none, "confined" when the
+// earlier logs were out of the session's reach and not sealed). CheckSealed
+// compares with it when the session ended without its Check. Call it
+// after Hold.
 func (s *Session) Digest() string {
 	index := "none"
-	if data, ok := s.logs.seal.Bytes(SealIndex); ok {
+	if s.logs.earlier == nil {
+		index = indexConfined
+	} else if data, ok := s.logs.index(); ok {
 		index = sha256Hex(data)
 	}
 	return "git:" + settingsDigest(s.git, s.home) + ",index:" + index
 }
+
+// indexConfined is Digest's index for a session that could not reach the
+// earlier logs.
+const indexConfined = "confined"
 
 func (g *gitSettings) digest() string {
 	var parts []string
@@ -142,11 +167,16 @@ func sha256Hex(data []byte) string {
 func CheckSealed(repo *git.Repo, runID, digest string) (gitOK, indexOK bool, err error) {
 	gitWant, indexWant, ok := parseDigest(digest)
 	if !ok {
-		return false, false, fmt.Errorf("%q is not a seal digest (git:<sha256>,index:<sha256|none>)", digest)
+		return false, false, fmt.Errorf("%q is not a seal digest (git:<sha256>,index:<sha256|none|confined>)", digest)
 	}
 	g, h, err := sealSettings(repo)
 	if err != nil {
 		return false, false, err
+	}
+	if indexWant == indexConfined {
+		// The session could not reach the logs; the index is as the
+		// runner left it.
+		return settingsDigest(g, h) == gitWant, true, nil
 	}
 	index := "none"
 	if data, err := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(layout.Iterations), runID, SealIndex)); err == nil {
@@ -173,7 +203,7 @@ func parseDigest(d string) (gitSum, index string, ok bool) {
 	g, i, found := strings.Cut(d, ",")
 	gitSum, ok1 := strings.CutPrefix(g, "git:")
 	index, ok2 := strings.CutPrefix(i, "index:")
-	return gitSum, index, found && ok1 && ok2 && len(gitSum) == 64 && (index == "none" || len(index) == 64)
+	return gitSum, index, found && ok1 && ok2 && len(gitSum) == 64 && (index == "none" || index == indexConfined || len(index) == 64)
 }
 
 // Check puts back what who changed and may not have (protected: the

@@ -173,7 +173,7 @@ func (o *Options) run(env *cli.Env) error {
 	if sealErr != nil {
 		return exit.Errorf(exit.RunnerError, "%v", sealErr)
 	}
-	if err := sealed.Hold(cfg.Protected()); err != nil {
+	if err := sealed.Hold(cfg.Protected(), confinement(cfg, env.Dir, dir, outPath)); err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	o.Tell(env, sealed.Digest())

@@ -11,6 +11,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/sandbox"
+	"github.com/treeloop/treeloop/lib/session"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -59,14 +60,7 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 			return nil, fmt.Errorf("create %s: %w", filepath.Base(f), err)
 		}
 	}
-	abs := func(rel []string) []string {
-		var out []string
-		for _, r := range rel {
-			out = append(out, filepath.Join(root, filepath.FromSlash(r)))
-		}
-		return out
-	}
-	c, err := sandbox.Open(sb, root, append(abs(sandbox.AgentWritable), files...), abs(sandbox.AgentReadOnly), sandbox.Session{Role: "agent", Dir: req.IterDir})
+	c, err := sandbox.Open(sb, root, writable(cfg, root, req.IterDir, outPath), abs(root, sandbox.AgentReadOnly), sandbox.Session{Role: "agent", Dir: req.IterDir})
 	if err != nil {
 		removeEmpty()
 		return nil, err
@@ -81,4 +75,29 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 		defer removeEmpty()
 		return c.Release()
 	}, nil
+}
+
+// abs are the paths rel (slash paths relative to root), absolute.
+func abs(root string, rel []string) []string {
+	var out []string
+	for _, r := range rel {
+		out = append(out, filepath.Join(root, filepath.FromSlash(r)))
+	}
+	return out
+}
+
+// writable are the runner's files the agent may write under the sandbox,
+// absolute: sandbox.AgentWritable and its output files
+// (agent.SandboxFiles) in the iteration's directory iterDir.
+func writable(cfg config.Config, root, iterDir, outPath string) []string {
+	return append(abs(root, sandbox.AgentWritable), agent.SandboxFiles(cfg.Agent, iterDir, outPath)...)
+}
+
+// confinement is the sandbox confine runs the session in, for its seal
+// (session.Hold): the zero Confinement when it runs unconfined.
+func confinement(cfg config.Config, root, iterDir, outPath string) session.Confinement {
+	if !cfg.Sandbox.Confined() {
+		return session.Confinement{}
+	}
+	return session.Confinement{Sandbox: cfg.Sandbox, Root: root, Writable: writable(cfg, root, iterDir, outPath)}
 }

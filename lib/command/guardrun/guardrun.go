@@ -22,6 +22,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -104,7 +105,7 @@ func (o *Options) run(env *cli.Env) error {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
 	if sealed != nil {
-		if err := sealed.Hold(cfg.Protected()); err != nil {
+		if err := sealed.Hold(cfg.Protected(), guardConfinement(cfg.Sandbox, env.Dir)); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 		o.Tell(env, sealed.Digest())
@@ -239,4 +240,15 @@ func (o *Options) afterPass(env *cli.Env, rec *iterdir.Guard, it stepctx.Iterati
 		return exit.Errorf(exit.RunnerError, "write %s: %v", layout.TestsPassed, fsutil.Cause(err))
 	}
 	return nil
+}
+
+// guardConfinement is the sandbox the guard runs in (lib/guard: [sandbox]
+// guard, the default under a sandbox, with none of the agent's runner
+// files writable), for its seal (session.Hold): the zero Confinement when
+// it runs unconfined.
+func guardConfinement(sb config.Sandbox, root string) session.Confinement {
+	if !sb.ConfinesGuard() {
+		return session.Confinement{}
+	}
+	return session.Confinement{Sandbox: sb, Root: root}
 }
