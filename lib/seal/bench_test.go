@@ -2,36 +2,21 @@ package seal_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/seal"
+	"github.com/treeloop/treeloop/lib/seal/sealtest"
 )
 
-// runDir makes n iteration directories shaped like a run's on a
-// 100-node tree: two tree snapshots of 45 KB and ten small logs each
-// (1,000 of them are 100 MB on disk).
+// runDir makes n iteration directories shaped like a run's
+// (sealtest.WriteRun).
 func runDir(b *testing.B, n int) string {
 	b.Helper()
 	root := b.TempDir()
-	tree := strings.Repeat("x", 45<<10)
-	for i := 1; i <= n; i++ {
-		dir := filepath.Join(root, fmt.Sprintf("%04d", i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		files := map[string]string{"tree.before.json": tree, "tree.after.json": tree}
-		for _, f := range []string{"begin.json", "agent.json", "meta.json", "guard.json", "update.json", "output.json", "diff.patch", "prompt.md", "guard.log", "executor.log"} {
-			files[f] = strings.Repeat("y", 1<<10)
-		}
-		for f, data := range files {
-			if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
+	if err := sealtest.WriteRun(root, n); err != nil {
+		b.Fatal(err)
 	}
 	return root
 }

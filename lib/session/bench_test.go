@@ -2,9 +2,7 @@ package session
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +10,11 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/seal"
+	"github.com/treeloop/treeloop/lib/seal/sealtest"
 )
 
 // benchRun is a repository whose run run-b has n iterations logged, shaped
-// like a run's on a 100-node tree (two tree snapshots of 45 KB and ten
-// small logs each), the last one the current iteration; the earlier ones
+// like a run's (sealtest.WriteRun), the last one the current iteration; the earlier ones
 // are settled and indexed by one seal. It returns the repository and the
 // current iteration's directory.
 func benchRun(b *testing.B, n int) (*git.Repo, string) {
@@ -28,21 +26,8 @@ func benchRun(b *testing.B, n int) (*git.Repo, string) {
 		b.Fatal(err)
 	}
 	run := filepath.Join(dir, filepath.FromSlash(layout.Iterations), "run-b")
-	tree := strings.Repeat("x", 45<<10)
-	for i := 1; i <= n; i++ {
-		iter := filepath.Join(run, fmt.Sprintf("%04d", i))
-		if err := os.MkdirAll(iter, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		files := map[string]string{"tree.before.json": tree, "tree.after.json": tree}
-		for _, f := range []string{"begin.json", "agent.json", "meta.json", "guard.json", "update.json", "output.json", "diff.patch", "prompt.md", "guard.log", "executor.log"} {
-			files[f] = strings.Repeat("y", 1<<10)
-		}
-		for f, data := range files {
-			if err := os.WriteFile(filepath.Join(iter, f), []byte(data), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
+	if err := sealtest.WriteRun(run, n); err != nil {
+		b.Fatal(err)
 	}
 	time.Sleep(seal.RacyWindow + 10*time.Millisecond)
 	iter := filepath.Join(run, fmt.Sprintf("%04d", n))
