@@ -31,10 +31,22 @@ func bound(argv []string) []string {
 	return out
 }
 
+// noServices makes the host look like one with no service to hide
+// (services.go), so that a mount list does not depend on the machine.
+func noServices(t *testing.T) {
+	t.Helper()
+	saved := ServiceSockets
+	ServiceSockets = nil
+	t.Cleanup(func() { ServiceSockets = saved })
+	t.Setenv("XDG_RUNTIME_DIR", "/nonexistent-runtime-dir")
+	t.Setenv("DOCKER_HOST", "")
+}
+
 // TestWrapMounts: the whole mount list in order, from a configuration with
 // readable and writable places in and out of the home directory, and
 // runner files that exist or not.
 func TestWrapMounts(t *testing.T) {
+	noServices(t)
 	root := repo(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -142,6 +154,7 @@ func TestWrapHome(t *testing.T) {
 // /tmp) is shown read-only where its path resolves; one elsewhere is not
 // bound at all.
 func TestWrapHiddenCommand(t *testing.T) {
+	noServices(t)
 	root := repo(t)
 	// A home outside /tmp, which is hidden too.
 	home, err := os.MkdirTemp("/var/tmp", "sandbox-home-")

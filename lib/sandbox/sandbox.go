@@ -9,6 +9,11 @@
 //     the repository lies under it, which is bound back in), with the
 //     configured readable paths shown read-only and the writable ones
 //     writable (a CLI's home, a build cache);
+//   - the sockets of the services that start processes on request (a
+//     container engine's, D-Bus's: ServiceSockets) shown as /dev/null, and
+//     the user's runtime directory (the session bus, a rootless engine's
+//     socket) hidden behind an empty tmpfs, unless a readable or writable
+//     path shows them again;
 //   - the repository's .git (and a worktree's git directories) read-only:
 //     no commit, no moved ref, no rewritten history;
 //   - the runner's own files under .runner/ read-only, except what the
@@ -57,6 +62,8 @@ var AgentReadOnly = []string{layout.Config, layout.Schema, layout.AgentOutputSch
 type Sandbox struct {
 	root      string   // writable
 	home      string   // hidden ("" when not hidden)
+	runtime   string   // the user's runtime directory, hidden ("" when none)
+	sockets   []string // service sockets, shown as /dev/null
 	readOnly  []string // bound read-only after the root: .git, git dirs, .runner
 	readWrite []string // bound writable after readOnly: the agent's runner files
 	readOnly2 []string // bound read-only again after readWrite
@@ -82,6 +89,7 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 		s.home = filepath.Clean(home)
 	}
 	s.readable, s.writable = expandHome(cfg.Readable, home), expandHome(cfg.Writable, home)
+	s.runtime, s.sockets = services(root, s.home)
 	repo, err := git.Open(root)
 	if err != nil {
 		return nil, err
@@ -164,6 +172,12 @@ func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 	}
 	if s.home != "" {
 		a = append(a, "--tmpfs", s.home)
+	}
+	if s.runtime != "" {
+		a = append(a, "--tmpfs", s.runtime)
+	}
+	for _, p := range s.sockets {
+		a = append(a, "--ro-bind", "/dev/null", p)
 	}
 	for _, p := range s.readable {
 		a = append(a, "--ro-bind-try", p, p)

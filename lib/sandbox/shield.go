@@ -18,7 +18,9 @@ import (
 // would come after theirs (bwrap binds the configured writable paths
 // before the root, so one that holds the root is covered by the root's
 // own mounts; a container engine mounts a path before the paths under
-// it). Not seen from here: a writable path that is another name of
+// it); and no readable or writable path shows a service socket the
+// sandbox hides (ServiceSockets), through which a session could start a
+// process outside it. Not seen from here: a writable path that is another name of
 // the repository through a mount of the host (the sandbox would show
 // .git writable there too).
 func Shields(cfg config.Sandbox, root, dir, except string, writable []string) bool {
@@ -40,6 +42,9 @@ func Shields(cfg config.Sandbox, root, dir, except string, writable []string) bo
 		excepts = []string{filepath.Clean(except), realPath(except)}
 	}
 	home, _ := os.UserHomeDir()
+	if showsServices(append(expandHome(cfg.Readable, home), expandHome(cfg.Writable, home)...)) {
+		return false // a session could start a container, or a unit
+	}
 	for _, w := range append(expandHome(cfg.Writable, home), writable...) {
 		for _, p := range []string{filepath.Clean(w), realPath(w)} {
 			for i, d := range dirs {
