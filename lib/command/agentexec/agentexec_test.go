@@ -47,3 +47,21 @@ func TestForgedAnswers(t *testing.T) {
 		t.Error("reasons without a forged answer")
 	}
 }
+
+// TestConfinement: the agent's seal is told the sandbox and the runner
+// files the sandbox leaves writable (the state and node directories, the
+// output files in the iteration's directory), the same confine opens;
+// unconfined, nothing.
+func TestConfinement(t *testing.T) {
+	cfg := config.Default()
+	if c := confinement(cfg, "/r", "/r/.runner/iterations/x/0001", "/r/.runner/iterations/x/0001/output.json"); c.Sandbox.Confined() {
+		t.Errorf("mode none: %+v", c)
+	}
+	cfg.Sandbox.Mode = config.SandboxBwrap
+	c := confinement(cfg, "/r", "/r/.runner/iterations/x/0001", "/r/.runner/iterations/x/0001/output.json")
+	want := writable(cfg, "/r", "/r/.runner/iterations/x/0001", "/r/.runner/iterations/x/0001/output.json")
+	if !c.Sandbox.Confined() || c.Root != "/r" || strings.Join(c.Writable, " ") != strings.Join(want, " ") ||
+		!strings.Contains(strings.Join(want, " "), "/r/.runner/state /r/.runner/nodes /r/.runner/iterations/x/0001/output.json") {
+		t.Errorf("bwrap: %+v", c)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/cancel"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
@@ -41,5 +42,22 @@ func TestFailFor(t *testing.T) {
 		if len(c.found) > 0 && !strings.Contains(string(log), "[treeloop] "+c.found[0]+"\n") {
 			t.Errorf("guard.log: %q", log)
 		}
+	}
+}
+
+// TestGuardConfinement: the guard's seal counts on the sandbox only when
+// the guard runs in it ([sandbox] guard, under bwrap or docker).
+func TestGuardConfinement(t *testing.T) {
+	sb := config.Default().Sandbox
+	if c := guardConfinement(sb, "/r"); c.Sandbox.Confined() {
+		t.Errorf("mode none: %+v", c)
+	}
+	sb.Mode = config.SandboxBwrap
+	if c := guardConfinement(sb, "/r"); !c.Sandbox.Confined() || c.Root != "/r" || len(c.Writable) != 0 {
+		t.Errorf("bwrap: %+v", c)
+	}
+	sb.Guard = false
+	if c := guardConfinement(sb, "/r"); c.Sandbox.Confined() {
+		t.Errorf("guard = false: %+v", c)
 	}
 }
