@@ -28,7 +28,8 @@ type iterLogs struct {
 	rel     string     // the run's iteration directory, relative to the root
 	iterRel string     // the current iteration's, relative to the run's
 	current *seal.Seal // the current iteration's directory
-	earlier *seal.Seal // the rest of the run's, indexed; nil: out of the session's reach
+	earlier *seal.Seal // the rest of the run's, indexed; nil until reach, or out of the session's reach
+	out     bool       // reach found the rest out of the session's reach
 }
 
 // SealIndex is the seal's index of the run's settled iteration logs, in
@@ -82,6 +83,7 @@ func (l *iterLogs) reach(repo *git.Repo, runID, iterDir string, c Confinement) e
 		return err
 	}
 	if sandbox.Shields(c.Sandbox, c.Root, runDir, iterDir, c.Writable) {
+		l.out = true
 		return nil
 	}
 	// The current iteration's directory itself is sealed here (replaced
@@ -151,8 +153,7 @@ func (l *iterLogs) Restore(who string) ([]string, error) {
 }
 
 // index is the bytes of the seal index as sealed; ok is false when the
-// earlier iterations were not sealed (out of the session's reach) or had
-// no index.
+// earlier iterations were not sealed or had no index.
 func (l *iterLogs) index() (data []byte, ok bool) {
 	if l.earlier == nil {
 		return nil, false

@@ -133,7 +133,7 @@ func settingsDigest(g *gitSettings, h *homeSettings) string {
 // after Hold.
 func (s *Session) Digest() string {
 	index := "none"
-	if s.logs.earlier == nil {
+	if s.logs.out {
 		index = indexConfined
 	} else if data, ok := s.logs.index(); ok {
 		index = sha256Hex(data)
