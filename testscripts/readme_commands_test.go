@@ -10,12 +10,16 @@ import (
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
-// The README documents what exists: every command in cmd/ has a row in
-// its commands table, every RUNNER_* override the configuration reads is
-// listed, and the porcelain's options are the ones its help shows.
+// The docs document what exists: every command in cmd/ has a row in the
+// commands table of docs/commands.md, and every RUNNER_* override the
+// configuration reads is listed in docs/configuration.md.
 func TestReadmeMatchesCommands(t *testing.T) {
 	root := repoRoot()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "commands.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	confDoc, err := os.ReadFile(filepath.Join(root, "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +29,7 @@ func TestReadmeMatchesCommands(t *testing.T) {
 	}
 	for _, c := range cmds {
 		if !strings.Contains(string(readme), "| `"+c.Name()+"` |") {
-			t.Errorf("README's commands table has no row for %s", c.Name())
+			t.Errorf("docs/commands.md's commands table has no row for %s", c.Name())
 		}
 	}
 	env, err := os.ReadFile(filepath.Join(root, "lib", "config", "env.go"))
@@ -33,17 +37,18 @@ func TestReadmeMatchesCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range regexp.MustCompile(`"(RUNNER_[A-Z_]+)"`).FindAllStringSubmatch(string(env), -1) {
-		if !strings.Contains(string(readme), "`"+v[1]+"`") {
-			t.Errorf("README does not list the override %s", v[1])
+		if !strings.Contains(string(confDoc), "`"+v[1]+"`") {
+			t.Errorf("docs/configuration.md does not list the override %s", v[1])
 		}
 	}
 }
 
-// The README's exit table says what runner-step's own header says for
-// each code it exits with, word for word, and lists every one of them.
+// The exit table of docs/commands.md says what runner-step's own header
+// says for each code it exits with, word for word, and lists every one of
+// them.
 func TestReadmeExitTableMatchesRunnerStep(t *testing.T) {
 	root := repoRoot()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "commands.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,15 +97,15 @@ func TestReadmeExitTableMatchesRunnerStep(t *testing.T) {
 	}
 	for code, desc := range want {
 		if got[code] != desc {
-			t.Errorf("README's exit table, code %s, runner-step column: %q, runner-step says %q", code, got[code], desc)
+			t.Errorf("docs/commands.md's exit table, code %s, runner-step column: %q, runner-step says %q", code, got[code], desc)
 		}
 	}
 }
 
-// README's table of the outcome fields' words is lib/vocab's, generated:
-// UPDATE_README=1 rewrites it.
+// The table of the outcome fields' words in docs/concepts.md is
+// lib/vocab's, generated: UPDATE_README=1 rewrites it.
 func TestReadmeWords(t *testing.T) {
-	path := filepath.Join(repoRoot(), "README.md")
+	path := filepath.Join(repoRoot(), "docs", "concepts.md")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -108,17 +113,17 @@ func TestReadmeWords(t *testing.T) {
 	const open, end = "<!-- words: generated from lib/vocab (go test ./testscripts -run TestReadmeWords) -->\n", "<!-- /words -->"
 	i, j := strings.Index(string(data), open), strings.Index(string(data), end)
 	if i < 0 || j < i {
-		t.Fatalf("README has no %q … %q section", open, end)
+		t.Fatalf("docs/concepts.md has no %q … %q section", open, end)
 	}
 	want := vocab.Markdown()
 	if got := string(data[i+len(open) : j]); got != want {
-		if os.Getenv("UPDATE_README") == "1" {
+		if os.Getenv("UPDATE_README") == "1" || os.Getenv("UPDATE_DOCS") == "1" {
 			out := string(data[:i+len(open)]) + want + string(data[j:])
 			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		t.Errorf("README's words table differs from lib/vocab's (UPDATE_README=1 go test ./testscripts -run TestReadmeWords):\n%s", want)
+		t.Errorf("docs/concepts.md's words table differs from lib/vocab's (UPDATE_README=1 go test ./testscripts -run TestReadmeWords):\n%s", want)
 	}
 }

@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// TestREADMEHostileAgents holds the README's "What an agent cannot do" to
+// TestREADMEHostileAgents holds docs/threat-model.md's "What an agent cannot do" to
 // the hostile suite: the number of cheats it states is the number the
 // suite runs, every cheat the table names is one the suite runs, and
 // every testscript it names exists.
 func TestREADMEHostileAgents(t *testing.T) {
 	root := repoRoot()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "threat-model.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +29,10 @@ func TestREADMEHostileAgents(t *testing.T) {
 			cheats[m[1]] = true
 		}
 	}
-	i := strings.Index(string(readme), "### What an agent cannot do")
-	j := strings.Index(string(readme), "### Resource faults")
+	i := strings.Index(string(readme), "\n## What an agent cannot do\n")
+	j := strings.Index(string(readme), "\n## The sandbox\n")
 	if i < 0 || j < i {
-		t.Fatal("README has no section \"What an agent cannot do\" before \"Resource faults\"")
+		t.Fatal("docs/threat-model.md has no section \"What an agent cannot do\" before \"The sandbox\"")
 	}
 	section := string(readme[i:j])
 	m := regexp.MustCompile(`runs (\d+) scripted cheats`).FindStringSubmatch(section)
@@ -40,7 +40,7 @@ func TestREADMEHostileAgents(t *testing.T) {
 		t.Fatal("the section does not say how many cheats the suite runs")
 	}
 	if n, _ := strconv.Atoi(m[1]); n != len(cheats) {
-		t.Errorf("README says %d cheats, loop-hostile-agents.txtar runs %d", n, len(cheats))
+		t.Errorf("docs/threat-model.md says %d cheats, loop-hostile-agents.txtar runs %d", n, len(cheats))
 	}
 	for _, row := range regexp.MustCompile("hostile ((?:`[^`]+`(?:, )?)+)").FindAllStringSubmatch(section, -1) {
 		for _, name := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(row[1], -1) {
@@ -51,16 +51,16 @@ func TestREADMEHostileAgents(t *testing.T) {
 					found = found || strings.HasPrefix(c, strings.TrimSuffix(n, "*"))
 				}
 				if !found {
-					t.Errorf("README names hostile %s: no such cheat", n)
+					t.Errorf("docs/threat-model.md names hostile %s: no such cheat", n)
 				}
 			} else if !cheats[n] {
-				t.Errorf("README names hostile %s: no such cheat in loop-hostile-agents.txtar", n)
+				t.Errorf("docs/threat-model.md names hostile %s: no such cheat in loop-hostile-agents.txtar", n)
 			}
 		}
 	}
 	for _, s := range regexp.MustCompile("`((?:loop|guard-run|tree-validate|runner-step)-[a-z-]+)`").FindAllStringSubmatch(section, -1) {
 		if _, err := os.Stat(filepath.Join(root, "testscripts", s[1]+".txtar")); err != nil {
-			t.Errorf("README names the testscript %s: %v", s[1], err)
+			t.Errorf("docs/threat-model.md names the testscript %s: %v", s[1], err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,23 +24,29 @@ import (
 // the block's text with `recipe FILE NAME` (FILE relative to the
 // checkout), so what it runs is what the reader copies. A block that
 // cannot run in a test at all is marked `<!-- not tested: why -->`.
-// TestMarkdownRecipes holds README.md and every Markdown file under docs/
-// to it: every shell or TOML block is marked, every mark names a script
-// that runs it, and every `recipe` a script runs exists.
+// A block inside a generated section (`<!-- NAME: generated from … -->`
+// … `<!-- /NAME -->`) is checked by the test that generates it
+// (TestDocsGenerated). TestMarkdownRecipes holds README.md and every
+// Markdown file under docs/ to it: every code block, whatever its
+// language and indentation (a block in a list item), is marked or
+// generated, every mark names a script that runs it, and every `recipe` a
+// script runs exists.
 
 // recipe is one marked block of a Markdown file.
 type recipe struct {
 	name string // the mark's NAME, "" for an unmarked block
 	skip string // why a block is not tested, from `<!-- not tested: … -->`
 	lang string // the fence's info string
-	text string // the block's lines, each ending in a newline
+	text string // the block's lines, each ending in a newline, unindented as far as its fence
 	line int    // the line of the opening fence, from 1
+	gen  bool   // inside a generated section
 }
 
 var (
 	testMark    = regexp.MustCompile(`^<!-- test: ([a-z0-9-]+(?::[a-z0-9-]+)?) -->$`)
 	notTestMark = regexp.MustCompile(`^<!-- not tested: (.+) -->$`)
-	fenceOpen   = regexp.MustCompile("^(```+|~~~+)\\s*([^`\\s]*)\\s*$")
+	fenceOpen   = regexp.MustCompile("^([ \\t]*)(```+|~~~+)\\s*([^`\\s]*)\\s*$")
+	genEnd      = regexp.MustCompile(`^<!-- /[a-z-]+ -->$`)
 )
 
 // parseRecipes returns every fenced code block of the Markdown file at
@@ -51,11 +58,13 @@ func parseRecipes(path string) ([]recipe, error) {
 	}
 	defer f.Close()
 	var (
-		out   []recipe
-		cur   *recipe
-		fence string
-		prev  string // the last line before this one that is not blank
-		n     int
+		out    []recipe
+		cur    *recipe
+		fence  string
+		indent string // the opening fence's indentation
+		prev   string // the last line before this one that is not blank
+		gen    bool
+		n      int
 	)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -63,17 +72,17 @@ func parseRecipes(path string) ([]recipe, error) {
 		n++
 		l := sc.Text()
 		if cur != nil {
-			if strings.HasPrefix(l, fence) && strings.TrimSpace(strings.TrimLeft(l, fence[:1])) == "" {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
 				out = append(out, *cur)
 				cur = nil
 			} else {
-				cur.text += l + "\n"
+				cur.text += strings.TrimPrefix(l, indent) + "\n"
 			}
 			continue
 		}
 		if m := fenceOpen.FindStringSubmatch(l); m != nil {
-			cur = &recipe{lang: m[2], line: n}
-			fence = m[1]
+			cur = &recipe{lang: m[3], line: n, gen: gen}
+			indent, fence = m[1], m[2]
 			if mm := testMark.FindStringSubmatch(prev); mm != nil {
 				cur.name = mm[1]
 			} else if mm := notTestMark.FindStringSubmatch(prev); mm != nil {
@@ -81,8 +90,14 @@ func parseRecipes(path string) ([]recipe, error) {
 			}
 			continue
 		}
-		if strings.TrimSpace(l) != "" {
-			prev = l
+		switch t := strings.TrimSpace(l); {
+		case generatedOpen.MatchString(t):
+			gen = true
+		case genEnd.MatchString(t):
+			gen = false
+		}
+		if t := strings.TrimSpace(l); t != "" {
+			prev = t
 		}
 	}
 	if cur != nil {
@@ -115,9 +130,6 @@ func markdownFiles(t *testing.T) []string {
 	}
 	return files
 }
-
-// copiedLangs are the info strings of blocks a reader copies and runs.
-var copiedLangs = []string{"sh", "bash", "shell", "console", "toml"}
 
 // scriptRecipes finds the `recipe FILE NAME` commands of every
 // testscript: "FILE NAME" → the scripts that run it.
@@ -164,9 +176,9 @@ func TestMarkdownRecipes(t *testing.T) {
 				if !slices.Contains(used[k], script) {
 					t.Errorf("%s: the block %s is not run: testscripts/%s.txtar has no `recipe %s %s`", at, r.name, script, file, r.name)
 				}
-			case r.skip != "":
-			case slices.Contains(copiedLangs, r.lang):
-				t.Errorf("%s: a %s block a reader copies has no `<!-- test: NAME -->` (or `<!-- not tested: why -->`) on the line before it", at, r.lang)
+			case r.skip != "", r.gen:
+			default:
+				t.Errorf("%s: a %s block has no `<!-- test: NAME -->` (or `<!-- not tested: why -->`) on the line before it, and is in no generated section", at, cmp.Or(r.lang, "plain"))
 			}
 		}
 	}

@@ -495,18 +495,18 @@ func TestErrorsAs(t *testing.T) {
 	}
 }
 
-// The [hooks] example in README.md is a valid configuration.
+// The [hooks] example in docs/operations.md is a valid configuration.
 func TestReadmeHooksExample(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(data), "```toml\n[hooks]\n")
 	if !ok {
-		t.Fatal("README.md has no ```toml [hooks] example")
+		t.Fatal("docs/operations.md has no ```toml [hooks] example")
 	}
 	block, _, _ := strings.Cut(rest, "```")
-	c, err := Parse("README.md", []byte("[hooks]\n"+block))
+	c, err := Parse("docs/operations.md", []byte("[hooks]\n"+block))
 	if err != nil {
 		t.Fatal(err)
 	}
