@@ -249,6 +249,26 @@ var (
 // http(s) and mailto links are left out.
 func markdownLinks(text string) []link {
 	var out []link
+	for _, l := range proseLines(text) {
+		for _, m := range inlineLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(l.text, ""), -1) {
+			if t := m[1]; !strings.Contains(t, "://") && !strings.HasPrefix(t, "mailto:") {
+				out = append(out, link{t, l.n})
+			}
+		}
+	}
+	return out
+}
+
+// textLine is a line of a Markdown file and its number, from 1.
+type textLine struct {
+	text string
+	n    int
+}
+
+// proseLines returns the lines of a Markdown text outside its fenced code
+// blocks, each with its number.
+func proseLines(text string) []textLine {
+	var out []textLine
 	fence := ""
 	for i, l := range strings.Split(text, "\n") {
 		if fence != "" {
@@ -261,11 +281,7 @@ func markdownLinks(text string) []link {
 			fence = m[2]
 			continue
 		}
-		for _, m := range inlineLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(l, ""), -1) {
-			if t := m[1]; !strings.Contains(t, "://") && !strings.HasPrefix(t, "mailto:") {
-				out = append(out, link{t, i + 1})
-			}
-		}
+		out = append(out, textLine{l, i + 1})
 	}
 	return out
 }
@@ -276,18 +292,8 @@ func markdownLinks(text string) []link {
 func headingAnchors(text string) []string {
 	var out []string
 	seen := map[string]int{}
-	fence := ""
-	for _, l := range strings.Split(text, "\n") {
-		if fence != "" {
-			if t := strings.TrimSpace(l); strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if m := fenceOpen.FindStringSubmatch(l); m != nil {
-			fence = m[2]
-			continue
-		}
+	for _, pl := range proseLines(text) {
+		l := pl.text
 		h := strings.TrimLeft(l, "#")
 		if len(h) == len(l) || len(l)-len(h) > 6 || !strings.HasPrefix(h, " ") {
 			continue
