@@ -29,7 +29,7 @@ lint-shell:
     shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
-# scripts drive real agent CLIs and run README's recipes (an eval, the demo,
+# scripts drive real agent CLIs and run the recipes of README and docs/ (an eval, the demo,
 # an install): on a busy 2-core machine the testscripts package alone takes
 # longer than go test's default 10 minutes, so the package timeout is
 # raised; every wait inside a test is for an event.

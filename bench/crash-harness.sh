@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Crash harness: kills runner-step (its whole process group) with SIGKILL at
 # a random point, waits until every process of the group is gone (the lock
-# released), then checks what the README promises:
+# released), then checks what docs/operations.md ("Crashes and a second
+# runner") promises:
 # - right after the kill: the tree validates and is the tree before the
 #   iteration, or the tree after it (tree.after.json, or the tree
 #   tree-update makes from the snapshot and output.json when the kill came

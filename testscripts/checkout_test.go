@@ -36,7 +36,7 @@ func checkoutFiles() ([]string, error) {
 
 // checkoutCmd is the testscript command `checkout DIR`: a copy of the
 // treeloop checkout in DIR (checkoutFiles, modes and symlinks kept), for
-// a README recipe that runs from a checkout and writes into it (just
+// a recipe (README, docs/) that runs from a checkout and writes into it (just
 // build's bin/, eval/results).
 func checkoutCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {

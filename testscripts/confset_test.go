@@ -15,7 +15,7 @@ var (
 )
 
 // confset CONFIG SNIPPET sets in the TOML file CONFIG the keys of the TOML
-// fragment SNIPPET, each in its table (as a reader pastes a README
+// fragment SNIPPET, each in its table (as a reader pastes a docs/
 // configuration into .runner/state/config.toml): a key's line replaces
 // the same key's line in that table, or joins the table's head; a table
 // CONFIG lacks is added at its end. Values are one line each, as in the

@@ -4,7 +4,7 @@ package vocab
 // every printer (text, --json, the UI's API, run records, commit
 // messages, eval) takes them from here, so the same thing has the same
 // word wherever it is shown. Fields lists them with their meanings for
-// README's table, which a test holds to this file.
+// docs/concepts.md's table, which a test holds to this file.
 
 // Status is an iteration's status: meta.json's status, the commit
 // subject's status=, runner-step's and runner-loop's lines.
@@ -169,7 +169,7 @@ type Field struct {
 	Words []Word
 }
 
-// Fields are the outcome fields and their words, in README's order.
+// Fields are the outcome fields and their words, in docs/concepts.md's order.
 var Fields = []Field{
 	{"iteration status", "meta.json `status`, commit subjects `status=`, `runner-step`/`runner-loop` lines", []Word{
 		{string(StatusDone), "the agent said its leaf is done (the guard then ran)"},
@@ -278,7 +278,7 @@ func StatusOf(r Result) Status {
 	return StatusRetry
 }
 
-// Markdown is README's table of the outcome fields: one row per field,
+// Markdown is docs/concepts.md's table of the outcome fields: one row per field,
 // each word with its meaning.
 func Markdown() string {
 	var b []byte
