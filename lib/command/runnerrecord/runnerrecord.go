@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,9 +250,15 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 // EndCmd is `runner-record end`.
 type EndCmd struct {
 	recordFlag
-	Status string `required:"" enum:"complete,stuck,limit,timeout,interrupted,canceled,error,waiting,paused" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled, error, waiting (every open leaf waits for an answer) or paused (a usage limit, runner-loop --no-pause)."`
-	Reason string `required:"" help:"One line: why the run ended."`
+	Status string `placeholder:"STATUS" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled, error, waiting (every open leaf waits for an answer) or paused (a usage limit, runner-loop --no-pause). With --exit, it replaces the status the exit code gives (canceled for interrupted)."`
+	Exit   *int   `placeholder:"N" help:"The porcelain's exit code (--by): the status follows from it. runner-loop: 0 complete, 3 stuck, 4 limit, 7 waiting, 8 paused, 124 timeout, 130/143 interrupted, other error. runner-step: 2 complete, 3 stuck, 4 limit, 7 waiting, 124 timeout, 130/143 interrupted; 0, 5, 8 (an iteration committed) leave the record running without a runner (as detach; no write when it already is), other codes (a refusal, a runner error) too, logging \"runner-step exit N\" (kind step_failed)."`
+	By     string `enum:"runner-loop,runner-step" default:"runner-loop" help:"The porcelain whose exit code --exit gives: runner-loop or runner-step."`
+	Reason string `help:"One line: why the run ended (default with --exit: \"<by> ended with exit N\")."`
 }
+
+// endStatuses are the statuses a run ends with.
+var endStatuses = []string{runrecord.Complete, runrecord.Stuck, runrecord.Limit, runrecord.Timeout, runrecord.Interrupted,
+	runrecord.Canceled, runrecord.Error, runrecord.Waiting, runrecord.Paused}
 
 // hookFor is the hook run when a run ends with status; "" for none
 // (interrupted and canceled: somebody stopped it on purpose).
@@ -269,8 +276,33 @@ func hookFor(status string) string {
 	return ""
 }
 
-// Run finishes the record.
+// Run finishes the record, or with --exit does what the porcelain's exit
+// code says (runrecord.EndOfExit).
 func (e *EndCmd) Run(env *cli.Env) error {
+	status, reason := e.Status, e.Reason
+	if e.Exit != nil {
+		code := *e.Exit
+		st, failed := runrecord.EndOfExit(e.By, code)
+		if st == "" {
+			d := DetachCmd{recordFlag: e.recordFlag}
+			if failed {
+				d.Failed = fmt.Sprintf("%s exit %d", e.By, code)
+			}
+			return d.run(env, true)
+		}
+		if status == "" {
+			status = st
+		}
+		if reason == "" {
+			reason = fmt.Sprintf("%s ended with exit %d", e.By, code)
+		}
+	}
+	if status == "" || reason == "" {
+		return exit.Errorf(exit.Usage, "give --status and --reason, or --exit: how the run ended")
+	}
+	if !slices.Contains(endStatuses, status) {
+		return exit.Errorf(exit.Usage, "--status %q is not one of %s", status, strings.Join(endStatuses, ", "))
+	}
 	path, r, err := e.load(env)
 	if err != nil {
 		return err
@@ -285,8 +317,8 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		env.Warnf("refresh the run record: %v", rerr)
 	}
 	t := now()
-	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = e.Status, oneLine(e.Reason), &t, t
-	if h := hookFor(e.Status); h != "" && rp != nil {
+	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = status, oneLine(reason), &t, t
+	if h := hookFor(status); h != "" && rp != nil {
 		runHook(env, &r, h, rp.Config.Hooks)
 	}
 	return save(path, r)
@@ -299,10 +331,17 @@ type DetachCmd struct {
 }
 
 // Run leaves the record running without a runner.
-func (d *DetachCmd) Run(env *cli.Env) error {
+func (d *DetachCmd) Run(env *cli.Env) error { return d.run(env, false) }
+
+// run detaches the record; lazily, a record already without a runner and
+// nothing to log is left unwritten (runner-record update --detach did it).
+func (d *DetachCmd) run(env *cli.Env, lazily bool) error {
 	path, r, err := d.load(env)
 	if err != nil {
 		return err
+	}
+	if lazily && d.Failed == "" && r.Runner == (runrecord.Runner{}) {
+		return nil
 	}
 	r.Runner = runrecord.Runner{}
 	r.UpdatedAt = now()

@@ -363,3 +363,59 @@ func TestHookEnvironmentAndTimeout(t *testing.T) {
 		t.Fatalf("hook timeout: %d %q %+v", code, errs, r.Log)
 	}
 }
+
+// TestEndExit: end --exit takes the status from the porcelain's exit
+// code; runner-step's committed iterations and refusals leave the record
+// running without a runner (a refusal logged), and a record already
+// detached is not written again.
+func TestEndExit(t *testing.T) {
+	root := repo(t)
+	run(t, root, "begin", "--pid", "7")
+	if code, _, errs := run(t, root, "end", "--record", "run-r", "--by", "runner-step", "--exit", "5"); code != 0 || errs != "" {
+		t.Fatalf("end --exit 5: %d %q", code, errs)
+	}
+	if r := load(t, root, "run-r"); r.Runner != (runrecord.Runner{}) || r.Status != runrecord.Running || len(r.Log) != 0 {
+		t.Fatalf("end --exit 5: %+v", r)
+	}
+	path := filepath.Join(root, layout.RunRecord("run-r"))
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An already detached record needs no write (an atomic write would
+	// replace the file).
+	code, _, errs := run(t, root, "end", "--record", "run-r", "--by", "runner-step", "--exit", "0")
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || errs != "" || !os.SameFile(before, after) {
+		t.Fatalf("end --exit 0 on a detached record: %d %q, rewritten %v", code, errs, !os.SameFile(before, after))
+	}
+	run(t, root, "begin", "--pid", "7")
+	if code, _, _ := run(t, root, "end", "--record", "run-r", "--by", "runner-step", "--exit", "1"); code != 0 {
+		t.Fatal("end --exit 1 failed")
+	}
+	if r := load(t, root, "run-r"); r.Runner != (runrecord.Runner{}) || r.Status != runrecord.Running || len(r.Log) != 1 || r.Log[0].Message != "runner-step exit 1" {
+		t.Fatalf("end --exit 1: %+v", r)
+	}
+	if code, _, _ := run(t, root, "end", "--record", "run-r", "--by", "runner-step", "--exit", "130", "--status", "canceled"); code != 0 {
+		t.Fatal("end --exit 130 --status canceled failed")
+	}
+	if r := load(t, root, "run-r"); r.Status != runrecord.Canceled || r.Reason != "runner-step ended with exit 130" {
+		t.Fatalf("end --exit 130 --status canceled: %+v", r)
+	}
+	root = repo(t)
+	run(t, root, "begin", "--pid", "7")
+	if code, _, _ := run(t, root, "end", "--record", "run-r", "--exit", "6", "--reason", "iteration 3: broke"); code != 0 {
+		t.Fatal("end --exit 6 failed")
+	}
+	if r := load(t, root, "run-r"); r.Status != runrecord.Error || r.Reason != "iteration 3: broke" {
+		t.Fatalf("runner-loop exit 6: %+v", r)
+	}
+	for _, args := range [][]string{{"--status", "complete"}, {"--reason", "why"}, {"--status", "done", "--reason", "why"}} {
+		if code, _, _ := run(t, root, append([]string{"end", "--record", "run-r"}, args...)...); code != 80 {
+			t.Errorf("end %v: exit %d, want 80", args, code)
+		}
+	}
+}
