@@ -100,18 +100,11 @@ func Hermetic(dir string) error {
 	if os.Getenv(HermeticVar) == "1" {
 		return nil
 	}
-	cmd := exec.Command("git", "-C", dir, "config", "--list", "-z", "--show-scope", "--includes")
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && len(out) == 0 {
-		err = nil // no config at all
-	}
+	want, err := HermeticEnviron(dir)
 	if err != nil {
-		return fmt.Errorf("git config --list: snapshot the user's git config: %v", err)
+		return err
 	}
-	now := os.Environ()
-	want := HermeticEnv(now, ParseSnapshot(out))
-	for _, kv := range now {
+	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if hermeticName(name) || strings.HasPrefix(name, UserPrefix) {
 			os.Unsetenv(name)
@@ -122,6 +115,25 @@ func Hermetic(dir string) error {
 		os.Setenv(name, value)
 	}
 	return nil
+}
+
+// HermeticEnviron is this process's environment made hermetic with a
+// snapshot of the user's git config read now in dir (as it is, when it
+// already is hermetic).
+func HermeticEnviron(dir string) ([]string, error) {
+	if os.Getenv(HermeticVar) == "1" {
+		return os.Environ(), nil
+	}
+	cmd := exec.Command("git", "-C", dir, "config", "--list", "-z", "--show-scope", "--includes")
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && len(out) == 0 {
+		err = nil // no config at all
+	}
+	if err != nil {
+		return nil, fmt.Errorf("git config --list: snapshot the user's git config: %v", err)
+	}
+	return HermeticEnv(os.Environ(), ParseSnapshot(out)), nil
 }
 
 // userEnv undoes HermeticEnv in env: the variables it set are dropped and

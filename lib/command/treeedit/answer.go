@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -16,6 +15,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runlock"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -172,14 +172,5 @@ var errLocked = errors.New("a runner holds " + layout.Lock)
 
 // lockHeld is lock for the runner's own commands: a descriptor 9 that is
 // .runner/lock, inherited from runner-step or runner-loop (which hold the
-// lock on it), shares their hold; otherwise the lock is taken as lock
-// takes it.
-func lockHeld(env *cli.Env) (func(), error) {
-	var fd, path syscall.Stat_t
-	if syscall.Fstat(9, &fd) == nil && syscall.Stat(env.Abs(layout.Lock), &path) == nil && fd.Dev == path.Dev && fd.Ino == path.Ino {
-		if err := syscall.Flock(9, syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-			return func() {}, nil
-		}
-	}
-	return lock(env)
-}
+// lock on it), shares their hold (runlock.TakeShared).
+func lockHeld(env *cli.Env) (func(), error) { return takeLock(env, runlock.TakeShared) }

@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -31,6 +30,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/provenance"
+	"github.com/treeloop/treeloop/lib/runlock"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -412,26 +412,24 @@ func field(at, name string) string {
 	return at + "." + name
 }
 
-// lock takes .runner/lock (flock, as runner-step and runner-loop do) for
-// the edit, refusing when a runner holds it.
-func lock(env *cli.Env) (func(), error) {
+// lock takes .runner/lock (lib/runlock, as runner-step and runner-loop
+// hold it) for the edit, refusing when a runner holds it.
+func lock(env *cli.Env) (func(), error) { return takeLock(env, runlock.Take) }
+
+// takeLock takes the lock with take, saying who holds it on a refusal.
+func takeLock(env *cli.Env, take func(string) (func(), error)) (func(), error) {
 	p := env.Abs(layout.Lock)
 	if _, err := os.Stat(env.Abs(layout.Runner)); err != nil {
 		return nil, refused("%s: %v (run tree-edit in a repository set up by runner-init)", layout.Runner, fsutil.Cause(err))
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o644)
+	release, err := take(p)
+	if errors.Is(err, runlock.ErrHeld) {
+		return nil, exit.Wrap(exit.Negative, fmt.Errorf("%w (%s): stop it (or wait for it) before editing the tree", errLocked, runlock.Holder(p)))
+	}
 	if err != nil {
-		return nil, exit.Errorf(exit.RunnerError, "open %s: %v", layout.Lock, fsutil.Cause(err))
+		return nil, exit.Errorf(exit.RunnerError, "lock %s: %v", layout.Lock, fsutil.Cause(err))
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(p)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, exit.Wrap(exit.Negative, fmt.Errorf("%w (%s): stop it (or wait for it) before editing the tree", errLocked, strings.TrimSpace(string(holder))))
-		}
-		return nil, exit.Errorf(exit.RunnerError, "lock %s: %v", layout.Lock, err)
-	}
-	return func() { f.Close() }, nil
+	return release, nil
 }
 
 // reopen sets passes to false on the passed node at at and on its passed
