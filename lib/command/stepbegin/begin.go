@@ -1,0 +1,256 @@
+package stepbegin
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// step is the start of one runner-step.
+type step struct {
+	env   *cli.Env
+	pid   int
+	in    *cli.Interrupt
+	facts facts
+	// The first commands: loop-commit check, tree-validate, tree-select
+	// and runner-check.
+	check, validate, sel, runnerCheck *job
+	ahead                             *job   // the iteration allocated ahead, once started
+	allocated                         string // an allocated iteration's directory, until it begins
+	signaled                          int    // a signal the step got before it started (--signaled)
+	jobs                              []*job // every job started, waited for before the step goes on
+}
+
+// start runs argv in the background as one of the step's jobs.
+func (s *step) start(argv ...string) *job {
+	j := start(argv...)
+	s.jobs = append(s.jobs, j)
+	return j
+}
+
+// waitAll waits for the jobs not taken (a refusal ended the step first):
+// none outlives the start of the step.
+func (s *step) waitAll() {
+	for _, j := range s.jobs {
+		<-j.done
+	}
+}
+
+// signal is 130 or 143 once a signal came (before the start, or since),
+// else 0.
+func (s *step) signal() int {
+	if c := s.in.Code(); c != 0 {
+		return c
+	}
+	return s.signaled
+}
+
+func newStep(env *cli.Env, pid int) *step {
+	return &step{env: env, pid: pid, in: cli.NotifyInterrupt(), facts: facts{"owned": "0", "context_failed": "0"}}
+}
+
+// firstCommands (re)starts the first commands.
+func (s *step) firstCommands() {
+	s.check = s.start("loop-commit", "check")
+	s.validate = s.start("tree-validate", "--audit")
+	s.sel = s.start("tree-select")
+	s.runnerCheck = s.start("runner-check")
+}
+
+// waitFirst waits for the first commands, showing nothing.
+func (s *step) waitFirst() {
+	for _, j := range []*job{s.check, s.validate, s.sel, s.runnerCheck} {
+		j.peek()
+	}
+}
+
+// begin runs the start of the step and returns its exit code.
+func (s *step) begin() int {
+	recovery := s.start("iter-log", "recover")
+	s.firstCommands()
+	if code := s.recover(recovery); code != exit.OK {
+		return code
+	}
+	if code := s.applyAnswers(); code != exit.OK {
+		return code
+	}
+	if code := s.checks(); code != exit.OK {
+		return code
+	}
+	if code := s.allocate(); code != exit.OK {
+		return code
+	}
+	// The last moment to stop without an iteration: a signal or the
+	// cancel file from here on reaches the session, and the iteration is
+	// committed as interrupted.
+	if code := s.stopped(); code != exit.OK {
+		return code
+	}
+	s.allocated = ""
+	return exit.OK
+}
+
+// stopped ends the step before an iteration began, once a signal came or
+// the cancel file stands (an iteration allocated is removed: no session
+// ran in it); exit.OK otherwise.
+func (s *step) stopped() int {
+	if code := s.interrupted(); code != exit.OK {
+		return code
+	}
+	if _, err := os.Stat(s.env.Abs(layout.Cancel)); err != nil {
+		return exit.OK
+	}
+	s.discardAhead()
+	fmt.Fprintln(s.env.Stdout, "step: interrupted reason=cancel-file")
+	fmt.Fprintf(s.env.Stderr, "runner-step: a cancel request is pending%s: runner-cancel --clear withdraws it\n", pendingBy(s.env.Abs(layout.Cancel)))
+	s.facts["end_status"] = "canceled"
+	s.facts["end_reason"] = "canceled by .runner/cancel before an iteration began"
+	return exit.SIGINT
+}
+
+// pendingBy is " (<who asked, when>)", the cancel file's first line in
+// printable characters (at most 200), or "" when it says nothing.
+func pendingBy(path string) string {
+	data, _ := os.ReadFile(path)
+	line, _, _ := strings.Cut(string(data), "\n")
+	line = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, line)
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:200])
+	}
+	if line == "" {
+		return ""
+	}
+	return " (" + line + ")"
+}
+
+// interrupted ends the step before an iteration began, once a signal
+// came; exit.OK otherwise.
+func (s *step) interrupted() int {
+	code := s.signal()
+	if code == 0 {
+		return exit.OK
+	}
+	s.discardAhead()
+	word := "SIGINT"
+	if code == exit.SIGTERM {
+		word = "SIGTERM"
+	}
+	fmt.Fprintf(s.env.Stdout, "step: interrupted reason=%s\n", word)
+	fmt.Fprintf(s.env.Stderr, "runner-step: interrupted by %s before an iteration began; nothing was run\n", word)
+	s.facts["end_reason"] = "interrupted by " + word + " before an iteration began"
+	return code
+}
+
+// discardAhead removes the iteration allocated ahead, or the one
+// allocated (the step ends before it starts).
+func (s *step) discardAhead() {
+	if s.allocated != "" {
+		os.RemoveAll(s.env.Abs(s.allocated))
+		s.allocated = ""
+	}
+	if s.ahead == nil {
+		return
+	}
+	_, out := s.ahead.peek()
+	if d := fields(out)["dir"]; d != "" {
+		if st, err := os.Stat(s.env.Abs(d)); err == nil && st.IsDir() {
+			os.RemoveAll(s.env.Abs(d))
+		}
+	}
+	s.ahead = nil
+}
+
+// recover commits the iteration a crash or kill left unfinished, as
+// interrupted (no attempt consumed), before anything else: iter-log
+// recover ran beside the first commands, which read what it leaves as it
+// is when there is nothing to recover; when there is, they run again
+// once the iteration is committed.
+func (s *step) recover(recovery *job) int {
+	code, out := recovery.collect(nil, s.env.Stderr)
+	if code != exit.OK {
+		if c := s.interrupted(); c != exit.OK {
+			return c
+		}
+		return exit.RunnerError
+	}
+	kv := fields(out)
+	action, dir := kv["action"], kv["dir"]
+	if action == "" || action == "none" {
+		return exit.OK
+	}
+	s.waitFirst()
+	s.removeStaleLocks()
+	if action == "discarded" {
+		fmt.Fprintf(s.env.Stderr, "runner-step: set aside the unstarted iteration directory %s\n", dir)
+		return exit.OK
+	}
+	steps := [][]string{{"loop-commit", "--iter", dir}}
+	if action != "commit" {
+		steps = append([][]string{{"iter-log", "end", "--iter", dir}}, steps...)
+	}
+	if action == "update" {
+		steps = append([][]string{{"agent-exec", "--iter", dir, "--restore"},
+			{"tree-update", "--iter", dir, "--selected", kv["selected"], "--outcome", "interrupted"}}, steps...)
+	}
+	for _, argv := range steps {
+		stdout := io.Discard
+		if argv[0] == "agent-exec" {
+			stdout = s.env.Stderr
+		}
+		if held(stdout, s.env.Stderr, argv...) != exit.OK {
+			return exit.RunnerError
+		}
+	}
+	fmt.Fprintf(s.env.Stdout, "step: recovered %s (action=%s)\n", dir, action)
+	s.facts["recovered"] = "1"
+	s.firstCommands()
+	return exit.OK
+}
+
+// removeStaleLocks removes git's lock files a step killed inside git left
+// (the index, HEAD, packed-refs, the branch ref): the step holds the
+// runner lock and the one that took them is gone.
+func (s *step) removeStaleLocks() {
+	var ref strings.Builder
+	held(&ref, io.Discard, "git", "symbolic-ref", "-q", "HEAD")
+	names := []string{"index.lock", "HEAD.lock", "packed-refs.lock"}
+	if r := strings.TrimSpace(ref.String()); r != "" {
+		names = append(names, r+".lock")
+	}
+	for _, name := range names {
+		var p strings.Builder
+		held(&p, io.Discard, "git", "rev-parse", "--git-path", name)
+		stale := strings.TrimRight(p.String(), "\n")
+		if _, err := os.Stat(s.env.Abs(stale)); stale != "" && err == nil {
+			fmt.Fprintf(s.env.Stderr, "runner-step: removing %s left by the interrupted step\n", stale)
+			os.Remove(s.env.Abs(stale))
+		}
+	}
+}
+
+// applyAnswers commits the answers operators queued while a runner held
+// the lock (tree-edit answer, runner-ui), each an operator edit, once the
+// first commands have read what they read; they run again after it.
+func (s *step) applyAnswers() int {
+	queued, _ := filepath.Glob(s.env.Abs(filepath.Join(layout.Answers, "[^.]*")))
+	if len(queued) == 0 {
+		return exit.OK
+	}
+	s.waitFirst()
+	if held(s.env.Stderr, s.env.Stderr, "tree-edit", "apply-answers") != exit.OK {
+		return exit.RunnerError
+	}
+	s.firstCommands()
+	return exit.OK
+}

@@ -1,0 +1,209 @@
+package stepbegin
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// openRecord opens the run record when the step runs alone (runner-loop
+// sets TREELOOP_RECORD: it owns the record), and refreshes it with an
+// iteration the recovery committed. A record never stops the step.
+func (s *step) openRecord() {
+	record, underLoop := os.LookupEnv("TREELOOP_RECORD")
+	if !underLoop {
+		record = ""
+		code, out := start("runner-record", "begin", "--pid", strconv.Itoa(s.pid)).collect(nil, s.env.Stderr)
+		if code == exit.OK {
+			record = strings.TrimPrefix(out, "record=")
+		}
+		if record == "none" {
+			record = ""
+		}
+		if record != "" {
+			s.facts["owned"] = "1"
+		}
+	}
+	s.facts["record"] = record
+	if record != "" && s.facts["recovered"] == "1" {
+		held(s.env.Stdout, s.env.Stderr, "runner-record", "update", "--record", record)
+	}
+}
+
+// checks takes the first commands' answers in order, allocating the
+// iteration ahead once tree-validate, tree-select and runner-check have
+// passed and nothing asks the step to stop.
+func (s *step) checks() int {
+	s.openRecord()
+	if code, _ := s.validate.peek(); code == exit.OK {
+		if code, _ := s.sel.peek(); code == exit.OK {
+			if code, _ := s.runnerCheck.peek(); code == exit.OK && !s.canceled() && s.signal() == 0 {
+				_, sel := s.sel.peek()
+				if id := fields(sel)["id"]; id != "" {
+					s.ahead = spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
+					s.jobs = append(s.jobs, s.ahead)
+				}
+			}
+		}
+	}
+	if code := s.interrupted(); code != exit.OK {
+		return code
+	}
+	code, out := s.check.collect(nil, s.env.Stderr)
+	if code != exit.OK {
+		s.discardAhead()
+		return code
+	}
+	if code := s.commit(fields(out)); code != exit.OK {
+		return code
+	}
+	if code, _ := s.validate.collect(s.env.Stdout, s.env.Stderr); code != exit.OK {
+		s.discardAhead()
+		return code
+	}
+	if code := s.selection(); code != exit.OK {
+		return code
+	}
+	return s.needs()
+}
+
+// canceled reports whether the cancel file stands.
+func (s *step) canceled() bool {
+	_, err := os.Stat(s.env.Abs(layout.Cancel))
+	return err == nil
+}
+
+// commit takes the run, the branch and the commit the step starts from
+// from loop-commit check's answer (HEAD as git has it otherwise): the
+// commands that judge a session read their references from it, never
+// from files the agent or the guard can write.
+func (s *step) commit(kv map[string]string) int {
+	s.facts["run"] = kv["run"]
+	base, branch := kv["head"], kv["branch"]
+	if base == "" || branch == "" {
+		var out strings.Builder
+		if held(&out, s.env.Stderr, "git", "rev-parse", "--verify", "HEAD") != exit.OK {
+			return exit.RunnerError
+		}
+		base, branch = strings.TrimRight(out.String(), "\n"), ""
+	}
+	s.facts["base"], s.facts["branch"] = base, branch
+	if branch != "" {
+		// The step's facts for the commands started from here on
+		// (lib/git/step.go), as runner-step exports them.
+		os.Setenv(git.StepBranch, branch)
+		os.Setenv(git.StepHead, base)
+	}
+	return exit.OK
+}
+
+// selection takes tree-select's answer: the node and the mode, or the
+// end of the run (complete, stuck, waiting).
+func (s *step) selection() int {
+	code, sel := s.sel.collect(nil, s.env.Stderr)
+	switch code {
+	case exit.OK:
+	case exit.Complete:
+		fmt.Fprintln(s.env.Stdout, "step: status=complete")
+		s.facts["end_reason"] = "the tree is complete"
+		return code
+	case exit.Stuck:
+		fmt.Fprintln(s.env.Stdout, "step: "+sel)
+		s.facts["end_reason"] = strings.TrimPrefix(sel, "status=stuck ")
+		return code
+	case exit.Waiting:
+		fmt.Fprintln(s.env.Stdout, "step: "+sel)
+		s.facts["end_reason"] = "every open leaf waits for an operator's answer (tree-edit answer)"
+		return code
+	default:
+		return code
+	}
+	kv := fields(sel)
+	s.facts["id"], s.facts["mode"] = kv["id"], kv["next"]
+	return exit.OK
+}
+
+// needs takes runner-check's answer: what the iteration needs (the
+// configuration, the agent's and the guard's executables, the cassette,
+// the budgets) is checked before one is allocated, so a bad
+// configuration costs no iteration.
+func (s *step) needs() int {
+	code, out := s.runnerCheck.collect(nil, s.env.Stderr)
+	if code == exit.OK {
+		return code
+	}
+	s.discardAhead()
+	if code != exit.Negative {
+		return code
+	}
+	var problems []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasSuffix(l, ": ok") && !strings.Contains(l, ": skipped: ") {
+			problems = append(problems, l)
+		}
+	}
+	if len(problems) == 0 {
+		problems = []string{""}
+	}
+	more := ""
+	if n := len(problems); n > 1 {
+		more = fmt.Sprintf(" (and %d more: run runner-check)", n-1)
+	}
+	fmt.Fprintf(s.env.Stderr, "runner-step: not starting an iteration: %s%s\n", problems[0], more)
+	return code
+}
+
+// allocate is iter-log begin for node id, then context-write in the
+// iteration's directory: it prints iter-log begin's line, and
+// "context=failed" when context-write failed.
+func allocate(id string, stdout, stderr io.Writer) int {
+	var out strings.Builder
+	code := held(&out, stderr, "iter-log", "begin", "--selected", id)
+	line := strings.TrimRight(out.String(), "\n")
+	fmt.Fprintln(stdout, line)
+	if code != exit.OK {
+		return code
+	}
+	if held(io.Discard, stderr, "context-write", "--iter", fields(line)["dir"]) != exit.OK {
+		fmt.Fprintln(stdout, "context=failed")
+	}
+	return exit.OK
+}
+
+// allocate takes the iteration allocated ahead, or allocates it now.
+func (s *step) allocate() int {
+	if code := s.stopped(); code != exit.OK {
+		return code
+	}
+	j := s.ahead
+	if j == nil {
+		id := s.facts["id"]
+		j = spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
+	}
+	code, begin := j.collect(nil, s.env.Stderr)
+	s.ahead = nil // taken: from here its directory is allocated's to remove
+	if strings.Contains(begin, "context=failed") {
+		s.facts["context_failed"] = "1"
+	}
+	if code == exit.Limit {
+		if begin == "" {
+			begin = "limit=max-iterations"
+		}
+		fmt.Fprintln(s.env.Stdout, "step: "+strings.Replace(begin, "limit=", "limit reason=", 1))
+		s.facts["end_reason"] = strings.TrimPrefix(begin, "limit=")
+		return code
+	}
+	if code != exit.OK {
+		return code
+	}
+	kv := fields(begin)
+	s.facts["dir"], s.facts["iter"] = kv["dir"], kv["iter"]
+	s.allocated = kv["dir"]
+	return exit.OK
+}

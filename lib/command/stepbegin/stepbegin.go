@@ -1,0 +1,86 @@
+// Package stepbegin is the step-begin command: the start of runner-step
+// (tools/runner-step; seed 004, DESIGN.md decisions 12, 15, 20), from the
+// recovery of an iteration a crash left to the allocation of the next
+// one. iter-log recover, runner-record begin, loop-commit check,
+// tree-validate, tree-select and runner-check read what the last step
+// left (recover, when it finds nothing to recover, and begin write only
+// ignored files), so they run side by side; each one's output is kept
+// and taken in that order: the first that refuses ends the step as it
+// would have in sequence, and what the later ones printed is not shown.
+// Once tree-validate, tree-select and runner-check have passed, while
+// loop-commit check's git status still scans the work tree, iter-log
+// begin and context-write allocate the iteration ahead (they write only
+// ignored files); should the check refuse, that directory, never started,
+// is removed.
+package stepbegin
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+)
+
+// Options is the command line of step-begin.
+type Options struct {
+	PID      int `required:"" help:"The step's process id (runner-step's), for the run record the step opens when it runs alone."`
+	Signaled int `placeholder:"CODE" help:"A signal the step got already, 130 (SIGINT) or 143 (SIGTERM), as if it came now: the step starts no iteration (0: none)."`
+	DataFD   int `name:"data-fd" default:"3" placeholder:"FD" help:"The descriptor the step's facts go to, as shell assignments for runner-step to eval, whatever the exit code: record, owned (1: the step opened the run record and ends it), run, base, branch, id, mode, dir, iter, context_failed (1: context-write failed), end_status and end_reason (for the run record), then exit=<code>."`
+}
+
+// Main runs step-begin and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cli.Run("step-begin", "Begin an iteration of runner-step in the current directory, the repository's root: commit an iteration a crash or kill left unfinished (as interrupted), commit the answers operators queued, open the run record (unless TREELOOP_RECORD is set: runner-loop owns it), check the git policy, the tree, the selection and what the iteration needs (loop-commit check, tree-validate --audit, tree-select, runner-check: side by side), and allocate the iteration (iter-log begin, context-write). Prints the step's lines as runner-step prints them (\"step: recovered …\", \"step: status=complete\", \"step: limit reason=…\", \"step: interrupted reason=…\") and the step's facts on --data-fd. Exit 0 an iteration is allocated, otherwise the step's exit code (runner-step --help): 1 refused, 2 complete, 3 stuck, 4 a limit, 6 runner error, 7 waiting, 130/143 interrupted (a signal, or .runner/cancel) before an iteration began.", &Options{}, args, stdin, stdout, stderr)
+}
+
+// facts is what the step learns, for runner-step.
+type facts map[string]string
+
+// Run begins the iteration.
+func (o *Options) Run(env *cli.Env) error {
+	s := newStep(env, o.PID)
+	defer s.in.Stop()
+	s.signaled = o.Signaled
+	code := s.begin()
+	s.waitAll()
+	s.facts["exit"] = fmt.Sprint(code)
+	s.writeFacts(o.DataFD)
+	if code != exit.OK {
+		return cli.Silent(code)
+	}
+	return nil
+}
+
+// writeFacts prints the facts as shell assignments on descriptor fd.
+func (s *step) writeFacts(fd int) {
+	names := make([]string, 0, len(s.facts))
+	for k := range s.facts {
+		if k != "exit" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	names = append(names, "exit") // last: the step's exit, as the step says it
+	var b strings.Builder
+	for _, k := range names {
+		if k == "exit" {
+			fmt.Fprintf(&b, "exit=%s\n", s.facts[k]) // a number
+			continue
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, quote(s.facts[k]))
+	}
+	f := os.NewFile(uintptr(fd), "data")
+	if f == nil {
+		return
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		s.env.Warnf("write the step's facts on descriptor %d: %v", fd, err)
+	}
+}
+
+// quote is s in single quotes, for the shell.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

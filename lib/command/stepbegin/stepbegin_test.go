@@ -1,0 +1,139 @@
+package stepbegin
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+)
+
+// done is a job that has ended with code, having printed out and errs.
+func done(code int, out, errs string) *job {
+	j := &job{done: make(chan struct{}), code: code}
+	j.stdout.WriteString(out)
+	j.stderr.WriteString(errs)
+	close(j.done)
+	return j
+}
+
+func testStep(t *testing.T) (*step, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	env := &cli.Env{Name: "step-begin", Stdout: &out, Stderr: &errs, Dir: t.TempDir()}
+	s := newStep(env, 1)
+	t.Cleanup(s.in.Stop)
+	return s, &out, &errs
+}
+
+// TestHeldRunsAgain: a command the signal killed at its very start runs
+// again; its output is the run's that ended.
+func TestHeldRunsAgain(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "ran")
+	var out, errs bytes.Buffer
+	code := held(&out, &errs, "sh", "-c", `if [ ! -e "$0" ]; then : > "$0"; echo early; kill -INT $$; fi; echo ok`, mark)
+	if code != 0 || out.String() != "ok\n" {
+		t.Fatalf("held: %d %q %q", code, out.String(), errs.String())
+	}
+	if code := held(&out, &errs, "sh", "-c", "exit 7"); code != 7 {
+		t.Errorf("exit 7: %d", code)
+	}
+	if code := held(&out, &errs, filepath.Join(t.TempDir(), "nothing")); code != 127 {
+		t.Errorf("a command that cannot start: %d", code)
+	}
+}
+
+// TestSelection: tree-select's answers, each as runner-step says it.
+func TestSelection(t *testing.T) {
+	for _, c := range []struct {
+		code         int
+		sel, stdout  string
+		reason, mode string
+	}{
+		{0, "status=open id=a path=a next=execute attempts=0/3", "", "", "execute"},
+		{2, "status=complete", "step: status=complete\n", "the tree is complete", ""},
+		{3, "status=stuck id=a path=a next=execute attempts=3/3", "step: status=stuck id=a path=a next=execute attempts=3/3\n", "id=a path=a next=execute attempts=3/3", ""},
+		{7, "status=waiting id=a path=a next=execute attempts=0/3", "step: status=waiting id=a path=a next=execute attempts=0/3\n", "every open leaf waits for an operator's answer (tree-edit answer)", ""},
+		{1, "", "", "", ""},
+	} {
+		s, out, _ := testStep(t)
+		s.sel = done(c.code, c.sel+"\n", "")
+		if code := s.selection(); code != c.code || out.String() != c.stdout || s.facts["end_reason"] != c.reason || s.facts["mode"] != c.mode {
+			t.Errorf("tree-select exit %d: %d %q %+v", c.code, code, out.String(), s.facts)
+		}
+	}
+}
+
+// TestNeeds: runner-check's first problem, and how many more.
+func TestNeeds(t *testing.T) {
+	s, _, errs := testStep(t)
+	s.runnerCheck = done(1, "config: ok\nagent: the agent's program x: not found\nguard: skipped: config invalid\nbudget: no\n", "")
+	if code := s.needs(); code != exit.Negative {
+		t.Fatalf("needs: %d", code)
+	}
+	if want := "runner-step: not starting an iteration: agent: the agent's program x: not found (and 1 more: run runner-check)\n"; errs.String() != want {
+		t.Errorf("needs: %q, want %q", errs.String(), want)
+	}
+	s, _, errs = testStep(t)
+	s.runnerCheck = done(6, "", "runner-check: broke\n")
+	if code := s.needs(); code != 6 || errs.String() != "runner-check: broke\n" {
+		t.Errorf("needs, exit 6: %d %q", code, errs.String())
+	}
+}
+
+// TestStoppedBeforeIteration: a signal, then the cancel file, end the
+// step before an iteration began, removing the iteration allocated.
+func TestStoppedBeforeIteration(t *testing.T) {
+	s, out, errs := testStep(t)
+	dir := filepath.Join(".runner", "iterations", "r", "0001")
+	if err := os.MkdirAll(s.env.Abs(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.allocated = dir
+	s.signaled = exit.SIGTERM
+	if code := s.stopped(); code != exit.SIGTERM || out.String() != "step: interrupted reason=SIGTERM\n" ||
+		!strings.Contains(errs.String(), "interrupted by SIGTERM before an iteration began") {
+		t.Errorf("signaled: %d %q %q", code, out.String(), errs.String())
+	}
+	if _, err := os.Stat(s.env.Abs(dir)); !os.IsNotExist(err) {
+		t.Errorf("the allocated iteration is left: %v", err)
+	}
+	s, out, errs = testStep(t)
+	if code := s.stopped(); code != exit.OK || out.Len() != 0 {
+		t.Fatalf("nothing asks to stop: %d %q", code, out.String())
+	}
+	if err := os.MkdirAll(s.env.Abs(".runner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.env.Abs(".runner/cancel"), []byte("by=op\tat=now "+strings.Repeat("x", 300)+"\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := s.stopped()
+	line := errs.String()
+	if code != exit.SIGINT || out.String() != "step: interrupted reason=cancel-file\n" || s.facts["end_status"] != "canceled" ||
+		!strings.HasPrefix(line, "runner-step: a cancel request is pending (by=opat=now xxx") || strings.Count(line, "x") != 200-len("by=opat=now ") {
+		t.Errorf("cancel file: %d %q %q %+v", code, out.String(), line, s.facts)
+	}
+}
+
+// TestFacts: shell assignments, quoted, exit last and bare.
+func TestFacts(t *testing.T) {
+	s, _, _ := testStep(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.facts["end_reason"] = "it's done"
+	s.facts["exit"] = "3"
+	s.writeFacts(int(w.Fd()))
+	w.Close()
+	var b bytes.Buffer
+	b.ReadFrom(r)
+	want := "context_failed='0'\nend_reason='it'\\''s done'\nowned='0'\nexit=3\n"
+	if b.String() != want {
+		t.Errorf("facts %q, want %q", b.String(), want)
+	}
+}
