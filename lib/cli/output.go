@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -72,3 +73,7 @@ func (g Get) print(env *Env, data []byte) error {
 	_, err := fmt.Fprintln(env.Stdout, out)
 	return err
 }
+
+// ShellQuote is s in single quotes, safe in a line the porcelain evals
+// (any byte but NUL, newlines included).
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

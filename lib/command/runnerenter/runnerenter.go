@@ -77,7 +77,7 @@ func (e *EnvCmd) Run(env *cli.Env) error {
 		return e.fail(env, exit.Negative, "%s is not inside a git repository: run it in your project's repository", start)
 	}
 	root := repo.Root()
-	lines := []string{"cd -- " + quote(root) + " || exit 6", "unset TREELOOP_DIR"}
+	lines := []string{"cd -- " + cli.ShellQuote(root) + " || exit 6", "unset TREELOOP_DIR"}
 	if e.Hermetic {
 		want, err := git.HermeticEnviron(root)
 		if err != nil {
@@ -115,7 +115,7 @@ func envChange(from, to []string) []string {
 	for _, kv := range to {
 		name, value, _ := strings.Cut(kv, "=")
 		if shellName.MatchString(name) && !slices.Contains(from, kv) {
-			export = append(export, "export "+name+"="+quote(value))
+			export = append(export, "export "+name+"="+cli.ShellQuote(value))
 		}
 	}
 	if len(unset) > 0 {
@@ -123,9 +123,6 @@ func envChange(from, to []string) []string {
 	}
 	return export
 }
-
-// quote is s in single quotes, for the shell.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // LockCmd is `runner-enter lock`.
 type LockCmd struct {

@@ -71,7 +71,7 @@ func (s *step) writeFacts(fd int) {
 			fmt.Fprintf(&b, "exit=%s\n", s.facts[k]) // a number
 			continue
 		}
-		fmt.Fprintf(&b, "%s=%s\n", k, quote(s.facts[k]))
+		fmt.Fprintf(&b, "%s=%s\n", k, cli.ShellQuote(s.facts[k]))
 	}
 	f := os.NewFile(uintptr(fd), "data")
 	if f == nil {
@@ -81,6 +81,3 @@ func (s *step) writeFacts(fd int) {
 		s.env.Warnf("write the step's facts on descriptor %d: %v", fd, err)
 	}
 }
-
-// quote is s in single quotes, for the shell.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
