@@ -27,16 +27,7 @@ const (
 // "path func" (gocyclo's name for the complexity, the declared name for the
 // length). It only shrinks: a new violation fails, and so does an entry that
 // no longer breaks its limit, so that it is taken off the list.
-var structureDebt = map[string]bool{
-	"lib/command/agentexec/agentexec.go (*Options).run":       true,
-	"lib/config/config.go (Config).Validate":                  true,
-	"lib/seal/seal.go (*Seal).Restore":                        true,
-	"lib/command/treevalidate/treevalidate.go (*Options).Run": true,
-	"lib/proc/proc.go Run":                                    true,
-	"lib/command/iterlog/iterlog.go (*EndCmd).Run":            true,
-	"lib/tree/fuzz_test.go FuzzTransition":                    true,
-	"lib/command/treeupdate/treeupdate.go (*Options).Run":     true,
-}
+var structureDebt = map[string]bool{}
 
 // goFiles calls f for every Go file of the module (testdata excluded), with
 // its path relative to the module's root.

@@ -387,23 +387,40 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		es = append(es, &Error{Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)})
 	}
-	inRange := func(key string, v, lo, hi int) {
-		switch {
-		case v < lo:
-			bad(key, "must be at least %d, got %d", lo, v)
-		case v > hi:
-			bad(key, "must be at most %d, got %d", hi, v)
-		}
+	inRange(bad, "max_attempts_default", c.MaxAttemptsDefault, 1, maxAttempts)
+	inRange(bad, "max_iterations", c.MaxIterations, 1, maxIterations)
+	inRange(bad, "iteration_timeout_secs", c.IterationTimeoutSecs, 1, maxSecs)
+	inRange(bad, "agent_idle_timeout_secs", c.AgentIdleTimeoutSecs, 0, maxSecs)
+	inRange(bad, "executor_output_limit_bytes", c.ExecutorOutputLimitBytes, 1, math.MaxInt)
+	inRange(bad, "guard_output_limit_bytes", c.GuardOutputLimitBytes, 1, math.MaxInt)
+	inRange(bad, "prompt_budget_bytes", c.PromptBudgetBytes, MinPromptBudgetBytes, math.MaxInt)
+	inRange(bad, "artifacts_limit_bytes", c.ArtifactsLimitBytes, 0, math.MaxInt)
+	validateProtected(c.ProtectedPaths, bad)
+	c.Guard.validate(bad)
+	c.Agent.validate(bad)
+	c.Hooks.validate(bad)
+	c.Setup.validate(bad)
+	c.Sandbox.validate(bad)
+	if len(es) == 0 {
+		return nil
 	}
-	inRange("max_attempts_default", c.MaxAttemptsDefault, 1, maxAttempts)
-	inRange("max_iterations", c.MaxIterations, 1, maxIterations)
-	inRange("iteration_timeout_secs", c.IterationTimeoutSecs, 1, maxSecs)
-	inRange("agent_idle_timeout_secs", c.AgentIdleTimeoutSecs, 0, maxSecs)
-	inRange("executor_output_limit_bytes", c.ExecutorOutputLimitBytes, 1, math.MaxInt)
-	inRange("guard_output_limit_bytes", c.GuardOutputLimitBytes, 1, math.MaxInt)
-	inRange("prompt_budget_bytes", c.PromptBudgetBytes, MinPromptBudgetBytes, math.MaxInt)
-	inRange("artifacts_limit_bytes", c.ArtifactsLimitBytes, 0, math.MaxInt)
-	for i, p := range c.ProtectedPaths {
+	return es
+}
+
+// inRange reports an integer value outside [lo, hi] through bad.
+func inRange(bad func(key, format string, args ...any), key string, v, lo, hi int) {
+	switch {
+	case v < lo:
+		bad(key, "must be at least %d, got %d", lo, v)
+	case v > hi:
+		bad(key, "must be at most %d, got %d", hi, v)
+	}
+}
+
+// validateProtected reports the protected_paths patterns that match
+// nothing (empty, a NUL byte, bad syntax) through bad.
+func validateProtected(paths []string, bad func(key, format string, args ...any)) {
+	for i, p := range paths {
 		key := fmt.Sprintf("protected_paths[%d]", i)
 		p, _ = ProtectedGlob(p)
 		switch {
@@ -417,43 +434,57 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if len(c.Guard.Command) == 0 {
+}
+
+// validate reports the [guard] table's bad keys through bad.
+func (g Guard) validate(bad func(key, format string, args ...any)) {
+	if len(g.Command) == 0 {
 		bad("guard.command", "must not be empty")
-	} else if c.Guard.Command[0] == "" {
+	} else if g.Command[0] == "" {
 		bad("guard.command", "program name (first element) must not be empty")
 	}
-	argv("guard.command", c.Guard.Command, bad)
-	if len(c.Guard.Ratchet) > 0 && c.Guard.Ratchet[0] == "" {
+	argv("guard.command", g.Command, bad)
+	if len(g.Ratchet) > 0 && g.Ratchet[0] == "" {
 		bad("guard.ratchet", "program name (first element) must not be empty")
 	}
-	argv("guard.ratchet", c.Guard.Ratchet, bad)
-	if !slices.Contains(Backends, c.Agent.Backend) {
-		bad("agent.backend", "must be one of %s, got %q", strings.Join(Backends, ", "), c.Agent.Backend)
+	argv("guard.ratchet", g.Ratchet, bad)
+}
+
+// validate reports the [agent] table's bad keys through bad.
+func (a Agent) validate(bad func(key, format string, args ...any)) {
+	if !slices.Contains(Backends, a.Backend) {
+		bad("agent.backend", "must be one of %s, got %q", strings.Join(Backends, ", "), a.Backend)
 	}
-	if strings.ContainsRune(c.Agent.Bin, 0) {
+	if strings.ContainsRune(a.Bin, 0) {
 		bad("agent.bin", "contains a NUL byte")
 	}
-	c.Agent.validateModels(bad)
-	argv("agent.extra_args", c.Agent.ExtraArgs, bad)
-	if c.Agent.OnRateLimit != RateLimitStop && c.Agent.OnRateLimit != RateLimitWait {
-		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, c.Agent.OnRateLimit)
+	a.validateModels(bad)
+	argv("agent.extra_args", a.ExtraArgs, bad)
+	if a.OnRateLimit != RateLimitStop && a.OnRateLimit != RateLimitWait {
+		bad("agent.on_rate_limit", "must be %q or %q, got %q", RateLimitStop, RateLimitWait, a.OnRateLimit)
 	}
-	if !slices.Contains(PermissionModes, c.Agent.PermissionMode) {
-		bad("agent.permission_mode", "must be one of %s, got %q", strings.Join(PermissionModes, ", "), c.Agent.PermissionMode)
+	if !slices.Contains(PermissionModes, a.PermissionMode) {
+		bad("agent.permission_mode", "must be one of %s, got %q", strings.Join(PermissionModes, ", "), a.PermissionMode)
 	}
-	for i, b := range c.Agent.Fallback {
+	for i, b := range a.Fallback {
 		if !slices.Contains(FallbackBackends, b) {
 			bad("agent.fallback", "element %d must be one of %s, got %q", i, strings.Join(FallbackBackends, ", "), b)
 		}
 	}
-	if c.Agent.MaxTokens < 0 {
-		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", c.Agent.MaxTokens)
+	if a.MaxTokens < 0 {
+		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", a.MaxTokens)
 	}
-	if f := c.Agent.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+	if f := a.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
 	}
-	for _, model := range slices.Sorted(maps.Keys(c.Agent.Prices)) {
-		p := c.Agent.Prices[model]
+	a.validatePrices(bad)
+}
+
+// validatePrices reports the [agent.prices] entries that are not
+// non-negative numbers through bad.
+func (a Agent) validatePrices(bad func(key, format string, args ...any)) {
+	for _, model := range slices.Sorted(maps.Keys(a.Prices)) {
+		p := a.Prices[model]
 		for _, f := range []struct {
 			name string
 			v    float64
@@ -464,26 +495,29 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	for _, h := range c.Hooks.Named() {
-		key := "hooks." + h.Name
-		if len(h.Argv) > 0 && h.Argv[0] == "" {
+}
+
+// validate reports the [hooks] table's bad keys through bad.
+func (h Hooks) validate(bad func(key, format string, args ...any)) {
+	for _, n := range h.Named() {
+		key := "hooks." + n.Name
+		if len(n.Argv) > 0 && n.Argv[0] == "" {
 			bad(key, "program name (first element) must not be empty")
 		}
-		argv(key, h.Argv, bad)
+		argv(key, n.Argv, bad)
 	}
-	inRange("hooks.timeout_secs", c.Hooks.TimeoutSecs, 1, maxSecs)
-	for i, cmd := range c.Setup.Commands {
+	inRange(bad, "hooks.timeout_secs", h.TimeoutSecs, 1, maxSecs)
+}
+
+// validate reports the [setup] table's bad commands through bad.
+func (s Setup) validate(bad func(key, format string, args ...any)) {
+	for i, cmd := range s.Commands {
 		key := fmt.Sprintf("setup.commands[%d]", i)
 		if len(cmd) == 0 || cmd[0] == "" {
 			bad(key, "must be a non-empty argv with a program name first")
 		}
 		argv(key, cmd, bad)
 	}
-	c.Sandbox.validate(bad)
-	if len(es) == 0 {
-		return nil
-	}
-	return es
 }
 
 // validateModels checks the model keys and max_pause.

@@ -171,51 +171,14 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		res.TimedOut = true
 		return res, nil
 	}
-
-	// A bad Dir would otherwise surface as "fork/exec <binary>: no such
-	// file or directory", blaming the binary.
-	if err := checkDir(s.Dir); err != nil {
-		return res, &StartError{Name: s.Argv[0], Err: err}
-	}
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = s.Env
-	// Pdeathsig: if this process is killed outright, the child does not
-	// run on unsupervised.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	CloseInherited()
-	if s.KillEscaped {
-		if err := becomeSubreaper(); err != nil {
-			return res, &StartError{Name: s.Argv[0], Err: fmt.Errorf("become a child subreaper: %w", err)}
-		}
-	}
-
-	p, err := newPipes(cmd, s)
+	cmd, p, status, err := start(s, &res)
 	if err != nil {
-		return res, &StartError{Name: s.Argv[0], Err: err}
+		return res, err
 	}
-	start := time.Now()
-	var status *os.File
-	if s.KillEscaped && !s.OwnNamespace {
-		// A session: under its own init in a PID namespace (contain.go),
-		// else, where the kernel refuses, as a child subreaper.
-		var contained *exec.Cmd
-		if contained, status = startContained(cmd, s); status != nil {
-			cmd, res.Contained = contained, true
-		}
-	}
-	if !res.Contained {
-		if err := cmd.Start(); err != nil {
-			p.closeAll()
-			return res, &StartError{Name: s.Argv[0], Err: err}
-		}
-	}
-	res.Started = start
-	p.closeChildEnds()
 	pgid := cmd.Process.Pid
 
 	o := &output{log: s.Log, tee: s.Tee, stdout: s.Stdout}
-	o.last.Store(start.UnixNano())
+	o.last.Store(res.Started.UnixNano())
 	var readers sync.WaitGroup
 	readers.Go(func() { o.copy(p.outR, s.Stdout != nil) })
 	if p.errR != nil {
@@ -237,8 +200,73 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		cmd.Wait()
 		close(waitc)
 	}()
+	supervise(ctx, s, &supervisor{pgid: pgid, grace: grace}, waitc, o, &res)
+	if s.KillEscaped && !res.Contained {
+		res.EscapedProcs = killChildren(pgid)
+		res.Escaped = len(res.EscapedProcs)
+	}
+	if err := exitStatus(cmd, status, &res); err != nil {
+		p.closeOurEnds()
+		return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: err}
+	}
+	drain(p, &readers, fed)
+	res.Duration = time.Since(res.Started)
+	res.OutputBytes = o.bytes.Load()
+	res.OutputErr = o.firstErr()
+	return res, nil
+}
 
-	sup := supervisor{pgid: pgid, grace: grace}
+// start starts s.Argv in a new process group (a session under its own
+// init where s asks for it and the kernel allows, res.Contained), with
+// the pipes of its output and input, and sets res.Started. status is the
+// init's report pipe, nil without an init. The error is a *StartError.
+func start(s Spec, res *Result) (cmd *exec.Cmd, p *pipes, status *os.File, err error) {
+	// A bad Dir would otherwise surface as "fork/exec <binary>: no such
+	// file or directory", blaming the binary.
+	if err := checkDir(s.Dir); err != nil {
+		return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
+	}
+	cmd = exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	// Pdeathsig: if this process is killed outright, the child does not
+	// run on unsupervised.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	CloseInherited()
+	if s.KillEscaped {
+		if err := becomeSubreaper(); err != nil {
+			return nil, nil, nil, &StartError{Name: s.Argv[0], Err: fmt.Errorf("become a child subreaper: %w", err)}
+		}
+	}
+
+	p, err = newPipes(cmd, s)
+	if err != nil {
+		return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
+	}
+	started := time.Now()
+	if s.KillEscaped && !s.OwnNamespace {
+		// A session: under its own init in a PID namespace (contain.go),
+		// else, where the kernel refuses, as a child subreaper.
+		var contained *exec.Cmd
+		if contained, status = startContained(cmd, s); status != nil {
+			cmd, res.Contained = contained, true
+		}
+	}
+	if !res.Contained {
+		if err := cmd.Start(); err != nil {
+			p.closeAll()
+			return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
+		}
+	}
+	res.Started = started
+	p.closeChildEnds()
+	return cmd, p, status, nil
+}
+
+// supervise waits for the main process to exit (waitc closed), stopping
+// its group on s.Deadline, on s.IdleTimeout without output (o) or when
+// ctx is done (the reason goes into res), then ends the group (sup).
+func supervise(ctx context.Context, s Spec, sup *supervisor, waitc <-chan struct{}, o *output, res *Result) {
 	defer sup.stopTimers()
 	var deadlinec <-chan time.Time
 	if !s.Deadline.IsZero() {
@@ -262,7 +290,7 @@ wait:
 		case <-done:
 			done = nil
 			if !sup.stopping {
-				setCtxReason(&res, ctx.Err())
+				setCtxReason(res, ctx.Err())
 				sup.stop()
 			}
 		case <-deadlinec:
@@ -287,11 +315,13 @@ wait:
 		}
 	}
 	sup.finish()
-	if s.KillEscaped && !res.Contained {
-		res.EscapedProcs = killChildren(pgid)
-		res.Escaped = len(res.EscapedProcs)
-	}
+}
 
+// exitStatus sets res's exit code and signal from the reaped process and,
+// under an init, from its report on status (which it closes), with what
+// the init killed. The error is the init's report that the command could
+// not be started.
+func exitStatus(cmd *exec.Cmd, status *os.File, res *Result) error {
 	st := cmd.ProcessState
 	if st != nil {
 		res.ExitCode = st.ExitCode()
@@ -299,23 +329,28 @@ wait:
 			res.Signal = ws.Signal().String()
 		}
 	}
-	if status != nil {
-		// The init exits as the command did; its report says whether
-		// the command died by a signal, which its own exit cannot.
-		rep := initStatus(status)
-		status.Close()
-		res.EscapedProcs, res.Escaped = rep.escaped, max(rep.count, len(rep.escaped))
-		switch {
-		case rep.startErr != "":
-			p.closeOurEnds()
-			return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: errors.New(rep.startErr)}
-		case rep.sig != 0 && res.Signal == "":
-			res.ExitCode, res.Signal = -1, rep.sig.String()
-		case rep.code >= 0 && res.Signal == "":
-			res.ExitCode = rep.code
-		}
+	if status == nil {
+		return nil
 	}
+	// The init exits as the command did; its report says whether
+	// the command died by a signal, which its own exit cannot.
+	rep := initStatus(status)
+	status.Close()
+	res.EscapedProcs, res.Escaped = rep.escaped, max(rep.count, len(rep.escaped))
+	switch {
+	case rep.startErr != "":
+		return errors.New(rep.startErr)
+	case rep.sig != 0 && res.Signal == "":
+		res.ExitCode, res.Signal = -1, rep.sig.String()
+	case rep.code >= 0 && res.Signal == "":
+		res.ExitCode = rep.code
+	}
+	return nil
+}
 
+// drain waits for the output's readers and the input's copy (fed) to end
+// once the group is gone, giving up on each after drainTimeout.
+func drain(p *pipes, readers *sync.WaitGroup, fed <-chan struct{}) {
 	// The group is gone; what is left in the pipes drains quickly unless a
 	// descendant escaped the group and still holds them.
 	drained := make(chan struct{})
@@ -336,11 +371,6 @@ wait:
 	case <-fed:
 	case <-time.After(drainTimeout):
 	}
-
-	res.Duration = time.Since(start)
-	res.OutputBytes = o.bytes.Load()
-	res.OutputErr = o.firstErr()
-	return res, nil
 }
 
 func checkDir(dir string) error {

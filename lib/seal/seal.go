@@ -256,6 +256,40 @@ func (s *Seal) Restore() ([]string, error) {
 	var notes []string
 	// Added paths first, so a directory replaced by a file is cleared
 	// before its sealed contents are written back.
+	added, err := s.added()
+	if err != nil {
+		return nil, fmt.Errorf("check %s: %w", s.root, fsutil.Cause(err))
+	}
+	for _, rel := range added {
+		if err := os.RemoveAll(filepath.Join(s.root, filepath.FromSlash(rel))); err != nil {
+			return nil, err
+		}
+		if _, sealed := s.files[rel]; !sealed {
+			notes = append(notes, rel+" added")
+		}
+	}
+	rels := make([]string, 0, len(s.files))
+	for rel := range s.files {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels) // parents before children
+	for _, rel := range rels {
+		note, err := s.restoreEntry(rel, s.files[rel], added)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	slices.Sort(notes)
+	return slices.Compact(notes), nil
+}
+
+// added lists the paths under root that are not as sealed: added, or of
+// another kind than sealed (a file where a directory was, a link where a
+// file was), relative to root with slashes.
+func (s *Seal) added() ([]string, error) {
 	var added []string
 	err := walkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -292,80 +326,59 @@ func (s *Seal) Restore() ([]string, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", s.root, fsutil.Cause(err))
-	}
-	for _, rel := range added {
-		if err := os.RemoveAll(filepath.Join(s.root, filepath.FromSlash(rel))); err != nil {
-			return nil, err
-		}
-		if _, sealed := s.files[rel]; !sealed {
-			notes = append(notes, rel+" added")
-		}
-	}
-	rels := make([]string, 0, len(s.files))
-	for rel := range s.files {
-		rels = append(rels, rel)
-	}
-	slices.Sort(rels) // parents before children
-	for _, rel := range rels {
-		e := s.files[rel]
-		p := under(s.root, rel)
-		if e.link != "" {
-			if target, err := os.Readlink(p); err != nil || target != e.link {
-				notes = append(notes, rel+" changed")
-				if err := os.RemoveAll(p); err != nil {
-					return nil, err
-				}
-				if err := os.Symlink(e.link, p); err != nil {
-					return nil, err
-				}
+	return added, err
+}
+
+// restoreEntry puts the sealed path rel back (added lists the paths
+// Restore removed) and returns its note, "" when it is as sealed.
+func (s *Seal) restoreEntry(rel string, e entry, added []string) (string, error) {
+	p := under(s.root, rel)
+	if e.link != "" {
+		if target, err := os.Readlink(p); err != nil || target != e.link {
+			if err := os.RemoveAll(p); err != nil {
+				return "", err
 			}
-			continue
-		}
-		if e.dir {
-			if st, err := os.Lstat(p); err != nil || !st.IsDir() {
-				if err := os.MkdirAll(p, e.mode); err != nil {
-					return nil, err
-				}
-				notes = append(notes, rel+"/ deleted")
+			if err := os.Symlink(e.link, p); err != nil {
+				return "", err
 			}
-			continue
+			return rel + " changed", nil
 		}
-		if e.id != "" {
-			note, err := s.restoreIndexed(rel, p, e, slices.Contains(added, rel))
-			if err != nil {
-				return nil, err
-			}
-			if note != "" {
-				notes = append(notes, note)
-			}
-			continue
-		}
-		now, err := read(p)
-		switch {
-		case err == nil && e.sameBytes(now):
-			continue
-		case err == nil || slices.Contains(added, rel):
-			notes = append(notes, rel+" changed")
-		case errors.Is(err, fs.ErrNotExist):
-			notes = append(notes, rel+" deleted")
-		default:
-			notes = append(notes, rel+" changed")
-		}
-		if e.data == nil {
-			notes[len(notes)-1] += NotRestored("it was too large to keep")
-			continue
-		}
-		if err := os.RemoveAll(p); err != nil {
-			return nil, err
-		}
-		if err := fsutil.WriteAtomic(p, e.data, e.mode); err != nil {
-			return nil, err
-		}
+		return "", nil
 	}
-	slices.Sort(notes)
-	return slices.Compact(notes), nil
+	if e.dir {
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			if err := os.MkdirAll(p, e.mode); err != nil {
+				return "", err
+			}
+			return rel + "/ deleted", nil
+		}
+		return "", nil
+	}
+	if e.id != "" {
+		return s.restoreIndexed(rel, p, e, slices.Contains(added, rel))
+	}
+	var note string
+	now, err := read(p)
+	switch {
+	case err == nil && e.sameBytes(now):
+		return "", nil
+	case err == nil || slices.Contains(added, rel):
+		note = rel + " changed"
+	case errors.Is(err, fs.ErrNotExist):
+		note = rel + " deleted"
+	default:
+		note = rel + " changed"
+	}
+	if e.data == nil {
+		return note + NotRestored("it was too large to keep"), nil
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return "", err
+	}
+	if err := fsutil.WriteAtomic(p, e.data, e.mode); err != nil {
+		return "", err
+	}
+	return note, nil
 }
 
 // Forged ends the name a changed file that cannot be put back is moved

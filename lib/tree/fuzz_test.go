@@ -143,36 +143,8 @@ func FuzzTransition(f *testing.F) {
 		if root == nil || len(ps) > 0 {
 			root = fallbackTree()
 		}
-		// Candidates: every leaf, open or not, so the error paths run too;
-		// one pick value in eight takes an internal node or an unknown id.
-		var ids []string
-		for id, e := range tree.Index(root) {
-			if e.Node.IsLeaf() {
-				ids = append(ids, id)
-			}
-		}
-		slices.Sort(ids)
-		selected := ids[int(pick)%len(ids)]
-		switch pick % 8 {
-		case 7:
-			selected = root.ID
-		case 6:
-			if pick%16 == 14 {
-				selected = "no-such-node"
-			}
-		}
-		statuses := []string{tree.AgentDone, tree.AgentRetry, tree.AgentDecomposed, "bogus", tree.AgentBlocked}
-		guards := []string{tree.GuardPass, tree.GuardFail, tree.GuardSkipped, ""}
-		o := tree.Outcome{Status: statuses[int(status)%len(statuses)], Guard: guards[int(guard)%len(guards)], Question: goal}
-		for i := range int(nkids) % 6 {
-			nexts := []string{tree.NextExecute, tree.NextDecompose, ""}
-			o.Children = append(o.Children, tree.NewChild{
-				Title:      fuzzText(title, "T", 256),
-				Goal:       fuzzText(goal, "", 16384),
-				Acceptance: []string{fuzzText(goal, "", 4096)},
-				Next:       nexts[i%len(nexts)],
-			})
-		}
+		selected := fuzzSelected(root, pick)
+		o := fuzzOutcome(status, guard, nkids, title, goal)
 		// Transition checks max_attempts >= 1 but not the schema's maximum
 		// of 1000000 (nor the children's fields, which agentout validates):
 		// stay inside the schema's range, with values below 1 for the errors.
@@ -199,32 +171,80 @@ func FuzzTransition(f *testing.F) {
 			t.Fatalf("result not a fixed point of Encode")
 		}
 		n, _ := tree.Find(again, selected)
-		switch {
-		case o.Status == tree.AgentDone && o.Guard == tree.GuardPass:
-			if !n.Passes || n.Attempts != b.Attempts {
-				t.Fatalf("done+pass: %q passes=%v attempts %d -> %d", selected, n.Passes, b.Attempts, n.Attempts)
-			}
-		case o.Status == tree.AgentDecomposed:
-			if len(n.Children) != len(o.Children) || n.Passes || n.Attempts != b.Attempts {
-				t.Fatalf("decomposed into %d children, want %d", len(n.Children), len(o.Children))
-			}
-			for i, c := range n.Children {
-				if c.Order != int64(i+1) || c.Passes || c.Attempts != 0 || c.MaxAttempts != ma {
-					t.Fatalf("new child %+v", c)
-				}
-			}
-		case o.Status == tree.AgentBlocked:
-			if n.Waiting == "" || n.Attempts != b.Attempts || n.Passes {
-				t.Fatalf("blocked: %q waiting=%q attempts %d -> %d", selected, n.Waiting, b.Attempts, n.Attempts)
-			}
-		default: // done+fail, retry+skipped
-			if n.Attempts != min(b.Attempts+1, b.MaxAttempts) || n.Passes {
-				t.Fatalf("%s+%s: attempts %d -> %d", o.Status, o.Guard, b.Attempts, n.Attempts)
-			}
-		}
+		checkTransitioned(t, selected, o, ma, b, n)
 		if tree.Count(again) != tree.Count(before)+len(n.Children) {
 			t.Fatalf("node count %d -> %d", tree.Count(before), tree.Count(again))
 		}
 		checkSelection(t, again)
 	})
+}
+
+// fuzzSelected picks the node FuzzTransition transitions: every leaf,
+// open or not, so the error paths run too; one pick value in eight takes
+// an internal node or an unknown id.
+func fuzzSelected(root *tree.Node, pick uint16) string {
+	var ids []string
+	for id, e := range tree.Index(root) {
+		if e.Node.IsLeaf() {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	selected := ids[int(pick)%len(ids)]
+	switch pick % 8 {
+	case 7:
+		selected = root.ID
+	case 6:
+		if pick%16 == 14 {
+			selected = "no-such-node"
+		}
+	}
+	return selected
+}
+
+// fuzzOutcome is FuzzTransition's outcome: a status (one unknown among
+// them), a guard outcome, up to five children and a question.
+func fuzzOutcome(status, guard, nkids uint8, title, goal string) tree.Outcome {
+	statuses := []string{tree.AgentDone, tree.AgentRetry, tree.AgentDecomposed, "bogus", tree.AgentBlocked}
+	guards := []string{tree.GuardPass, tree.GuardFail, tree.GuardSkipped, ""}
+	o := tree.Outcome{Status: statuses[int(status)%len(statuses)], Guard: guards[int(guard)%len(guards)], Question: goal}
+	for i := range int(nkids) % 6 {
+		nexts := []string{tree.NextExecute, tree.NextDecompose, ""}
+		o.Children = append(o.Children, tree.NewChild{
+			Title:      fuzzText(title, "T", 256),
+			Goal:       fuzzText(goal, "", 16384),
+			Acceptance: []string{fuzzText(goal, "", 4096)},
+			Next:       nexts[i%len(nexts)],
+		})
+	}
+	return o
+}
+
+// checkTransitioned checks the selected node after a successful
+// Transition (n) against itself before (b), by the outcome o.
+func checkTransitioned(t *testing.T, selected string, o tree.Outcome, ma int, b, n *tree.Node) {
+	t.Helper()
+	switch {
+	case o.Status == tree.AgentDone && o.Guard == tree.GuardPass:
+		if !n.Passes || n.Attempts != b.Attempts {
+			t.Fatalf("done+pass: %q passes=%v attempts %d -> %d", selected, n.Passes, b.Attempts, n.Attempts)
+		}
+	case o.Status == tree.AgentDecomposed:
+		if len(n.Children) != len(o.Children) || n.Passes || n.Attempts != b.Attempts {
+			t.Fatalf("decomposed into %d children, want %d", len(n.Children), len(o.Children))
+		}
+		for i, c := range n.Children {
+			if c.Order != int64(i+1) || c.Passes || c.Attempts != 0 || c.MaxAttempts != ma {
+				t.Fatalf("new child %+v", c)
+			}
+		}
+	case o.Status == tree.AgentBlocked:
+		if n.Waiting == "" || n.Attempts != b.Attempts || n.Passes {
+			t.Fatalf("blocked: %q waiting=%q attempts %d -> %d", selected, n.Waiting, b.Attempts, n.Attempts)
+		}
+	default: // done+fail, retry+skipped
+		if n.Attempts != min(b.Attempts+1, b.MaxAttempts) || n.Passes {
+			t.Fatalf("%s+%s: attempts %d -> %d", o.Status, o.Guard, b.Attempts, n.Attempts)
+		}
+	}
 }

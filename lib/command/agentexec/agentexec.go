@@ -105,11 +105,11 @@ func (o *Options) run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	dir, begin, cfg := it.Dir, it.Begin, it.Config
+	cfg := it.Config
 	// The session's model by mode and attempt (last_attempt_model,
 	// decompose_model, execute_model, else model).
 	var modelRule string
-	cfg.Agent.Model, modelRule = cfg.Agent.ModelFor(begin.Mode, begin.Attempts, begin.MaxAttempts)
+	cfg.Agent.Model, modelRule = cfg.Agent.ModelFor(it.Begin.Mode, it.Begin.Attempts, it.Begin.MaxAttempts)
 	backend, err := agent.New(cfg.Agent.Backend)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
@@ -117,9 +117,97 @@ func (o *Options) run(env *cli.Env) error {
 	if o.Restore {
 		return o.restore(env, repo, it)
 	}
+	x := &execution{env: env, repo: repo, it: it, cfg: cfg, backend: backend}
+	defer x.close()
+	if err := x.prepare(o.tee(env), modelRule); err != nil {
+		return err
+	}
+	if sealErr != nil {
+		return exit.Errorf(exit.RunnerError, "%v", sealErr)
+	}
+	if err := sealed.Hold(x.cfg.Protected(), confinement(x.cfg, env.Dir, x.it.Dir, x.outPath)); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	o.Tell(env, sealed.Digest())
+	// Who creates the cancel file during the session, the
+	// operator (lib/cancel.Request) or the session itself.
+	judge, err := cancel.Listen(env.Dir)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
+	}
+	// [sandbox] mode = "bwrap" or "docker": the session runs
+	// confined; what the sandbox left is removed before it is judged.
+	release, err := confine(env, &x.req, x.cfg, env.Dir, x.outPath, &x.rec)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
+	}
+	defer release()
+	x.runSessions()
+	if err := release(); err != nil {
+		judge.Close(false)
+		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
+	}
+	verdict := judge.Close(x.in.Cause() == cli.CauseCancelFile)
+	if err := x.log.Close(); err != nil {
+		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+	}
+	// The log reaches the disk while the session is checked,
+	// before agent.json is written.
+	syncLog := x.syncLog()
+	defer syncLog()
+	x.recordResult()
+	// The same judgement for every path, timeouts and interruptions
+	// included: the iteration is committed whatever happened, so a touched
+	// runner file or a moved HEAD must be put back first.
+	violations, err := x.violations(sealed, verdict)
+	if err != nil {
+		return err
+	}
+	if err := x.judgeOutput(); err != nil {
+		return err
+	}
+	code := x.exitCode(verdict, violations)
+	syncLog()
+	return o.report(env, x.it.Dir, x.rec, code)
+}
+
+// execution is one agent session of agent-exec, from its prepared request
+// to its judged record (agent.json).
+type execution struct {
+	env     *cli.Env
+	repo    *git.Repo
+	it      stepctx.Iteration
+	cfg     config.Config // it.Config with the session's model
+	backend agent.Backend // the backend that ran last
+	primary string        // the configured backend's name
+	req     agent.Request
+	rec     iterdir.Agent
+	outPath string             // <iter>/output.json
+	logFile *os.File           // <iter>/executor.log
+	log     *proc.CappedWriter // logFile within its cap
+	closers []func() error     // run by close, last first
+	in      *cli.Interrupt     // the session's interruption
+	began   bool               // no interruption came before the session began
+	res     agent.Result       // the last session's result
+	runErr  error              // the last session's start error
+}
+
+// close closes the files prepare opened, the last first.
+func (x *execution) close() {
+	for i := len(x.closers) - 1; i >= 0; i-- {
+		x.closers[i]()
+	}
+}
+
+// prepare reads the node's agent settings and the prompt, opens
+// executor.log (and events.jsonl for a backend that streams events) and
+// fills the request and the record's first fields. Errors carry the
+// runner-error exit code.
+func (x *execution) prepare(tee io.Writer, modelRule string) error {
+	env, cfg, dir, begin := x.env, &x.cfg, x.it.Dir, x.it.Begin
 	// The node's own agent settings (seed 000 §3.4), from the base: the
 	// operator's file, which no session can change for itself.
-	tools, hasTools, err := nodetools.Read(repo, cmp.Or(it.Base, "HEAD"), begin.NodeID)
+	tools, hasTools, err := nodetools.Read(x.repo, cmp.Or(x.it.Base, "HEAD"), begin.NodeID)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (fix the node's settings and commit them)", err)
 	}
@@ -134,191 +222,194 @@ func (o *Options) run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s (run context-write first): %v", iterdir.PromptFile, fsutil.Cause(err))
 	}
-	outPath := filepath.Join(dir, iterdir.OutputFile)
-	if err := os.Remove(outPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	x.outPath = filepath.Join(dir, iterdir.OutputFile)
+	if err := os.Remove(x.outPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return exit.Errorf(exit.RunnerError, "remove a stale %s: %v", iterdir.OutputFile, fsutil.Cause(err))
 	}
-	logFile, err := os.OpenFile(filepath.Join(dir, iterdir.ExecutorLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if x.logFile, err = os.OpenFile(filepath.Join(dir, iterdir.ExecutorLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.ExecutorLog, fsutil.Cause(err))
 	}
-	defer logFile.Close()
-	log := proc.NewCappedWriter(logFile, int64(cfg.ExecutorOutputLimitBytes))
+	x.closers = append(x.closers, x.logFile.Close)
+	x.log = proc.NewCappedWriter(x.logFile, int64(cfg.ExecutorOutputLimitBytes))
 
 	sum := sha256.Sum256(prompt)
-	rec := iterdir.Agent{Version: 1, Backend: backend.Name(), PromptSHA256: hex.EncodeToString(sum[:]), AgentErrors: []string{}, ModelRule: modelRule}
-	req := agent.Request{
-		Prompt: prompt, PromptPath: promptPath, Root: env.Dir, IterDir: dir, OutputPath: outPath,
+	x.rec = iterdir.Agent{Version: 1, Backend: x.backend.Name(), PromptSHA256: hex.EncodeToString(sum[:]), AgentErrors: []string{}, ModelRule: modelRule}
+	x.req = agent.Request{
+		Prompt: prompt, PromptPath: promptPath, Root: env.Dir, IterDir: dir, OutputPath: x.outPath,
 		RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID, NodePath: begin.NodePath,
 		Mode: begin.Mode, Deadline: begin.Deadline, IdleTimeout: cfg.AgentIdleTimeout(),
-		Config: cfg.Agent, Log: log, Tee: o.tee(env), ExtraEnv: toolsEnv,
+		Config: cfg.Agent, Log: x.log, Tee: tee, ExtraEnv: toolsEnv,
 	}
 	if hasTools {
-		rec.NodeTools = tools.Summary()
-		fmt.Fprintf(log, "[treeloop] %s: %s\n", layout.NodeTools(begin.NodeID), rec.NodeTools)
+		x.rec.NodeTools = tools.Summary()
+		fmt.Fprintf(x.log, "[treeloop] %s: %s\n", layout.NodeTools(begin.NodeID), x.rec.NodeTools)
 	}
-	if _, ok := backend.(interface{ StreamsEvents() bool }); ok && req.Tee != nil && backend.Name() != "replay" {
-		req.Tee = agent.LiveView(backend.Name(), req.Tee)
+	if _, ok := x.backend.(interface{ StreamsEvents() bool }); ok && x.req.Tee != nil && x.backend.Name() != "replay" {
+		x.req.Tee = agent.LiveView(x.backend.Name(), x.req.Tee)
 	}
-	if streamsEvents(backend) || slices.ContainsFunc(cfg.Agent.Fallback, func(n string) bool { b, _ := agent.New(n); return streamsEvents(b) }) {
+	if streamsEvents(x.backend) || slices.ContainsFunc(cfg.Agent.Fallback, func(n string) bool { b, _ := agent.New(n); return streamsEvents(b) }) {
 		f, err := os.OpenFile(filepath.Join(dir, iterdir.EventsLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.EventsLog, fsutil.Cause(err))
 		}
-		defer f.Close()
 		events := proc.NewCappedWriter(f, int64(cfg.ExecutorOutputLimitBytes))
-		defer events.Close()
-		req.Events = events
+		x.closers = append(x.closers, f.Close, events.Close)
+		x.req.Events = events
 	}
-	if sealErr != nil {
-		return exit.Errorf(exit.RunnerError, "%v", sealErr)
-	}
-	if err := sealed.Hold(cfg.Protected(), confinement(cfg, env.Dir, dir, outPath)); err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
-	}
-	o.Tell(env, sealed.Digest())
-	// Who creates the cancel file during the session, the
-	// operator (lib/cancel.Request) or the session itself.
-	judge, err := cancel.Listen(env.Dir)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
-	}
-	// [sandbox] mode = "bwrap" or "docker": the session runs
-	// confined; what the sandbox left is removed before it is judged.
-	release, err := confine(env, &req, cfg, env.Dir, outPath, &rec)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
-	}
-	defer release()
-	in := cli.NotifyInterrupt()
-	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
+	return nil
+}
+
+// runSessions runs the session, then the backends of [agent] fallback
+// and the fresh sessions of on_rate_limit = "wait" while they apply, and
+// stops watching for interruptions.
+func (x *execution) runSessions() {
+	env, begin := x.env, x.it.Begin
+	x.in = cli.NotifyInterrupt()
+	if err := x.in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
 		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
 	}
-	began := in.Err() == nil
-	res, runErr := startSession(in, backend, req)
-	primary := backend.Name()
+	x.began = x.in.Err() == nil
+	x.res, x.runErr = startSession(x.in, x.backend, x.req)
+	x.primary = x.backend.Name()
 	// [agent] fallback: a rate limit or refused authentication
 	// hands what is left of the iteration's budget to the next backend.
-	backend, res, runErr = fallback(env, in, cfg.Agent.Fallback, begin, backend, &req, res, runErr, &rec, log)
+	x.backend, x.res, x.runErr = fallback(env, x.in, x.cfg.Agent.Fallback, begin, x.backend, &x.req, x.res, x.runErr, &x.rec, x.log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
-	for k := 0; runErr == nil && res.Class == agent.ClassRateLimit && cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
-		wait := agent.RateLimitWait(res.ResetAt, k, time.Now())
+	for k := 0; x.runErr == nil && x.res.Class == agent.ClassRateLimit && x.cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
+		wait := agent.RateLimitWait(x.res.ResetAt, k, time.Now())
 		if !time.Now().Add(wait).Before(begin.Deadline) {
 			break
 		}
 		note := fmt.Sprintf("rate limited: waiting %s before a fresh session (on_rate_limit = \"wait\")", wait.Round(time.Second))
 		env.Warnf("%s", note)
-		fmt.Fprintf(log, "\n[treeloop] %s\n", note)
+		fmt.Fprintf(x.log, "\n[treeloop] %s\n", note)
 		select {
 		case <-time.After(wait):
-		case <-in.Done():
+		case <-x.in.Done():
 		}
-		if in.Err() != nil {
-			res.Class, res.Message = agent.ClassInterrupted, "agent interrupted by "+in.Cause()+" while waiting for a rate limit"
+		if x.in.Err() != nil {
+			x.res.Class, x.res.Message = agent.ClassInterrupted, "agent interrupted by "+x.in.Cause()+" while waiting for a rate limit"
 			break
 		}
-		res, runErr = backend.Run(in, req)
+		x.res, x.runErr = x.backend.Run(x.in, x.req)
 	}
-	in.Stop()
-	if err := release(); err != nil {
-		judge.Close(false)
-		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
-	}
-	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
-	if err := log.Close(); err != nil {
-		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
-	}
-	// The log reaches the disk while the session is checked,
-	// before agent.json is written.
+	x.in.Stop()
+}
+
+// syncLog starts syncing executor.log to the disk and returns the wait
+// for it (again later does nothing); a failure is warned about.
+func (x *execution) syncLog() func() {
 	logSynced := make(chan error, 1)
-	go func() { logSynced <- logFile.Sync() }()
-	syncLog := func() {
+	go func() { logSynced <- x.logFile.Sync() }()
+	return func() {
 		if logSynced == nil {
 			return
 		}
 		if err := <-logSynced; err != nil {
-			env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+			x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 		}
 		logSynced = nil
 	}
-	defer syncLog()
-	rec.CostFromPrices = priceUsage(&res, cfg.Agent)
-	rec.Backend = backend.Name()
+}
+
+// recordResult copies the last session's result into the record.
+func (x *execution) recordResult() {
+	rec, res := &x.rec, &x.res
+	rec.CostFromPrices = priceUsage(res, x.cfg.Agent)
+	rec.Backend = x.backend.Name()
 	rec.Argv, rec.ExitCode, rec.Signal = res.Argv, res.Proc.ExitCode, res.Proc.Signal
 	rec.DurationMS = res.Proc.Duration.Milliseconds()
 	if !res.Proc.Started.IsZero() {
 		rec.StartedAt = res.Proc.Started.UTC().Format(time.RFC3339Nano)
 	}
-	if at := in.At(); !at.IsZero() {
+	if at := x.in.At(); !at.IsZero() {
 		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
 	}
 	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
 	rec.Usage = rec.Usage.Add(res.Usage)
 	rec.AutoCompaction = res.AutoCompaction
-	rec.LogBytes, rec.LogTruncated = log.Total(), log.Truncated()
+	rec.LogBytes, rec.LogTruncated = x.log.Total(), x.log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
 	rec.Contained = string(session.Contained(rec.Sandbox, res.Proc))
 	if rec.EscapedKilled > 0 {
-		left, helpers := agent.SplitEscaped(backend.Name(), res.Proc.EscapedProcs)
+		left, helpers := agent.SplitEscaped(x.backend.Name(), res.Proc.EscapedProcs)
 		rec.Escaped, rec.CLIHelpers = agent.Commands(res.Proc.EscapedProcs, 200), len(helpers)
 		if len(left) > 0 {
-			env.Warnf("killed %s the agent left running outside its process group: %s", vocab.Plural(len(left), "process", "processes"), strings.Join(agent.Commands(left, 60), ", "))
+			x.env.Warnf("killed %s the agent left running outside its process group: %s", vocab.Plural(len(left), "process", "processes"), strings.Join(agent.Commands(left, 60), ", "))
 		}
 	}
 	rec.Class, rec.Message = res.Class, res.Message
 	if rec.Argv == nil {
 		rec.Argv = []string{}
 	}
-	if runErr != nil {
-		rec.Class, rec.Message = agent.ClassStartError, runErr.Error()
+	if x.runErr != nil {
+		rec.Class, rec.Message = agent.ClassStartError, x.runErr.Error()
 	}
+}
 
-	// The same judgement for every path, timeouts and interruptions
-	// included: the iteration is committed whatever happened, so a touched
-	// runner file or a moved HEAD must be put back first.
-	violations, err := sealed.Check("the agent", cfg.Protected())
+// violations puts back what the agent may not change and words what it
+// did: protected paths and git (sealed), the artifacts' cap, a cancel
+// file or answers the session wrote itself. It records the session in
+// the cassette when one is configured. Errors carry the runner-error exit
+// code.
+func (x *execution) violations(sealed *session.Session, verdict cancel.Verdict) ([]string, error) {
+	violations, err := sealed.Check("the agent", x.cfg.Protected())
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
+		return nil, exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	// The nodes' artifacts directories, within their cap (seed 000 §3.4).
-	over, err := artifacts.Enforce(repo, cmp.Or(it.Base, "HEAD"), int64(cfg.ArtifactsLimitBytes))
+	over, err := artifacts.Enforce(x.repo, cmp.Or(x.it.Base, "HEAD"), int64(x.cfg.ArtifactsLimitBytes))
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
+		return nil, exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
 	}
 	violations = append(violations, over...)
 	if verdict.Appeared {
-		rec.Cancel = &verdict
+		x.rec.Cancel = &verdict
 	}
 	if verdict.By == cancel.BySession {
 		violations = append(violations, fmt.Sprintf("the agent's session created %s with no operator's request (runner-cancel): it stops the loop, but the iteration is an agent error (an attempt consumed)", layout.Cancel))
 	}
 	violations = append(violations, forgedAnswers("the agent's session", verdict.ForgedAnswers)...)
-	if cfg.Agent.Cassette != "" && primary != "replay" {
-		if err := record(repo, dir, begin, cfg.Agent.Cassette, backend.Name(), res, runErr); err != nil {
-			return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
+	if x.cfg.Agent.Cassette != "" && x.primary != "replay" {
+		if err := record(x.repo, x.it.Dir, x.it.Begin, x.cfg.Agent.Cassette, x.backend.Name(), x.res, x.runErr); err != nil {
+			return nil, exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
 		}
 	}
+	return violations, nil
+}
 
-	if rec.Class == "" {
-		if res.Output == nil {
-			rec.Class, rec.Message = agent.ClassNoOutput, "no output: the agent gave no structured output"
-		} else if out, err := agentout.Parse(res.Output, begin.Mode); err != nil {
-			rec.Class, rec.Message = agent.ClassInvalidOutput, err.Error()
-		} else {
-			rec.Class, rec.Status = agent.ClassOK, out.Status
-		}
-		if res.Output != nil && !fileHolds(outPath, res.Output) {
-			if err := fsutil.WriteAtomic(outPath, res.Output, 0o644); err != nil {
-				return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.OutputFile, fsutil.Cause(err))
-			}
+// judgeOutput classifies a session that ended without another class by
+// its output (none, invalid for the mode, or valid with its status) and
+// keeps the output in output.json.
+func (x *execution) judgeOutput() error {
+	rec, res := &x.rec, &x.res
+	if rec.Class != "" {
+		return nil
+	}
+	if res.Output == nil {
+		rec.Class, rec.Message = agent.ClassNoOutput, "no output: the agent gave no structured output"
+	} else if out, err := agentout.Parse(res.Output, x.it.Begin.Mode); err != nil {
+		rec.Class, rec.Message = agent.ClassInvalidOutput, err.Error()
+	} else {
+		rec.Class, rec.Status = agent.ClassOK, out.Status
+	}
+	if res.Output != nil && !fileHolds(x.outPath, res.Output) {
+		if err := fsutil.WriteAtomic(x.outPath, res.Output, 0o644); err != nil {
+			return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.OutputFile, fsutil.Cause(err))
 		}
 	}
+	return nil
+}
 
+// exitCode is agent-exec's exit code for the judged session; an agent
+// error's message and the violations go into the record's agent errors.
+func (x *execution) exitCode(verdict cancel.Verdict, violations []string) int {
+	rec, in := &x.rec, x.in
 	code := exit.OK
 	switch {
 	case rec.Class == agent.ClassInterrupted:
-		if c := in.Cause(); c != "" && began {
+		if c := in.Cause(); c != "" && x.began {
 			rec.Message = "agent interrupted by " + c
 		}
 		code = in.Code()
@@ -347,7 +438,12 @@ func (o *Options) run(env *cli.Env) error {
 			rec.Class, rec.Message = agent.ClassPolicy, violations[0]
 		}
 	}
-	syncLog()
+	return code
+}
+
+// report writes agent.json, prints the record (--json) or its status
+// line, and words the agent errors on stderr.
+func (o *Options) report(env *cli.Env, dir string, rec iterdir.Agent, code int) error {
 	if err := iterdir.Write(dir, iterdir.AgentFile, rec); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", iterdir.AgentFile, fsutil.Cause(err))
 	}

@@ -165,6 +165,54 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err := iterdir.Read(dir, iterdir.UpdateFile, &upd); err != nil {
 		return exit.Errorf(exit.RunnerError, "read %s (run tree-update first): %w", iterdir.UpdateFile, err)
 	}
+	m, err := e.meta(dir, begin, upd)
+	if err != nil {
+		return err
+	}
+	root, ps, err := loadTree(env)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+	}
+	if len(ps) > 0 {
+		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
+	}
+	statePath, err := writeRunState(env, begin, m, upd.Summary)
+	if err != nil {
+		return err
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	patch, err := stage(repo, dir, statePath, begin.HeadBefore, root, &m)
+	if err != nil {
+		return err
+	}
+	// meta.json is written and fsynced while diff.patch is, and renamed
+	// into place once both logs are durable.
+	logErr, err := iterdir.WriteAfter(dir, iterdir.MetaFile, m, func() error {
+		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", iterdir.DiffPatch, err)
+		}
+		if err := fsutil.SyncDir(dir); err != nil {
+			return fmt.Errorf("write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
+		}
+		return nil
+	})
+	if logErr != nil {
+		return exit.Errorf(exit.RunnerError, "%w", logErr)
+	}
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
+	}
+	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+	return nil
+}
+
+// meta is the iteration's meta.json but for its staged tree and index:
+// begin.json, update.json, agent.json and guard.json (when written), the
+// run's usage through this iteration and the end time (--now, else now).
+func (e *EndCmd) meta(dir string, begin iterdir.Begin, upd iterdir.Update) (iterdir.Meta, error) {
 	m := iterdir.Meta{
 		Version: 1, RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID,
 		NodePath: begin.NodePath, Mode: begin.Mode, Status: statusOf(upd.Result), Result: upd.Result,
@@ -182,13 +230,13 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	if err := iterdir.Read(dir, iterdir.AgentFile, &ag); err == nil {
 		m.Agent = &ag
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
+		return m, exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.AgentFile, err)
 	}
 	// The run's usage: the sum through the previous iteration plus this
 	// session's, one file read whatever the run's length.
 	runUsage, err := iterdir.UsageBefore(filepath.Dir(dir), begin.Iteration)
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
+		return m, exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
 	}
 	if m.Agent != nil {
 		runUsage = runUsage.Add(m.Agent.Usage)
@@ -201,33 +249,33 @@ func (e *EndCmd) Run(env *cli.Env) error {
 			m.Guard = gd.Outcome // timeout, interrupted or error: the guard did not finish
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.GuardFile, err)
+		return m, exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.GuardFile, err)
 	}
 	now := time.Now().UTC()
 	if e.Now != "" {
 		var err error
 		if now, err = time.Parse(time.RFC3339, e.Now); err != nil {
-			return exit.Errorf(exit.Usage, "--now: %w", err)
+			return m, exit.Errorf(exit.Usage, "--now: %w", err)
 		}
 	}
 	m.EndedAt = now
 	m.DurationMS = now.Sub(begin.StartedAt).Milliseconds()
+	return m, nil
+}
 
-	root, ps, err := loadTree(env)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
-	}
-	if len(ps) > 0 {
-		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
-	}
+// writeRunState advances run_state.json past the iteration (next_iter,
+// and the last_* fields of an attempt) and returns its path; the fsync
+// of its directory is left to stage. Errors carry the runner-error exit
+// code.
+func writeRunState(env *cli.Env, begin iterdir.Begin, m iterdir.Meta, summary string) (string, error) {
 	// run_state.json first: it is part of the iteration's commit, so the
 	// diff below includes it.
 	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
+		return "", exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	if runstate.Val(rs.RunID) != begin.RunID {
-		return exit.Errorf(exit.RunnerError, "run_state.json run_id %q is not the iteration's run %q", runstate.Val(rs.RunID), begin.RunID)
+		return "", exit.Errorf(exit.RunnerError, "run_state.json run_id %q is not the iteration's run %q", runstate.Val(rs.RunID), begin.RunID)
 	}
 	rs.NextIter = begin.Iteration + 1
 	// The last_* fields are the previous attempt the next session is told
@@ -240,7 +288,7 @@ func (e *EndCmd) Run(env *cli.Env) error {
 			last = "agent_error"
 		}
 		it, node := begin.Iteration, begin.NodeID
-		rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(upd.Summary), runstate.Str(guardState(m.Guard))
+		rs.LastStatus, rs.LastSummary, rs.LastGuard = &last, runstate.Str(summary), runstate.Str(guardState(m.Guard))
 		rs.LastIter, rs.LastNode = &it, &node
 	}
 	// Its content is in place (written, fsynced, renamed) before git
@@ -248,13 +296,16 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	// works (below).
 	statePath := env.Abs(layout.RunState)
 	if err := fsutil.WriteAtomicUnsynced(statePath, runstate.Encode(rs), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", layout.RunState, err)
+		return "", exit.Errorf(exit.RunnerError, "write %s: %w", layout.RunState, err)
 	}
+	return statePath, nil
+}
 
-	repo, err := git.Open(env.Dir)
-	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
+// stage stages the work tree and returns the iteration's diff against
+// head, with the staged tree and index in m, while run_state.json's
+// directory (statePath) is synced and tree.after.json (root) written.
+// Errors carry the runner-error exit code.
+func stage(repo *git.Repo, dir, statePath, head string, root *tree.Node, m *iterdir.Meta) ([]byte, error) {
 	// Durable before meta.json, which marks the log complete (iter-log
 	// recover: a crash before it redoes this whole command, action=end):
 	// run_state.json's directory, and tree.after.json and diff.patch,
@@ -280,36 +331,18 @@ func (e *EndCmd) Run(env *cli.Env) error {
 	// and stage nothing.
 	var patch []byte
 	var staged git.Staged
-	err = repo.AddAll()
+	err := repo.AddAll()
 	if err == nil {
-		patch, staged, err = stagedDiff(repo, begin.HeadBefore)
+		patch, staged, err = stagedDiff(repo, head)
 	}
 	if lerr := <-logged; lerr != nil {
-		return exit.Errorf(exit.RunnerError, "%w", lerr)
+		return nil, exit.Errorf(exit.RunnerError, "%w", lerr)
 	}
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return nil, exit.Wrap(exit.RunnerError, err)
 	}
 	m.StagedTree, m.StagedIndex = staged.Tree, staged.Index
-	// meta.json is written and fsynced while diff.patch is, and renamed
-	// into place once both logs are durable.
-	logErr, err := iterdir.WriteAfter(dir, iterdir.MetaFile, m, func() error {
-		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.DiffPatch), patch, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", iterdir.DiffPatch, err)
-		}
-		if err := fsutil.SyncDir(dir); err != nil {
-			return fmt.Errorf("write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
-		}
-		return nil
-	})
-	if logErr != nil {
-		return exit.Errorf(exit.RunnerError, "%w", logErr)
-	}
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
-	}
-	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
-	return nil
+	return patch, nil
 }
 
 // stagedDiff is the iteration's diff from the index just staged and that

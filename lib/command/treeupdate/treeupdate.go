@@ -112,37 +112,9 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 
 	res := Result{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
-	var next *tree.Node
-	var reasons []string
-	switch o.Outcome {
-	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError, OutcomePaused:
-		next = snap
-		res.Result = o.Outcome
-		if o.Outcome == OutcomeRunnerError && o.Iter != "" {
-			res.Summary = runnerErrorSummary(env.Abs(o.Iter))
-		}
-	default:
-		maxAttempts := o.MaxAttempts
-		if maxAttempts == 0 {
-			cfg, err := cfgAt()
-			if err != nil {
-				return err
-			}
-			maxAttempts = cfg.MaxAttemptsDefault
-		}
-		next, reasons, err = o.judge(env, snap, sel, snapData, treePath, maxAttempts, &res)
-		if err != nil {
-			return err
-		}
-		if next == nil {
-			next = snap.Clone()
-			if err := tree.Transition(next, o.Selected, tree.Outcome{Status: tree.AgentRetry, Guard: tree.GuardSkipped}, maxAttempts); err != nil {
-				return exit.Wrap(exit.RunnerError, err)
-			}
-			res.Result = string(vocab.ResultAgentError)
-			res.Reasons = reasons
-			res.Summary = "agent error: " + strings.Join(reasons, "; ")
-		}
+	next, reasons, err := o.next(env, snap, sel, snapData, treePath, cfgAt, &res)
+	if err != nil {
+		return err
 	}
 
 	// Whatever happened, the tree written must be valid: this is the
@@ -165,21 +137,8 @@ func (o *Options) Run(env *cli.Env) error {
 	if res.Reasons == nil {
 		res.Reasons = []string{}
 	}
-	writeTree := func() error { return fsutil.WriteAtomic(treePath, data, 0o644) }
-	// update.json says the tree is updated (iter-log recover: action=end),
-	// so it appears only once the tree is durable; its own write and fsync
-	// are made meanwhile.
-	var treeErr, recErr error
-	if o.Iter != "" {
-		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, iterdir.Update(res), writeTree)
-	} else {
-		treeErr = writeTree()
-	}
-	if treeErr != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(treePath), treeErr)
-	}
-	if recErr != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, recErr)
+	if err := o.write(env, treePath, data, res); err != nil {
+		return err
 	}
 	if o.JSON || o.Wanted() {
 		if err := o.PrintJSON(env, res); err != nil {
@@ -197,6 +156,65 @@ func (o *Options) Run(env *cli.Env) error {
 			env.Errorf("agent error: %s", r)
 		}
 		return cli.Silent(exit.AgentError)
+	}
+	return nil
+}
+
+// next is the next tree for the iteration's outcome: the snapshot for an
+// outcome that was no attempt, else the judged agent's transition, or the
+// snapshot with an attempt consumed and the agent-error reasons. res gets
+// the result and summary. An error is a runner error.
+func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, cfgAt func() (config.Config, error), res *Result) (*tree.Node, []string, error) {
+	switch o.Outcome {
+	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError, OutcomePaused:
+		res.Result = o.Outcome
+		if o.Outcome == OutcomeRunnerError && o.Iter != "" {
+			res.Summary = runnerErrorSummary(env.Abs(o.Iter))
+		}
+		return snap, nil, nil
+	}
+	maxAttempts := o.MaxAttempts
+	if maxAttempts == 0 {
+		cfg, err := cfgAt()
+		if err != nil {
+			return nil, nil, err
+		}
+		maxAttempts = cfg.MaxAttemptsDefault
+	}
+	next, reasons, err := o.judge(env, snap, sel, snapData, treePath, maxAttempts, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	if next == nil {
+		next = snap.Clone()
+		if err := tree.Transition(next, o.Selected, tree.Outcome{Status: tree.AgentRetry, Guard: tree.GuardSkipped}, maxAttempts); err != nil {
+			return nil, nil, exit.Wrap(exit.RunnerError, err)
+		}
+		res.Result = string(vocab.ResultAgentError)
+		res.Reasons = reasons
+		res.Summary = "agent error: " + strings.Join(reasons, "; ")
+	}
+	return next, reasons, nil
+}
+
+// write writes the next tree (data) to treePath and, with --iter, the
+// result to update.json once the tree is durable.
+func (o *Options) write(env *cli.Env, treePath string, data []byte, res Result) error {
+	writeTree := func() error { return fsutil.WriteAtomic(treePath, data, 0o644) }
+	// update.json says the tree is updated (iter-log recover: action=end),
+	// so it appears only once the tree is durable; its own write and fsync
+	// are made meanwhile.
+	var treeErr, recErr error
+	if o.Iter != "" {
+		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, iterdir.Update(res), writeTree)
+	} else {
+		treeErr = writeTree()
+	}
+	if treeErr != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(treePath), treeErr)
+	}
+	if recErr != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.UpdateFile, recErr)
 	}
 	return nil
 }

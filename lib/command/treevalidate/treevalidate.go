@@ -78,119 +78,18 @@ type Report struct {
 
 // Run executes the command.
 func (o *Options) Run(env *cli.Env) error {
-	name := o.File
-	if name == "" {
-		name = layout.Tree
+	in, err := o.read(env)
+	defer in.close()
+	if err != nil || in.unstaged {
+		return err
 	}
-	var data, prevData []byte
-	var err error
-	var havePrev bool
-	switch {
-	case o.Staged:
-		var newRun bool
-		var root string
-		data, prevData, havePrev, newRun, root, err = staged(env, name)
-		o.By = string(provenance.Committer(root))
-		if data == nil && err == nil {
-			return nil // tree not staged: nothing to check
-		}
-		// A new run's bootstrap commit (runner-start after runner-init
-		// --new) replaces the tree: a tree with no passed node, staged with
-		// a new run id, is judged alone, not against the old goal's tree.
-		// A tree with a passed node is always judged against HEAD's.
-		if newRun && err == nil {
-			if r, ps := tree.Load(data); len(ps) == 0 && !tree.AnyPassed(r) {
-				havePrev = false
-			}
-		}
-	case name == "-":
-		data, err = io.ReadAll(io.LimitReader(env.Stdin, fsutil.MaxStateFile+1))
-		if err == nil && len(data) > fsutil.MaxStateFile {
-			err = fmt.Errorf("larger than %d bytes", fsutil.MaxStateFile)
-		}
-		name = "<stdin>"
-	default:
-		var release func()
-		data, release, err = fsutil.MapFile(env.Abs(name), env.Dir, 0)
-		defer release()
-	}
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", name, fsutil.Cause(err))
-	}
-	if o.Prev != "" {
-		var release func()
-		prevData, release, err = fsutil.MapFile(env.Abs(o.Prev), env.Dir, 0)
-		defer release()
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "read %s: %w", o.Prev, fsutil.Cause(err))
-		}
-		havePrev = true
-	}
-	if o.PrevRev != "" {
-		prevData, havePrev, err = atRev(env, o.PrevRev, name)
-		if err != nil {
+	root, ps, prev := load(in)
+	if in.havePrev && root != nil {
+		if ps, err = o.compare(env, prev, root, ps); err != nil {
 			return err
 		}
 	}
-
-	// The two trees are independent until compared: load them side by side.
-	// A fault reading a mapped file in that goroutine is passed on as its
-	// panic, for cli.Run to report (fsutil.MapFile).
-	type loaded struct {
-		root  *tree.Node
-		ps    tree.Problems
-		fault any
-	}
-	prevDone := make(chan loaded, 1)
-	if havePrev {
-		go func() {
-			debug.SetPanicOnFault(true)
-			defer func() {
-				if r := recover(); r != nil {
-					prevDone <- loaded{fault: r}
-				}
-			}()
-			r, ps := tree.Load(prevData)
-			prevDone <- loaded{root: r, ps: ps}
-		}()
-	}
-	root, ps := tree.Load(data)
-	var prevLoaded loaded
-	if havePrev {
-		if prevLoaded = <-prevDone; prevLoaded.fault != nil {
-			panic(prevLoaded.fault)
-		}
-	}
-	if havePrev && root != nil {
-		prev, pps := prevLoaded.root, prevLoaded.ps
-		if pps != nil {
-			for _, p := range pps {
-				p.Message = "previous tree: " + p.Message
-				ps = append(ps, p)
-			}
-		} else {
-			by := tree.Changer(o.By)
-			if by == "" {
-				by = tree.ByHuman
-			}
-			if by == tree.ByOperator {
-				// An operator may reopen a passed node no loop commit backs
-				// (tree-edit retry): judged as if it had never passed.
-				if prev, err = reopened(env, prev, root); err != nil {
-					return err
-				}
-			}
-			ps = append(ps, tree.Immutability(prev, root)...)
-			// A step being judged (--selected) makes the selected node's
-			// transition and derives its ancestors' passes.
-			ps = append(ps, tree.RunnerOwnedChanges(prev, root, by, tree.SelectedAndAncestors(prev, o.Selected))...)
-			if o.Selected != "" {
-				ps = append(ps, tree.ChildAdditions(prev, root, o.Selected, o.Status)...)
-				ps = append(ps, tree.StatusInvariants(prev, root, o.Selected, o.Status)...)
-			}
-		}
-	}
-	if root != nil && o.Canonical && !tree.IsCanonical(data, root) {
+	if root != nil && o.Canonical && !tree.IsCanonical(in.data, root) {
 		ps = append(ps, tree.Problem{Layer: tree.LayerJSON, Message: "not in canonical form (keys in schema order, 2-space indent, children sorted by (order,id), trailing newline)"})
 	}
 	if o.File == "" && !o.Staged {
@@ -207,8 +106,162 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 		audit = &rep
 	}
-	ps = ps.Sorted()
+	return o.report(env, in.name, root, ps.Sorted(), audit)
+}
 
+// input is the tree tree-validate checks and the previous tree it is
+// judged against (havePrev), as read.
+type input struct {
+	name           string // the tree's name in messages
+	data, prevData []byte
+	havePrev       bool
+	unstaged       bool     // --staged and no tree staged: nothing to check
+	releases       []func() // the mapped files' releases
+}
+
+// close releases the mapped files.
+func (in *input) close() {
+	for _, r := range in.releases {
+		r()
+	}
+}
+
+// read reads the tree (the index with --staged, standard input for -, else
+// the file) and the previous tree (--prev, --prev-rev, HEAD's with
+// --staged). With --staged it sets o.By to who commits. Errors carry the
+// runner-error exit code.
+func (o *Options) read(env *cli.Env) (*input, error) {
+	in := &input{name: o.File}
+	if in.name == "" {
+		in.name = layout.Tree
+	}
+	var err error
+	switch {
+	case o.Staged:
+		var newRun bool
+		var root string
+		in.data, in.prevData, in.havePrev, newRun, root, err = staged(env, in.name)
+		o.By = string(provenance.Committer(root))
+		if in.data == nil && err == nil {
+			in.unstaged = true
+			return in, nil // tree not staged: nothing to check
+		}
+		// A new run's bootstrap commit (runner-start after runner-init
+		// --new) replaces the tree: a tree with no passed node, staged with
+		// a new run id, is judged alone, not against the old goal's tree.
+		// A tree with a passed node is always judged against HEAD's.
+		if newRun && err == nil {
+			if r, ps := tree.Load(in.data); len(ps) == 0 && !tree.AnyPassed(r) {
+				in.havePrev = false
+			}
+		}
+	case in.name == "-":
+		in.data, err = io.ReadAll(io.LimitReader(env.Stdin, fsutil.MaxStateFile+1))
+		if err == nil && len(in.data) > fsutil.MaxStateFile {
+			err = fmt.Errorf("larger than %d bytes", fsutil.MaxStateFile)
+		}
+		in.name = "<stdin>"
+	default:
+		var release func()
+		in.data, release, err = fsutil.MapFile(env.Abs(in.name), env.Dir, 0)
+		in.releases = append(in.releases, release)
+	}
+	if err != nil {
+		return in, exit.Errorf(exit.RunnerError, "read %s: %w", in.name, fsutil.Cause(err))
+	}
+	if o.Prev != "" {
+		var release func()
+		in.prevData, release, err = fsutil.MapFile(env.Abs(o.Prev), env.Dir, 0)
+		in.releases = append(in.releases, release)
+		if err != nil {
+			return in, exit.Errorf(exit.RunnerError, "read %s: %w", o.Prev, fsutil.Cause(err))
+		}
+		in.havePrev = true
+	}
+	if o.PrevRev != "" {
+		in.prevData, in.havePrev, err = atRev(env, o.PrevRev, in.name)
+		if err != nil {
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+// loaded is a tree as tree.Load found it, or the fault that stopped
+// reading its mapped file.
+type loaded struct {
+	root  *tree.Node
+	ps    tree.Problems
+	fault any
+}
+
+// load parses the tree and, when there is one, the previous tree.
+// The two trees are independent until compared: they are loaded side by
+// side. A fault reading a mapped file in that goroutine is passed on as
+// its panic, for cli.Run to report (fsutil.MapFile).
+func load(in *input) (*tree.Node, tree.Problems, loaded) {
+	prevDone := make(chan loaded, 1)
+	if in.havePrev {
+		go func() {
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if r := recover(); r != nil {
+					prevDone <- loaded{fault: r}
+				}
+			}()
+			r, ps := tree.Load(in.prevData)
+			prevDone <- loaded{root: r, ps: ps}
+		}()
+	}
+	root, ps := tree.Load(in.data)
+	var prev loaded
+	if in.havePrev {
+		if prev = <-prevDone; prev.fault != nil {
+			panic(prev.fault)
+		}
+	}
+	return root, ps, prev
+}
+
+// compare adds to ps the problems of root against the previous tree: its
+// own problems, else immutability, the runner-owned fields by who changes
+// the tree (--by) and, with --selected, child additions and status
+// invariants.
+func (o *Options) compare(env *cli.Env, prevLoaded loaded, root *tree.Node, ps tree.Problems) (tree.Problems, error) {
+	prev, pps := prevLoaded.root, prevLoaded.ps
+	if pps != nil {
+		for _, p := range pps {
+			p.Message = "previous tree: " + p.Message
+			ps = append(ps, p)
+		}
+		return ps, nil
+	}
+	by := tree.Changer(o.By)
+	if by == "" {
+		by = tree.ByHuman
+	}
+	if by == tree.ByOperator {
+		// An operator may reopen a passed node no loop commit backs
+		// (tree-edit retry): judged as if it had never passed.
+		var err error
+		if prev, err = reopened(env, prev, root); err != nil {
+			return nil, err
+		}
+	}
+	ps = append(ps, tree.Immutability(prev, root)...)
+	// A step being judged (--selected) makes the selected node's
+	// transition and derives its ancestors' passes.
+	ps = append(ps, tree.RunnerOwnedChanges(prev, root, by, tree.SelectedAndAncestors(prev, o.Selected))...)
+	if o.Selected != "" {
+		ps = append(ps, tree.ChildAdditions(prev, root, o.Selected, o.Status)...)
+		ps = append(ps, tree.StatusInvariants(prev, root, o.Selected, o.Status)...)
+	}
+	return ps, nil
+}
+
+// report prints the problems (each on stderr, or the --json report on
+// stdout); problems make the exit code negative.
+func (o *Options) report(env *cli.Env, name string, root *tree.Node, ps tree.Problems, audit *provenance.Report) error {
 	if o.JSON || o.Wanted() {
 		rep := Report{Version: 1, File: name, Valid: len(ps) == 0, Nodes: tree.Count(root), Errors: ps, Audit: audit}
 		if rep.Errors == nil {
