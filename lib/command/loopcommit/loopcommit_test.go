@@ -1,0 +1,179 @@
+package loopcommit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// The body is the summary as git's cleanup would leave it: control
+// characters dropped (git refuses a NUL), trailing blanks and empty lines
+// gone, capped at MaxBodyBytes on a rune boundary; no body when empty.
+func TestFullMessage(t *testing.T) {
+	subject := Message("r1", 4, "a.b", "done", "pass")
+	if subject != "chore(loop): run r1 iter 4 node a.b status=done guard=pass" {
+		t.Fatalf("Message = %q", subject)
+	}
+	tests := []struct{ summary, want string }{
+		{"", subject},
+		{" \n\t\n", subject},
+		{"did x  \n\n\nthen y\t", subject + "\n\ndid x\nthen y"},
+		{"nul\x00 and bell\x07 and del\x7f", subject + "\n\nnul and bell and del"},
+	}
+	for _, tt := range tests {
+		if got := FullMessage(subject, tt.summary); got != tt.want {
+			t.Errorf("FullMessage(%q) = %q, want %q", tt.summary, got, tt.want)
+		}
+	}
+	long := strings.Repeat("é", MaxBodyBytes) // two bytes a rune: the cap falls between runes or on one
+	body := strings.TrimPrefix(FullMessage(subject, long), subject+"\n\n")
+	if !strings.HasSuffix(body, " …") || len(body) > MaxBodyBytes+len(" …") || !strings.HasPrefix(long, strings.TrimSuffix(body, " …")) {
+		t.Errorf("a long summary's body is %d bytes, ends %q", len(body), body[len(body)-8:])
+	}
+}
+
+// The model trailer is the model on one line (control characters are
+// spaces); the ratchet's count is a trailer only of a passed iteration
+// whose ratchet held.
+func TestTrailers(t *testing.T) {
+	held := &iterdir.Guard{Ratchet: &iterdir.Ratchet{Count: 12, Held: true}}
+	tests := []struct {
+		name string
+		m    iterdir.Meta
+		want []string
+	}{
+		{"nothing known", iterdir.Meta{Result: "passed"}, nil},
+		{"model", iterdir.Meta{Agent: &iterdir.Agent{Model: " gpt\nx "}}, []string{ModelTrailer + ": gpt x"}},
+		{"blank model", iterdir.Meta{Agent: &iterdir.Agent{Model: "\t"}}, nil},
+		{"passed, held", iterdir.Meta{Result: "passed", GuardRun: held}, []string{"Treeloop-Tests-Passed: 12"}},
+		{"failed", iterdir.Meta{Result: "failed", GuardRun: held}, nil},
+		{"passed, not held", iterdir.Meta{Result: "passed", GuardRun: &iterdir.Guard{Ratchet: &iterdir.Ratchet{Count: 3}}}, nil},
+	}
+	for _, tt := range tests {
+		got := trailers(tt.m)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s: trailers = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// repo is a git repository on the run branch of run r1 with GOAL.md and
+// run_state.json committed.
+func repo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, v := range gittest.Vars(dir) {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
+	write(t, dir, layout.Goal, "---\nid: r1\n---\n# Goal\n")
+	write(t, dir, layout.RunState, `{"run_id": "r1", "next_iter": 1, "last_status": null, "last_summary": null, "last_guard": null}`+"\n")
+	write(t, dir, ".gitignore", ".runner/iterations/\n")
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-qm", "chore(loop): start run r1")
+	return dir
+}
+
+func write(t *testing.T, dir, rel, data string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(dir string, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"-C", dir}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// check refuses, with exit 1 and the reason, to step on main, in a dirty
+// tree, on a branch of another run or with GOAL.md's id not the run's;
+// on the run branch of a clean tree it names the run, branch and HEAD.
+func TestCheckRefusals(t *testing.T) {
+	dir := repo(t)
+	if code, _, errs := run(dir, "check"); code != exit.Negative || !strings.Contains(errs, "refusing to step on main") {
+		t.Fatalf("on main: exit %d %q", code, errs)
+	}
+	gittest.Run(t, dir, "switch", "-qc", "runner/r2")
+	if code, _, errs := run(dir, "check"); code != exit.Negative || !strings.Contains(errs, "on branch runner/r2, the run is r1") {
+		t.Fatalf("another run's branch: exit %d %q", code, errs)
+	}
+	gittest.Run(t, dir, "switch", "-qc", "runner/r1")
+	head := gittest.Run(t, dir, "rev-parse", "HEAD")
+	if code, out, errs := run(dir, "check"); code != exit.OK || out != "run=r1 branch=runner/r1 head="+head+"\n" {
+		t.Fatalf("the run's branch: exit %d %q %q", code, out, errs)
+	}
+	write(t, dir, "new.txt", "x")
+	write(t, dir, "other.txt", "x")
+	if code, _, errs := run(dir, "check"); code != exit.Negative || !strings.Contains(errs, "the working tree is not clean") || !strings.Contains(errs, "and 1 more") {
+		t.Fatalf("untracked files: exit %d %q", code, errs)
+	}
+	os.Remove(filepath.Join(dir, "new.txt"))
+	os.Remove(filepath.Join(dir, "other.txt"))
+	write(t, dir, layout.Goal, "---\nid: r9\n---\n")
+	gittest.Run(t, dir, "commit", "-qam", "goal of another run")
+	if code, _, errs := run(dir, "check"); code != exit.Negative || !strings.Contains(errs, `has id "r9", run_state.json has "r1"`) {
+		t.Fatalf("GOAL.md of another run: exit %d %q", code, errs)
+	}
+}
+
+// commit makes one commit with the iteration's message and records it in
+// meta.json; a second commit of the same iteration is refused, and
+// meta.json's run must be the branch's.
+func TestCommitRecordsOnce(t *testing.T) {
+	dir := repo(t)
+	gittest.Run(t, dir, "switch", "-qc", "runner/r1")
+	iter := layout.IterDir("r1", 1)
+	m := iterdir.Meta{Version: 1, RunID: "r1", Iteration: 1, NodeID: "a", Status: "done", Guard: "pass", Result: "passed", Summary: "made a"}
+	os.MkdirAll(filepath.Join(dir, iter), 0o755)
+	if err := iterdir.Write(filepath.Join(dir, iter), iterdir.MetaFile, m); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "a\n")
+	code, out, errs := run(dir, "commit", "--iter", iter)
+	if code != exit.OK {
+		t.Fatalf("commit: exit %d %q", code, errs)
+	}
+	head := gittest.Run(t, dir, "rev-parse", "HEAD")
+	if out != "commit="+head+" chore(loop): run r1 iter 1 node a status=done guard=pass\n" {
+		t.Fatalf("stdout %q (HEAD %s)", out, head)
+	}
+	if msg := gittest.Run(t, dir, "log", "-1", "--format=%B"); msg != "chore(loop): run r1 iter 1 node a status=done guard=pass\n\nmade a" {
+		t.Errorf("message %q", msg)
+	}
+	if files := gittest.Run(t, dir, "show", "--name-only", "--format=", "HEAD"); files != "a.txt" {
+		t.Errorf("committed %q", files)
+	}
+	var got iterdir.Meta
+	if err := iterdir.Read(filepath.Join(dir, iter), iterdir.MetaFile, &got); err != nil || got.Commit != head {
+		t.Fatalf("meta.json commit %q (%v), want %s", got.Commit, err, head)
+	}
+	if code, _, errs := run(dir, "commit", "--iter", iter); code != exit.RunnerError || !strings.Contains(errs, "iteration 1 is already committed as "+head) {
+		t.Fatalf("again: exit %d %q", code, errs)
+	}
+	m.RunID, m.Iteration = "r2", 2
+	other := layout.IterDir("r2", 2)
+	os.MkdirAll(filepath.Join(dir, other), 0o755)
+	if err := iterdir.Write(filepath.Join(dir, other), iterdir.MetaFile, m); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(dir, "commit", "--iter", other); code != exit.RunnerError || !strings.Contains(errs, `on branch "runner/r1", not runner/r2`) {
+		t.Fatalf("another run's iteration: exit %d %q", code, errs)
+	}
+	if n := gittest.Run(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
+		t.Fatalf("%s commits, want 2", n)
+	}
+}

@@ -1,0 +1,122 @@
+package stepctx
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
+)
+
+// repo is a git repository whose commit (returned) has config.toml with
+// max_iterations = 7, and an iteration directory "iter" whose begin.json
+// names head as its head_before.
+func repo(t *testing.T, head func(commit string) string) (*cli.Env, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, v := range gittest.Vars(dir) {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+	gittest.Run(t, dir, "init", "-q")
+	write(t, filepath.Join(dir, layout.Config), "max_iterations = 7\n")
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-qm", "config")
+	commit := gittest.Run(t, dir, "rev-parse", "HEAD")
+	os.MkdirAll(filepath.Join(dir, "iter"), 0o755)
+	if err := iterdir.Write(filepath.Join(dir, "iter"), iterdir.BeginFile, iterdir.Begin{Version: 1, RunID: "r1", Iteration: 1, HeadBefore: head(commit)}); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	return &cli.Env{Name: "test", Stdout: io.Discard, Stderr: &errb, Dir: dir}, commit
+}
+
+func write(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func same(c string) string { return c }
+
+// With a base, config.toml is read from that commit, not from the work
+// tree a session may have changed; without one, from the work tree.
+func TestConfigFromTheBase(t *testing.T) {
+	env, commit := repo(t, same)
+	write(t, filepath.Join(env.Dir, layout.Config), "max_iterations = 99\n")
+	it, err := Load(env, "iter", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Config.MaxIterations != 7 || it.Base != commit || it.Begin.RunID != "r1" || it.Dir != filepath.Join(env.Dir, "iter") {
+		t.Fatalf("with --base: max_iterations %d, base %s, begin %+v, dir %s", it.Config.MaxIterations, it.Base, it.Begin, it.Dir)
+	}
+	it, err = Load(env, "iter", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Config.MaxIterations != 99 || it.Base != commit {
+		t.Fatalf("without --base: max_iterations %d, base %s", it.Config.MaxIterations, it.Base)
+	}
+}
+
+// A begin.json that does not name the step's base was changed: refused as
+// a runner error; so are a base that is no commit and a directory with
+// no begin.json.
+func TestRefusals(t *testing.T) {
+	env, _ := repo(t, func(string) string { return strings.Repeat("0", 40) })
+	if _, err := Load(env, "iter", "HEAD"); exit.Code(err) != exit.RunnerError || !strings.Contains(err.Error(), "the iteration directory was changed") {
+		t.Fatalf("another head_before: %v (exit %d)", err, exit.Code(err))
+	}
+	if _, err := Load(env, "iter", "no-such-rev"); exit.Code(err) != exit.RunnerError || err.Error() != "--base no-such-rev: not a commit of this repository" {
+		t.Fatalf("a bad base: %v", err)
+	}
+	os.MkdirAll(filepath.Join(env.Dir, "empty"), 0o755)
+	if _, err := Load(env, "empty", ""); exit.Code(err) != exit.RunnerError || !strings.Contains(err.Error(), "pass the directory printed by iter-log begin") {
+		t.Fatalf("no begin.json: %v", err)
+	}
+}
+
+// A config.toml the base does not have is the defaults; one that does not
+// parse names the commit it was read from.
+func TestConfigFrom(t *testing.T) {
+	cfg, err := ConfigFrom("0123456789abcdef", []byte("max_iterations = 5\n"), false)
+	if err != nil || cfg.MaxIterations == 5 {
+		t.Fatalf("not found: max_iterations %d (%v), want the default", cfg.MaxIterations, err)
+	}
+	_, err = ConfigFrom("0123456789abcdef", []byte("max_iterations = \"x\"\n"), true)
+	if exit.Code(err) != exit.RunnerError || !strings.Contains(err.Error(), "config.toml (at 0123456789ab)") {
+		t.Fatalf("a bad file: %v", err)
+	}
+}
+
+// The seal line and the exit line go to the descriptor, the exit line
+// last with the error's code; without a descriptor (0) nothing is written.
+func TestSealFD(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	env := &cli.Env{Stderr: io.Discard}
+	f := SealFD{SealFD: int(w.Fd())}
+	f.Tell(env, "abc")
+	f.Exit(exit.Errorf(exit.AgentError, "x"))
+	SealFD{}.Tell(env, "never")
+	w.Close()
+	got, _ := io.ReadAll(r)
+	if string(got) != "seal=abc\nexit=5\n" {
+		t.Fatalf("descriptor got %q", got)
+	}
+}
