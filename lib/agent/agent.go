@@ -124,24 +124,13 @@ type Backend interface {
 	Run(ctx context.Context, req Request) (Result, error)
 }
 
-// New returns the backend named name (config.Backends).
+// New returns the backend named name (config.Backends, Specs).
 func New(name string) (Backend, error) {
-	switch name {
-	case "command":
-		return Command{}, nil
-	case "claude":
-		return Claude{}, nil
-	case "codex":
-		return Codex{}, nil
-	case "opencode":
-		return OpenCode{}, nil
-	case "gemini":
-		return Gemini{}, nil
-	case "replay":
-		return Replay{}, nil
+	if spec, ok := Lookup(name); ok {
+		return spec.New(), nil
 	}
 	if slices.Contains(config.Backends, name) {
-		return nil, fmt.Errorf("agent backend %q is not available in this build (available: command, claude, codex, opencode, gemini, replay)", name)
+		return nil, fmt.Errorf("agent backend %q is not available in this build (available: %s)", name, strings.Join(Names(false), ", "))
 	}
 	return nil, fmt.Errorf("unknown agent backend %q (want one of %s)", name, strings.Join(config.Backends, ", "))
 }
@@ -166,28 +155,24 @@ func Env(base []string, req Request) []string {
 }
 
 // Executable is the program backend runs for cfg: [agent] bin, else the
-// CLI's own name; "" for the command backend without a bin and for replay,
-// which runs nothing.
+// CLI's own name (Spec.Bin); "" for the command backend without a bin and
+// for replay, which runs nothing.
 func Executable(cfg config.Agent) string {
-	switch cfg.Backend {
-	case "command":
-		return cfg.Bin
-	case "replay":
+	spec, ok := Lookup(cfg.Backend)
+	switch {
+	case !ok:
+		return binOr(Request{Config: cfg}, cfg.Backend)
+	case spec.RunsNothing:
 		return ""
 	}
-	return binOr(Request{Config: cfg}, cfg.Backend)
+	return binOr(Request{Config: cfg}, spec.Bin)
 }
 
 // Measures says what the sessions of backend report: tokens, and a cost
-// in US dollars. A replay reports what its recording holds.
+// in US dollars (Spec.Tokens, Spec.Cost).
 func Measures(backend string) (tokens, cost bool) {
-	switch backend {
-	case "claude", "replay":
-		return true, true
-	case "codex", "opencode", "gemini":
-		return true, false
-	}
-	return false, false
+	spec, _ := Lookup(backend)
+	return spec.Tokens, spec.Cost
 }
 
 // SandboxFiles are the files of the iteration directory iterDir a session
@@ -203,19 +188,10 @@ func SandboxFiles(cfg config.Agent, iterDir, outPath string) []string {
 }
 
 // SandboxHome is where backend's CLI keeps its login, settings and
-// sessions under the home directory ("~/" paths): under the bwrap sandbox
-// the home is hidden, and these are bound writable ([sandbox] writable,
-// which runner-init fills in).
+// sessions under the home directory ("~/" paths, Spec.Home): under the
+// bwrap sandbox the home is hidden, and these are bound writable
+// ([sandbox] writable, which runner-init fills in).
 func SandboxHome(backend string) []string {
-	switch backend {
-	case "codex":
-		return []string{"~/.codex"}
-	case "claude":
-		return []string{"~/.claude", "~/.claude.json"}
-	case "opencode":
-		return []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"}
-	case "gemini":
-		return []string{"~/.gemini"}
-	}
-	return nil
+	spec, _ := Lookup(backend)
+	return spec.Home
 }

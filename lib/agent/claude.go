@@ -36,9 +36,6 @@ type Claude struct{}
 // Name is "claude".
 func (Claude) Name() string { return "claude" }
 
-// StreamsEvents reports that the CLI's stdout is a JSON event stream.
-func (Claude) StreamsEvents() bool { return true }
-
 // Run runs one Claude Code session.
 func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	bin := binOr(req, "claude")

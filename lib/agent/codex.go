@@ -41,9 +41,6 @@ type Codex struct{}
 // Name is "codex".
 func (Codex) Name() string { return "codex" }
 
-// StreamsEvents reports that the CLI's stdout is a JSON event stream.
-func (Codex) StreamsEvents() bool { return true }
-
 // The files Codex leaves in the iteration directory.
 const (
 	CodexSchemaFile  = "codex_output.schema.json"

@@ -43,9 +43,6 @@ type Gemini struct{}
 // Name is "gemini".
 func (Gemini) Name() string { return "gemini" }
 
-// StreamsEvents reports that the CLI's stdout is a JSON event stream.
-func (Gemini) StreamsEvents() bool { return true }
-
 // Gemini CLI's documented exit codes that name a failure class.
 const (
 	geminiExitAuth      = 41

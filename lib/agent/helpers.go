@@ -6,26 +6,17 @@ import (
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
-// cliHelpers are, by backend, the processes a CLI starts itself on every
-// session, outside its process group, and may leave running when it
-// ends: recognised by their command line. Codex snapshots the user's
-// shell at start (a login shell running a script that prints "#
-// Snapshot file"), and a short session ends before the snapshot does.
-var cliHelpers = map[string][]func(cmd string) bool{
-	"codex": {func(cmd string) bool {
-		return strings.Contains(cmd, "-lc ") && strings.Contains(cmd, "# Snapshot file")
-	}},
-}
-
 // SplitEscaped separates the processes left running after a session of
-// backend into those its CLI started for itself (a known helper, or a
+// backend into those its CLI started for itself (a known helper,
+// Spec.Helpers, or a
 // process a helper started) and the others, the agent's. The command
 // lines are the processes' own: the split only decides how they are
 // reported; every one of them was killed.
 func SplitEscaped(backend string, procs []proc.Escaped) (agents, helpers []proc.Escaped) {
 	isHelper := map[int]bool{}
+	spec, _ := Lookup(backend)
 	for _, p := range procs {
-		for _, match := range cliHelpers[backend] {
+		for _, match := range spec.Helpers {
 			if match(p.Command) {
 				isHelper[p.PID] = true
 			}

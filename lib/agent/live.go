@@ -28,72 +28,104 @@ func LiveView(backend string, w io.Writer) io.Writer {
 	}}
 }
 
-// summarize gives the view's lines for one event. Gemini CLI streams an
-// assistant message in pieces: they gather in message, shown whole (as
-// the other CLIs' messages are) when the next event comes.
+// summarize gives the view's lines for one event (Spec.Summarize).
 func summarize(backend string, line []byte, message *strings.Builder) []string {
+	spec, _ := Lookup(backend)
+	if spec.Summarize == nil {
+		return nil
+	}
 	var ev map[string]any
 	if json.Unmarshal(line, &ev) != nil {
 		return nil
 	}
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	obj := func(m map[string]any, k string) map[string]any { o, _ := m[k].(map[string]any); return o }
-	var out []string
-	tool := func(name string, input any) {
-		out = append(out, "tool "+name+": "+oneLine(argSummary(input), 120))
+	return spec.Summarize(ev, message)
+}
+
+// str is the string at key k of m, "" when none.
+func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+
+// obj is the object at key k of m, nil when none.
+func obj(m map[string]any, k string) map[string]any { o, _ := m[k].(map[string]any); return o }
+
+// viewLines are the live view's lines of one event.
+type viewLines []string
+
+func (l *viewLines) tool(name string, input any) {
+	*l = append(*l, "tool "+name+": "+oneLine(argSummary(input), 120))
+}
+
+func (l *viewLines) says(text string) {
+	if strings.TrimSpace(text) != "" {
+		*l = append(*l, "says: "+oneLine(text, 120))
 	}
-	says := func(text string) {
-		if strings.TrimSpace(text) != "" {
-			out = append(out, "says: "+oneLine(text, 120))
-		}
-	}
-	switch backend {
-	case "claude":
-		if str(ev, "type") == "assistant" {
-			content, _ := obj(ev, "message")["content"].([]any)
-			for _, c := range content {
-				c, _ := c.(map[string]any)
-				switch str(c, "type") {
-				case "tool_use":
-					tool(str(c, "name"), c["input"])
-				case "text":
-					says(str(c, "text"))
-				}
+}
+
+// summarizeClaude: Claude Code's assistant messages, their tool calls
+// and text.
+func summarizeClaude(ev map[string]any, _ *strings.Builder) []string {
+	var out viewLines
+	if str(ev, "type") == "assistant" {
+		content, _ := obj(ev, "message")["content"].([]any)
+		for _, c := range content {
+			c, _ := c.(map[string]any)
+			switch str(c, "type") {
+			case "tool_use":
+				out.tool(str(c, "name"), c["input"])
+			case "text":
+				out.says(str(c, "text"))
 			}
 		}
-	case "codex":
-		if str(ev, "type") == "item.completed" {
-			item := obj(ev, "item")
-			switch str(item, "type") {
-			case "command_execution":
-				out = append(out, fmt.Sprintf("run: %s (exit %v)", oneLine(str(item, "command"), 120), item["exit_code"]))
-			case "agent_message":
-				says(str(item, "text"))
-			case "file_change":
-				out = append(out, "edit: "+oneLine(argSummary(item["changes"]), 120))
-			}
+	}
+	return out
+}
+
+// summarizeCodex: Codex's completed items, commands, messages and file
+// changes.
+func summarizeCodex(ev map[string]any, _ *strings.Builder) []string {
+	var out viewLines
+	if str(ev, "type") == "item.completed" {
+		item := obj(ev, "item")
+		switch str(item, "type") {
+		case "command_execution":
+			out = append(out, fmt.Sprintf("run: %s (exit %v)", oneLine(str(item, "command"), 120), item["exit_code"]))
+		case "agent_message":
+			out.says(str(item, "text"))
+		case "file_change":
+			out = append(out, "edit: "+oneLine(argSummary(item["changes"]), 120))
 		}
-	case "opencode":
-		part := obj(ev, "part")
-		switch str(ev, "type") {
-		case "tool_use":
-			tool(str(part, "tool"), obj(part, "state")["input"])
-		case "text":
-			says(str(part, "text"))
-		}
-	case "gemini":
-		if str(ev, "type") == "message" && str(ev, "role") == "assistant" {
-			message.WriteString(str(ev, "content"))
-			return nil
-		}
-		says(message.String())
-		message.Reset()
-		switch str(ev, "type") {
-		case "tool_use":
-			tool(str(ev, "tool_name"), ev["parameters"])
-		case "result":
-			out = append(out, "result: "+str(ev, "status"))
-		}
+	}
+	return out
+}
+
+// summarizeOpenCode: OpenCode's tool uses and text parts.
+func summarizeOpenCode(ev map[string]any, _ *strings.Builder) []string {
+	var out viewLines
+	part := obj(ev, "part")
+	switch str(ev, "type") {
+	case "tool_use":
+		out.tool(str(part, "tool"), obj(part, "state")["input"])
+	case "text":
+		out.says(str(part, "text"))
+	}
+	return out
+}
+
+// summarizeGemini: Gemini CLI streams an assistant message in pieces:
+// they gather in message, shown whole (as the other CLIs' messages are)
+// when the next event comes; then its tool uses and result.
+func summarizeGemini(ev map[string]any, message *strings.Builder) []string {
+	var out viewLines
+	if str(ev, "type") == "message" && str(ev, "role") == "assistant" {
+		message.WriteString(str(ev, "content"))
+		return nil
+	}
+	out.says(message.String())
+	message.Reset()
+	switch str(ev, "type") {
+	case "tool_use":
+		out.tool(str(ev, "tool_name"), ev["parameters"])
+	case "result":
+		out = append(out, "result: "+str(ev, "status"))
 	}
 	return out
 }
@@ -129,15 +161,10 @@ func SniffBackend(head []byte) string {
 		if json.Unmarshal(line, &ev) != nil {
 			return ""
 		}
-		switch ev.Type {
-		case "system":
-			return "claude"
-		case "thread.started":
-			return "codex"
-		case "step_start":
-			return "opencode"
-		case "init":
-			return "gemini"
+		for _, spec := range Specs {
+			if spec.FirstEvent != "" && spec.FirstEvent == ev.Type {
+				return spec.Name
+			}
 		}
 		return ""
 	}

@@ -30,9 +30,6 @@ type OpenCode struct{}
 // Name is "opencode".
 func (OpenCode) Name() string { return "opencode" }
 
-// StreamsEvents reports that the CLI's stdout is a JSON event stream.
-func (OpenCode) StreamsEvents() bool { return true }
-
 // Run runs one OpenCode session.
 func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	bin := binOr(req, "opencode")

@@ -102,9 +102,6 @@ type Replay struct{}
 // Name is "replay".
 func (Replay) Name() string { return "replay" }
 
-// StreamsEvents reports that a replay has an event stream to keep.
-func (Replay) StreamsEvents() bool { return true }
-
 // Run plays the iteration's session back.
 func (Replay) Run(ctx context.Context, req Request) (Result, error) {
 	if req.Config.Cassette == "" {

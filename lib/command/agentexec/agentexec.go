@@ -244,10 +244,10 @@ func (x *execution) prepare(tee io.Writer, modelRule string) error {
 		x.rec.NodeTools = tools.Summary()
 		fmt.Fprintf(x.log, "[treeloop] %s: %s\n", layout.NodeTools(begin.NodeID), x.rec.NodeTools)
 	}
-	if _, ok := x.backend.(interface{ StreamsEvents() bool }); ok && x.req.Tee != nil && x.backend.Name() != "replay" {
+	if agent.HasLiveView(x.backend.Name()) && x.req.Tee != nil {
 		x.req.Tee = agent.LiveView(x.backend.Name(), x.req.Tee)
 	}
-	if streamsEvents(x.backend) || slices.ContainsFunc(cfg.Agent.Fallback, func(n string) bool { b, _ := agent.New(n); return streamsEvents(b) }) {
+	if agent.Streams(x.backend.Name()) || slices.ContainsFunc(cfg.Agent.Fallback, agent.Streams) {
 		f, err := os.OpenFile(filepath.Join(dir, iterdir.EventsLog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "create %s: %v", iterdir.EventsLog, fsutil.Cause(err))

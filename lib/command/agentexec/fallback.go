@@ -13,13 +13,6 @@ import (
 	"github.com/treeloop/treeloop/lib/runrecord"
 )
 
-// streamsEvents reports whether b writes a JSON event stream (the CLI
-// backends).
-func streamsEvents(b agent.Backend) bool {
-	s, ok := b.(interface{ StreamsEvents() bool })
-	return ok && s.StreamsEvents()
-}
-
 // fallback hands the session to the backends of [agent] fallback in turn
 // while the last one ended in a rate limit or refused
 // authentication and the iteration's budget lasts. Each runs with its

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/eval"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -479,11 +480,10 @@ func harnessInfo(dir string, backends []string, attempts []*attempt) eval.Harnes
 	tools := []string{"git", "just"}
 	seen := map[string]bool{}
 	for _, a := range attempts {
-		switch a.backend.Backend {
-		case "claude", "codex", "opencode", "gemini":
+		if spec, ok := agent.Lookup(a.backend.Backend); ok && spec.CLI() {
 			bin := a.backend.Bin
 			if bin == "" {
-				bin = a.backend.Backend
+				bin = spec.Bin
 			}
 			if !seen[bin] {
 				seen[bin] = true
