@@ -2,6 +2,8 @@ package agent
 
 import (
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/config"
 )
 
 // Spec is what one backend is, in one place: how to make it, the CLI it
@@ -38,6 +40,12 @@ type Spec struct {
 	// Helpers recognise, by command line, the processes the CLI starts
 	// for itself outside its process group on every session (SplitEscaped).
 	Helpers []func(cmd string) bool
+	// SettingsProbes are the CLI's dry runs of a session's settings (argvs
+	// after the executable), SettingsFiles the files it reads them from
+	// under home and the repository root (settings.go); nil for a backend
+	// that runs no CLI.
+	SettingsProbes func(a config.Agent) [][]string
+	SettingsFiles  func(home, root string) []string
 }
 
 // CLI reports whether the backend runs an agent CLI of its own (one that
@@ -49,6 +57,7 @@ var Specs = []Spec{
 	{Name: "command", New: func() Backend { return Command{} }},
 	{Name: "codex", New: func() Backend { return Codex{} }, Bin: "codex", Tokens: true, Streams: true,
 		FirstEvent: "thread.started", Summarize: summarizeCodex, Home: []string{"~/.codex"},
+		SettingsProbes: codexProbes, SettingsFiles: codexSettingsFiles,
 		Helpers: []func(string) bool{func(cmd string) bool {
 			// Codex snapshots the user's shell at start (a login shell
 			// running a script that prints "# Snapshot file"), and a short
@@ -56,12 +65,14 @@ var Specs = []Spec{
 			return strings.Contains(cmd, "-lc ") && strings.Contains(cmd, "# Snapshot file")
 		}}},
 	{Name: "claude", New: func() Backend { return Claude{} }, Bin: "claude", Tokens: true, Cost: true, Streams: true,
-		FirstEvent: "system", Summarize: summarizeClaude, Home: []string{"~/.claude", "~/.claude.json"}},
+		FirstEvent: "system", Summarize: summarizeClaude, Home: []string{"~/.claude", "~/.claude.json"},
+		SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles},
 	{Name: "opencode", New: func() Backend { return OpenCode{} }, Bin: "opencode", Tokens: true, Streams: true,
-		FirstEvent: "step_start", Summarize: summarizeOpenCode,
+		FirstEvent: "step_start", Summarize: summarizeOpenCode, SettingsProbes: opencodeProbes, SettingsFiles: opencodeSettingsFiles,
 		Home: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"}},
 	{Name: "gemini", New: func() Backend { return Gemini{} }, Bin: "gemini", Tokens: true, Streams: true,
-		FirstEvent: "init", Summarize: summarizeGemini, Home: []string{"~/.gemini"}},
+		FirstEvent: "init", Summarize: summarizeGemini, Home: []string{"~/.gemini"},
+		SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles},
 	{Name: "replay", New: func() Backend { return Replay{} }, RunsNothing: true, Tokens: true, Cost: true, Streams: true},
 }
 

@@ -36,8 +36,9 @@ func TestSpecsAreTheBackends(t *testing.T) {
 		if got, err := New(s.Name); err != nil || got.Name() != s.Name {
 			t.Errorf("New(%q) = %v, %v", s.Name, got, err)
 		}
-		if s.CLI() != (s.Bin != "") || s.CLI() != (s.Summarize != nil) || s.CLI() != (len(s.Home) > 0) {
-			t.Errorf("%s: a CLI has a binary, a live view and a home to bind; the others none", s.Name)
+		if s.CLI() != (s.Bin != "") || s.CLI() != (s.Summarize != nil) || s.CLI() != (len(s.Home) > 0) ||
+			s.CLI() != (s.SettingsProbes != nil) || s.CLI() != (s.SettingsFiles != nil) {
+			t.Errorf("%s: a CLI has a binary, a live view, a home to bind and settings to probe; the others none", s.Name)
 		}
 	}
 	if _, err := New("nope"); err == nil || !strings.Contains(err.Error(), `unknown agent backend "nope"`) {
@@ -68,6 +69,16 @@ func TestSpecDecisions(t *testing.T) {
 	}
 	if got := SandboxHome("claude"); !slices.Equal(got, []string{"~/.claude", "~/.claude.json"}) || SandboxHome("command") != nil {
 		t.Errorf("SandboxHome(claude) = %q", got)
+	}
+	probes := settingsProbes(config.Agent{Backend: "codex", Model: "m1", ExtraArgs: []string{"-c", "k=v", "--full-auto"}})
+	if len(probes) != 2 || strings.Join(probes[0], " ") != "exec -m m1 -c k=v --full-auto --help" || strings.Join(probes[1], " ") != "-c k=v mcp list" {
+		t.Errorf("codex's probes %q", probes)
+	}
+	if settingsProbes(config.Agent{Backend: "command"}) != nil || settingsFiles("replay", "/r") != nil {
+		t.Error("a backend without a CLI has settings to probe")
+	}
+	if files := settingsFiles("gemini", "/r"); !slices.Contains(files, "/r/.gemini/settings.json") {
+		t.Errorf("gemini's settings files %q", files)
 	}
 	for _, s := range Specs {
 		if s.FirstEvent == "" {

@@ -28,28 +28,38 @@ import (
 // the CLI's environment and its settings files (settingsKey); a change to
 // any of them asks again.
 
-// settingsProbes are the dry runs of a backend's session settings: argvs
-// after the executable; none for the command and replay backends.
+// settingsProbes are the dry runs of a backend's session settings
+// (Spec.SettingsProbes): argvs after the executable; none for the command
+// and replay backends.
 func settingsProbes(a config.Agent) [][]string {
-	model := func(flag string) []string {
-		if a.Model == "" {
-			return nil
-		}
-		return []string{flag, a.Model}
+	spec, _ := Lookup(a.Backend)
+	if spec.SettingsProbes == nil {
+		return nil
 	}
-	extra := a.ExtraArgs
-	switch a.Backend {
-	case "codex":
-		options := append(append(append([]string{"exec"}, model("-m")...), extra...), "--help")
-		return [][]string{options, append(codexGlobalArgs(extra), "mcp", "list")}
-	case "claude":
-		return [][]string{append(append(append([]string{"-p"}, model("--model")...), extra...), "--help")}
-	case "opencode":
-		return [][]string{{"debug", "config"}}
-	case "gemini":
-		return [][]string{append(append(model("-m"), extra...), "--help")}
+	return spec.SettingsProbes(a)
+}
+
+// modelArgs is flag and the configured model, none without a model.
+func modelArgs(a config.Agent, flag string) []string {
+	if a.Model == "" {
+		return nil
 	}
-	return nil
+	return []string{flag, a.Model}
+}
+
+func codexProbes(a config.Agent) [][]string {
+	options := append(append(append([]string{"exec"}, modelArgs(a, "-m")...), a.ExtraArgs...), "--help")
+	return [][]string{options, append(codexGlobalArgs(a.ExtraArgs), "mcp", "list")}
+}
+
+func claudeProbes(a config.Agent) [][]string {
+	return [][]string{append(append(append([]string{"-p"}, modelArgs(a, "--model")...), a.ExtraArgs...), "--help")}
+}
+
+func opencodeProbes(config.Agent) [][]string { return [][]string{{"debug", "config"}} }
+
+func geminiProbes(a config.Agent) [][]string {
+	return [][]string{append(append(modelArgs(a, "-m"), a.ExtraArgs...), "--help")}
 }
 
 // codexGlobalArgs are the options of extra that Codex takes before any
@@ -70,33 +80,42 @@ func codexGlobalArgs(extra []string) []string {
 }
 
 // settingsFiles are the files a backend's CLI reads its settings from, in
-// the user's home and the repository root: their stamps are part of the
-// dry run's cache key.
+// the user's home and the repository root (Spec.SettingsFiles): their
+// stamps are part of the dry run's cache key.
 func settingsFiles(backend, root string) []string {
+	spec, _ := Lookup(backend)
+	if spec.SettingsFiles == nil {
+		return nil
+	}
 	home, _ := os.UserHomeDir()
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" {
-		xdg = filepath.Join(home, ".config")
+	return spec.SettingsFiles(home, root)
+}
+
+// envOr is the environment variable v, else def.
+func envOr(v, def string) string {
+	if e := os.Getenv(v); e != "" {
+		return e
 	}
-	or := func(v, def string) string {
-		if e := os.Getenv(v); e != "" {
-			return e
-		}
-		return def
-	}
-	switch backend {
-	case "codex":
-		return []string{filepath.Join(or("CODEX_HOME", filepath.Join(home, ".codex")), "config.toml"), filepath.Join(root, ".codex", "config.toml")}
-	case "claude":
-		dir := or("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
-		return []string{filepath.Join(dir, "settings.json"), filepath.Join(home, ".claude.json"), filepath.Join(root, ".claude", "settings.json"), filepath.Join(root, ".claude", "settings.local.json")}
-	case "opencode":
-		return []string{filepath.Join(xdg, "opencode", "opencode.json"), filepath.Join(xdg, "opencode", "opencode.jsonc"), os.Getenv("OPENCODE_CONFIG"),
-			filepath.Join(root, "opencode.json"), filepath.Join(root, "opencode.jsonc"), filepath.Join(root, ".opencode", "opencode.json"), filepath.Join(root, ".opencode", "opencode.jsonc")}
-	case "gemini":
-		return []string{filepath.Join(home, ".gemini", "settings.json"), filepath.Join(root, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"}
-	}
-	return nil
+	return def
+}
+
+func codexSettingsFiles(home, root string) []string {
+	return []string{filepath.Join(envOr("CODEX_HOME", filepath.Join(home, ".codex")), "config.toml"), filepath.Join(root, ".codex", "config.toml")}
+}
+
+func claudeSettingsFiles(home, root string) []string {
+	dir := envOr("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
+	return []string{filepath.Join(dir, "settings.json"), filepath.Join(home, ".claude.json"), filepath.Join(root, ".claude", "settings.json"), filepath.Join(root, ".claude", "settings.local.json")}
+}
+
+func opencodeSettingsFiles(home, root string) []string {
+	xdg := envOr("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	return []string{filepath.Join(xdg, "opencode", "opencode.json"), filepath.Join(xdg, "opencode", "opencode.jsonc"), os.Getenv("OPENCODE_CONFIG"),
+		filepath.Join(root, "opencode.json"), filepath.Join(root, "opencode.jsonc"), filepath.Join(root, ".opencode", "opencode.json"), filepath.Join(root, ".opencode", "opencode.jsonc")}
+}
+
+func geminiSettingsFiles(home, root string) []string {
+	return []string{filepath.Join(home, ".gemini", "settings.json"), filepath.Join(root, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"}
 }
 
 // settingsEnv are the prefixes of the environment variables the CLIs read
