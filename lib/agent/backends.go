@@ -46,6 +46,10 @@ type Spec struct {
 	// that runs no CLI.
 	SettingsProbes func(a config.Agent) [][]string
 	SettingsFiles  func(home, root string) []string
+	// AllowedTools are the CLI's arguments that let it run tools without
+	// asking (a node's allowed_tools, lib/nodetools); nil for a CLI that
+	// takes none.
+	AllowedTools func(tools []string) []string
 }
 
 // CLI reports whether the backend runs an agent CLI of its own (one that
@@ -66,13 +70,21 @@ var Specs = []Spec{
 		}}},
 	{Name: "claude", New: func() Backend { return Claude{} }, Bin: "claude", Tokens: true, Cost: true, Streams: true,
 		FirstEvent: "system", Summarize: summarizeClaude, Home: []string{"~/.claude", "~/.claude.json"},
-		SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles},
+		SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles,
+		AllowedTools: func(tools []string) []string { return []string{"--allowedTools", strings.Join(tools, ",")} }},
 	{Name: "opencode", New: func() Backend { return OpenCode{} }, Bin: "opencode", Tokens: true, Streams: true,
 		FirstEvent: "step_start", Summarize: summarizeOpenCode, SettingsProbes: opencodeProbes, SettingsFiles: opencodeSettingsFiles,
 		Home: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"}},
 	{Name: "gemini", New: func() Backend { return Gemini{} }, Bin: "gemini", Tokens: true, Streams: true,
 		FirstEvent: "init", Summarize: summarizeGemini, Home: []string{"~/.gemini"},
-		SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles},
+		SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles,
+		AllowedTools: func(tools []string) []string {
+			var args []string
+			for _, tool := range tools {
+				args = append(args, "--allowed-tools", tool)
+			}
+			return args
+		}},
 	{Name: "replay", New: func() Backend { return Replay{} }, RunsNothing: true, Tokens: true, Cost: true, Streams: true},
 }
 

@@ -80,6 +80,14 @@ func TestSpecDecisions(t *testing.T) {
 	if files := settingsFiles("gemini", "/r"); !slices.Contains(files, "/r/.gemini/settings.json") {
 		t.Errorf("gemini's settings files %q", files)
 	}
+	claude, _ := Lookup("claude")
+	gemini, _ := Lookup("gemini")
+	if got := strings.Join(claude.AllowedTools([]string{"Bash(go test:*)", "Edit"}), " "); got != "--allowedTools Bash(go test:*),Edit" {
+		t.Errorf("claude's allowed tools: %q", got)
+	}
+	if got := strings.Join(gemini.AllowedTools([]string{"a", "b"}), " "); got != "--allowed-tools a --allowed-tools b" {
+		t.Errorf("gemini's allowed tools: %q", got)
+	}
 	for _, s := range Specs {
 		if s.FirstEvent == "" {
 			continue

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	agentspec "github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
@@ -88,16 +89,11 @@ func (t Tools) Apply(agent config.Agent) (config.Agent, []string, error) {
 	}
 	agent.ExtraArgs = append(slices.Clone(agent.ExtraArgs), t.ExtraArgs...)
 	if len(t.AllowedTools) > 0 {
-		switch agent.Backend {
-		case "claude":
-			agent.ExtraArgs = append(agent.ExtraArgs, "--allowedTools", strings.Join(t.AllowedTools, ","))
-		case "gemini":
-			for _, tool := range t.AllowedTools {
-				agent.ExtraArgs = append(agent.ExtraArgs, "--allowed-tools", tool)
-			}
-		default:
+		spec, _ := agentspec.Lookup(agent.Backend)
+		if spec.AllowedTools == nil {
 			return agent, nil, fmt.Errorf("allowed_tools are Claude Code's and Gemini CLI's; the %s backend takes none (set [agent] permission_mode, or remove them)", agent.Backend)
 		}
+		agent.ExtraArgs = append(agent.ExtraArgs, spec.AllowedTools(t.AllowedTools)...)
 	}
 	var env []string
 	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
