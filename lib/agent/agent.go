@@ -176,13 +176,18 @@ func Measures(backend string) (tokens, cost bool) {
 }
 
 // SandboxFiles are the files of the iteration directory iterDir a session
-// under cfg writes besides the repository (outPath, its output; Codex's
-// last message, for a codex backend or fallback): the sandbox binds them
-// writable, so they must exist when it starts.
+// under cfg writes besides the repository (outPath, its output; the
+// Spec.IterFiles of its backend and fallbacks, as Codex's last message):
+// the sandbox binds them writable, so they must exist when it starts.
 func SandboxFiles(cfg config.Agent, iterDir, outPath string) []string {
 	files := []string{outPath}
-	if cfg.Backend == "codex" || slices.Contains(cfg.Fallback, "codex") {
-		files = append(files, filepath.Join(iterDir, CodexMessageFile))
+	for _, name := range append([]string{cfg.Backend}, cfg.Fallback...) {
+		spec, _ := Lookup(name)
+		for _, f := range spec.IterFiles {
+			if p := filepath.Join(iterDir, f); !slices.Contains(files, p) {
+				files = append(files, p)
+			}
+		}
 	}
 	return files
 }

@@ -34,6 +34,9 @@ type Spec struct {
 	// where there is no view: command prints as it goes, and a replay
 	// shows its recorded output.
 	Summarize func(ev map[string]any, message *strings.Builder) []string
+	// IterFiles are the files of the iteration directory the CLI writes
+	// besides the output (bound writable under the sandbox).
+	IterFiles []string
 	// Home is where the CLI keeps its login, settings and sessions under
 	// the home directory ("~/" paths), bound writable under bwrap.
 	Home []string
@@ -60,7 +63,7 @@ func (s Spec) CLI() bool { return s.FirstEvent != "" }
 var Specs = []Spec{
 	{Name: "command", New: func() Backend { return Command{} }},
 	{Name: "codex", New: func() Backend { return Codex{} }, Bin: "codex", Tokens: true, Streams: true,
-		FirstEvent: "thread.started", Summarize: summarizeCodex, Home: []string{"~/.codex"},
+		FirstEvent: "thread.started", Summarize: summarizeCodex, Home: []string{"~/.codex"}, IterFiles: []string{CodexMessageFile},
 		SettingsProbes: codexProbes, SettingsFiles: codexSettingsFiles,
 		Helpers: []func(string) bool{func(cmd string) bool {
 			// Codex snapshots the user's shell at start (a login shell

@@ -80,6 +80,16 @@ func TestSpecDecisions(t *testing.T) {
 	if files := settingsFiles("gemini", "/r"); !slices.Contains(files, "/r/.gemini/settings.json") {
 		t.Errorf("gemini's settings files %q", files)
 	}
+	files := SandboxFiles(config.Agent{Backend: "codex", Fallback: []string{"claude", "codex"}}, "/it", "/it/output.json")
+	if !slices.Equal(files, []string{"/it/output.json", "/it/" + CodexMessageFile}) {
+		t.Errorf("SandboxFiles of codex: %q", files)
+	}
+	if files := SandboxFiles(config.Agent{Backend: "claude", Fallback: []string{"codex"}}, "/it", "/it/o"); !slices.Equal(files, []string{"/it/o", "/it/" + CodexMessageFile}) {
+		t.Errorf("SandboxFiles of claude with a codex fallback: %q", files)
+	}
+	if files := SandboxFiles(config.Agent{Backend: "gemini"}, "/it", "/it/o"); !slices.Equal(files, []string{"/it/o"}) {
+		t.Errorf("SandboxFiles of gemini: %q", files)
+	}
 	claude, _ := Lookup("claude")
 	gemini, _ := Lookup("gemini")
 	if got := strings.Join(claude.AllowedTools([]string{"Bash(go test:*)", "Edit"}), " "); got != "--allowedTools Bash(go test:*),Edit" {
