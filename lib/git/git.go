@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/proc"
@@ -57,7 +58,30 @@ func run(dir string, stdin []byte, args ...string) ([]byte, error) {
 // maintenance` is that run: neither gets it.
 var noAutoHousekeeping = []string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}
 
+// runEnv runs git in dir with env added. A sheltered git (proc.ShelterChild)
+// that died of SIGINT or SIGTERM got the signal its caller's process group
+// was sent in the instant between its fork and its own process group, before
+// it ran: it did nothing, and runs again (at most twice more).
 func runEnv(dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	for try := 0; ; try++ {
+		out, err := runOnce(dir, env, stdin, args...)
+		if try == 2 || !proc.Sheltered() || !killedAtStart(err) {
+			return out, err
+		}
+	}
+}
+
+// killedAtStart reports whether err is a git that died of SIGINT or SIGTERM.
+func killedAtStart(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGTERM || ws.Signal() == syscall.SIGINT)
+}
+
+func runOnce(dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	argv := []string{"-C", dir}
 	if sub := subcommand(args); sub != "config" && sub != "maintenance" {
 		argv = append(argv, noAutoHousekeeping...)

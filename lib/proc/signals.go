@@ -38,6 +38,10 @@ func DeferSignals() {
 // dropped once it is full, never fatal.
 func Held() <-chan os.Signal { return held }
 
+// Sheltered reports whether this process defers signals (DeferSignals), so
+// that ShelterChild puts its helper processes in groups of their own.
+func Sheltered() bool { return held != nil }
+
 // ShelterChild prepares cmd, a helper process such as git, for a process
 // that defers signals: it runs in a process group of its own, so that a
 // signal to the caller's group does not cut it short (git removes its lock
