@@ -12,15 +12,14 @@ import (
 )
 
 // answerRepo is a git repository on a run branch whose committed tree has
-// a leaf waiting for an answer, and the real tree-edit built for it.
+// a leaf waiting for an answer, and tree-edit (commandPath) for it.
 func answerRepo(t *testing.T) (dir, treeEdit string) {
 	t.Helper()
 	dir = t.TempDir()
-	treeEdit = filepath.Join(t.TempDir(), "tree-edit")
-	build := exec.Command("go", "build", "-o", treeEdit, "github.com/treeloop/treeloop/cmd/tree-edit")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build tree-edit: %v\n%s", err, out)
+	if _, err := commandPath(); err != nil {
+		t.Fatal(err)
 	}
+	treeEdit = filepath.Join(commandDir, "tree-edit")
 	root := &tree.Node{ID: "root", Title: "R", Next: tree.NextDecompose, MaxAttempts: 3, Children: []*tree.Node{
 		{ID: "root.1", Order: 1, Title: "Store", Next: tree.NextExecute, MaxAttempts: 3, Waiting: "Postgres or SQLite?"},
 	}}

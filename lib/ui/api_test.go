@@ -53,7 +53,7 @@ func TestTreeRewrittenMidRead(t *testing.T) {
 	s := start(t, Options{Root: dir})
 	big := func(title string) []byte {
 		root := testTree(title)
-		for i := range 3000 {
+		for i := range 1000 {
 			root.Children = append(root.Children, &tree.Node{ID: "n" + strconv.Itoa(i), Order: int64(10 + i), Title: strings.Repeat("x", 40),
 				Goal: "g", Acceptance: []string{}, Next: "execute", MaxAttempts: 3, Children: []*tree.Node{}})
 		}

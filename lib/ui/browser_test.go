@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -39,12 +38,13 @@ var browser struct {
 }
 
 func TestMain(m *testing.M) {
+	runCommand()
 	code := m.Run()
 	if browser.cancel != nil {
 		browser.cancel()
 	}
-	if builtBin != "" {
-		os.RemoveAll(builtBin)
+	if commandDir != "" {
+		os.RemoveAll(commandDir)
 	}
 	os.Exit(code)
 }
@@ -160,28 +160,6 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	return v
 }
 
-// builtBin is where buildCommands put the commands, removed by TestMain.
-var builtBin string
-
-// buildCommands builds the treeloop commands once per test binary and
-// returns the PATH entries for them and the porcelain scripts.
-var buildCommands = sync.OnceValues(func() (string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Dir(filepath.Dir(filepath.Dir(file)))
-	bin, err := os.MkdirTemp("", "runner-ui-bin-")
-	if err != nil {
-		return "", err
-	}
-	builtBin = bin
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/...")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin + string(os.PathListSeparator) + filepath.Join(src, "tools"), nil
-})
-
 // liveRepo is a git repository ready for runner-loop with a scripted
 // command agent that works iteration N only once the test creates
 // ctl/go-N, printing a "tick" line every 50 ms until then, and a guard
@@ -193,7 +171,7 @@ type liveRepo struct {
 
 func newLiveRepo(t *testing.T) liveRepo {
 	t.Helper()
-	path, err := buildCommands()
+	path, err := commandPath()
 	if err != nil {
 		t.Fatal(err)
 	}
