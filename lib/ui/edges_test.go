@@ -3,6 +3,8 @@ package ui
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // TestReadAllLimits: a file of exactly the limit is read whole, one byte
@@ -208,5 +211,63 @@ func TestNewDefaults(t *testing.T) {
 	}
 	if _, err := New(Options{Root: "relative"}); err == nil {
 		t.Error("a relative root was taken")
+	}
+}
+
+// TestTreeNeverSettles: a tree.json that is never valid JSON (a writer
+// that left it half written) is a 503 tree_unreadable after a bounded
+// number of retries, not a request that retries for ever.
+func TestTreeNeverSettles(t *testing.T) {
+	dir := fixture(t)
+	writeText(t, filepath.Join(dir, ".runner/state/tree.json"), `{"id": "root", "title": "half`)
+	s := start(t, Options{Root: dir})
+	client := &http.Client{Timeout: 20 * time.Second}
+	res, err := client.Get(s.url + "/api/tree")
+	if err != nil {
+		t.Fatalf("GET /api/tree of a torn tree: %v", err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	wantError(t, response{res.StatusCode, string(body), res.Header}, 503, "tree_unreadable")
+}
+
+// TestTreeCache: a tree.json whose stat (size, mtime, inode) has not
+// changed since the last whole read is served from memory: bytes changed
+// in place under the same stat are not read again.
+func TestTreeCache(t *testing.T) {
+	dir := fixture(t)
+	path := filepath.Join(dir, ".runner/state/tree.json")
+	first := tree.Encode(testTree("Cached"))
+	if err := os.WriteFile(path, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Options{Root: dir})
+	if r := get(t, s.url+"/api/tree"); r.code != 200 || r.body != string(first) {
+		t.Fatalf("first read: %d %q", r.code, r.body)
+	}
+	same := tree.Encode(testTree("Hidden"))
+	if len(same) != len(first) {
+		t.Fatalf("the two trees differ in size: %d, %d", len(first), len(same))
+	}
+	if err := os.WriteFile(path, same, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, s.url+"/api/tree"); r.code != 200 || r.body != string(first) {
+		t.Fatalf("an unchanged stat read the file again: %d %q", r.code, r.body)
+	}
+	// The stat moves: the file is read again.
+	later := st.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, s.url+"/api/tree"); r.code != 200 || r.body != string(same) {
+		t.Fatalf("a new mtime served the cached tree: %d %q", r.code, r.body)
 	}
 }
