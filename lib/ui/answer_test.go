@@ -116,3 +116,42 @@ func TestAnswer(t *testing.T) {
 		t.Fatalf("node after the answer: %+v", n)
 	}
 }
+
+// TestAnswerToolOutcomes: how tree-edit answer's end becomes the reply:
+// exit 0 is committed, or queued when it prints queued=…; exit 1 and 80
+// (a refusal, a usage error) are 409 with its last line of stderr; any
+// other exit is 500 with that line, and a tree-edit that cannot start is
+// 500 with the reason it did not.
+func TestAnswerToolOutcomes(t *testing.T) {
+	dir := fixture(t)
+	bin := t.TempDir()
+	for _, c := range []struct {
+		name, script string
+		code         int
+		kind, text   string
+	}{
+		{"committed", "echo committed=abc", 200, "", `"answer":"committed"`},
+		{"queued", "echo queued=.runner/answers/x.json", 200, "", `"answer":"queued"`},
+		{"refused", "echo 'tree-edit: a first line' >&2; echo 'tree-edit: node root.1 does not wait' >&2; exit 1", 409, "refused", "tree-edit: node root.1 does not wait"},
+		{"usage", "echo 'tree-edit: usage' >&2; exit 80", 409, "refused", "tree-edit: usage"},
+		{"failed", "echo 'tree-edit: git commit failed' >&2; echo >&2; exit 6", 500, "answer", "tree-edit answer failed: tree-edit: git commit failed"},
+		{"silent", "exit 6", 500, "answer", "tree-edit answer failed: exit status 6"},
+		{"missing", "", 500, "answer", "no such file or directory"},
+	} {
+		treeEdit := filepath.Join(bin, c.name)
+		if c.script != "" {
+			writeText(t, treeEdit, "#!/bin/sh\ncat >/dev/null\n"+c.script+"\n")
+			if err := os.Chmod(treeEdit, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
+		r := do(t, "POST", s.url+"/api/answer", strings.NewReader(`{"id": "root.1", "answer": "SQLite"}`), "Origin", s.url, "X-Treeloop-Token", s.Token())
+		if c.kind != "" {
+			wantError(t, r, c.code, c.kind)
+		}
+		if r.code != c.code || !strings.Contains(r.body, c.text) {
+			t.Errorf("%s: %d %s, want %d with %q", c.name, r.code, r.body, c.code, c.text)
+		}
+	}
+}

@@ -271,3 +271,43 @@ func TestTreeCache(t *testing.T) {
 		t.Fatalf("a new mtime served the cached tree: %d %q", r.code, r.body)
 	}
 }
+
+// TestRunStateUnreadable: a run_state.json that is not JSON is a 503,
+// one that is not a regular file is refused; neither is served as a run
+// state.
+func TestRunStateUnreadable(t *testing.T) {
+	dir := fixture(t)
+	path := filepath.Join(dir, ".runner/state/run_state.json")
+	s := start(t, Options{Root: dir})
+	writeText(t, path, `{"run_id": "run-a", `)
+	wantError(t, get(t, s.url+"/api/run-state"), 503, "run_state_unreadable")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, get(t, s.url+"/api/run-state"), 403, "refused")
+}
+
+// TestFileErrorKinds: a record larger than its read limit is 413
+// too_large; a path through a regular file is 500 io, naming the cause
+// without the absolute path.
+func TestFileErrorKinds(t *testing.T) {
+	dir := fixture(t)
+	s := start(t, Options{Root: dir})
+	// Sparse: the size is over the 4 MiB limit, no byte is written.
+	big := filepath.Join(dir, ".runner/runs/run-big.json")
+	writeText(t, big, "")
+	if err := os.Truncate(big, 4<<20+1); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, get(t, s.url+"/api/runs/run-big"), 413, "too_large")
+	// A run directory that is a regular file: nothing is under it.
+	writeText(t, filepath.Join(dir, ".runner/iterations/run-b"), "not a directory\n")
+	r := get(t, s.url+"/api/iterations/run-b/1/guard.log")
+	wantError(t, r, 500, "io")
+	if !strings.Contains(r.body, "not a directory") || strings.Contains(r.body, dir) {
+		t.Fatalf("a path through a file: %s", r.body)
+	}
+}
