@@ -311,3 +311,64 @@ func TestFileErrorKinds(t *testing.T) {
 		t.Fatalf("a path through a file: %s", r.body)
 	}
 }
+
+// TestIterCache: an iteration's summary is kept while its meta.json's
+// size and mtime stay the same, and read again once either moves.
+func TestIterCache(t *testing.T) {
+	dir := fixture(t)
+	meta := filepath.Join(dir, ".runner/iterations/run-a/0001/meta.json")
+	data, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Options{Root: dir})
+	status := func() string {
+		t.Helper()
+		for _, it := range decode[Iterations](t, get(t, s.url+"/api/iterations")).Iterations {
+			if it.Iter == 1 {
+				return it.Status
+			}
+		}
+		t.Fatal("iteration 1 not listed")
+		return ""
+	}
+	if got := status(); got != "done" {
+		t.Fatalf("iteration 1: %s", got)
+	}
+	// The same size and mtime, other bytes: the cached summary stands.
+	other := bytes.Replace(data, []byte(`"status": "done"`), []byte(`"status": "drop"`), 1)
+	if bytes.Equal(other, data) {
+		t.Fatal("meta.json has no done status to replace")
+	}
+	if err := os.WriteFile(meta, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(meta, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "done" {
+		t.Fatalf("an unchanged meta.json was read again: %s", got)
+	}
+	later := st.ModTime().Add(time.Second)
+	if err := os.Chtimes(meta, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "drop" {
+		t.Fatalf("a meta.json with a new mtime: %s", got)
+	}
+	// A new size under the same mtime is read again too.
+	gone := append(bytes.Replace(other, []byte(`"status": "drop"`), []byte(`"status": "gone"`), 1), '\n')
+	if err := os.WriteFile(meta, gone, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(meta, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "gone" {
+		t.Fatalf("a meta.json of a new size: %s", got)
+	}
+}
