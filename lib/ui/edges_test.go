@@ -3,8 +3,6 @@ package ui
 import (
 	"bytes"
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -221,14 +219,7 @@ func TestTreeNeverSettles(t *testing.T) {
 	dir := fixture(t)
 	writeText(t, filepath.Join(dir, ".runner/state/tree.json"), `{"id": "root", "title": "half`)
 	s := start(t, Options{Root: dir})
-	client := &http.Client{Timeout: 20 * time.Second}
-	res, err := client.Get(s.url + "/api/tree")
-	if err != nil {
-		t.Fatalf("GET /api/tree of a torn tree: %v", err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	wantError(t, response{res.StatusCode, string(body), res.Header}, 503, "tree_unreadable")
+	wantError(t, get(t, s.url+"/api/tree"), 503, "tree_unreadable")
 }
 
 // TestTreeCache: a tree.json whose stat (size, mtime, inode) has not

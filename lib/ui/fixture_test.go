@@ -141,6 +141,15 @@ func start(t testing.TB, opts Options) server {
 	return server{s, "http://" + ln.Addr().String()}
 }
 
+// client is the tests' HTTP client: a server that never answers a
+// request (a handler that loops, a stream whose headers never come) fails
+// the test rather than hanging it.
+var client = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: tr}
+}()
+
 type response struct {
 	code   int
 	body   string
@@ -165,7 +174,7 @@ func do(t testing.TB, method, url string, body io.Reader, hdr ...string) respons
 			req.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +229,7 @@ func openSSE(t testing.TB, url, lastID string) *sse {
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

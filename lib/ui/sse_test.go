@@ -103,10 +103,11 @@ func TestEventsRunnerCreatedLater(t *testing.T) {
 }
 
 // Reconnecting with Last-Event-ID replays what was missed; an id the hub
-// no longer has (or never had) gets a reset.
+// no longer has (or never had) gets a reset. A stream with nothing to
+// send yet still answers at once: no heartbeat comes to flush it.
 func TestEventsResume(t *testing.T) {
 	dir := fixture(t)
-	s := start(t, Options{Root: dir})
+	s := start(t, Options{Root: dir, Heartbeat: time.Hour})
 	es := openSSE(t, s.url, "")
 	hello := es.next(t, KindHello)
 	es.res.Body.Close()
