@@ -59,7 +59,7 @@ func TestTailLinesEdges(t *testing.T) {
 
 // TestCompactEdges: the compact view of an events.jsonl larger than it
 // renders starts at a whole line, ends a last line without a newline,
-// and takes a tail.
+// and takes a tail; of an empty one it is empty.
 func TestCompactEdges(t *testing.T) {
 	dir := fixture(t)
 	s := start(t, Options{Root: dir})
@@ -84,6 +84,11 @@ func TestCompactEdges(t *testing.T) {
 	}
 	if r := get(t, base+"&tail=0"); r.code != 200 || r.body != "" {
 		t.Fatalf("tail=0: %d %q", r.code, r.body)
+	}
+	// A session that has printed nothing yet.
+	writeText(t, events, "")
+	if r := get(t, base); r.code != 200 || r.body != "" {
+		t.Fatalf("an empty events.jsonl: %d %q", r.code, r.body)
 	}
 }
 
