@@ -38,8 +38,8 @@ func TestReadAllLimits(t *testing.T) {
 	}
 }
 
-// TestTailLinesEdges: no lines asked, and a byte budget that ends inside
-// a later chunk.
+// TestTailLinesEdges: no lines asked, a byte budget that ends inside a
+// later chunk, and one larger than the file.
 func TestTailLinesEdges(t *testing.T) {
 	if got, start, err := tailLines(strings.NewReader("a\nb\n"), 4, 0, 100); err != nil || len(got) != 0 || start != 4 {
 		t.Errorf("0 lines: %q %d %v", got, start, err)
@@ -54,6 +54,12 @@ func TestTailLinesEdges(t *testing.T) {
 	got, start, err := tailLines(strings.NewReader(text), int64(len(text)), 1<<20, 66<<10)
 	if err != nil || len(got) != 66<<10 || start != int64(len(text)-66<<10) || string(got) != text[start:] {
 		t.Errorf("budget across chunks: %d bytes from %d (%v)", len(got), start, err)
+	}
+	// A budget larger than the file: two chunks read, the whole file.
+	text = strings.Repeat("0123456789abcde\n", 90<<10/16)
+	got, start, err = tailLines(strings.NewReader(text), int64(len(text)), 1<<20, 100<<10)
+	if err != nil || start != 0 || string(got) != text {
+		t.Errorf("a budget over the file: %d bytes from %d (%v)", len(got), start, err)
 	}
 }
 
