@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
 
 	"github.com/treeloop/treeloop/lib/command/agentexec"
 	"github.com/treeloop/treeloop/lib/command/contextwrite"
@@ -92,3 +93,26 @@ var commandPath = sync.OnceValues(func() (string, error) {
 	src := filepath.Dir(filepath.Dir(filepath.Dir(file)))
 	return dir + string(os.PathListSeparator) + filepath.Join(src, "tools"), nil
 })
+
+// TestCommandsComplete: commands names every command under cmd/ but
+// runner-ui, so a loop in these tests never misses one that ships.
+func TestCommandsComplete(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	ents, err := os.ReadDir(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(file))), "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if e.Name() == "runner-ui" {
+			continue
+		}
+		n++
+		if commands[e.Name()] == nil {
+			t.Errorf("cmd/%s is not in commands", e.Name())
+		}
+	}
+	if n != len(commands) {
+		t.Errorf("commands has %d entries, cmd/ %d commands besides runner-ui", len(commands), n)
+	}
+}
