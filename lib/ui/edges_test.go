@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -372,5 +373,44 @@ func TestIterCache(t *testing.T) {
 	}
 	if got := status(); got != "gone" {
 		t.Fatalf("a meta.json of a new size: %s", got)
+	}
+}
+
+// TestIterCachePruned: a listing drops the cached summaries of the
+// iterations it no longer finds, and a listing of one run keeps the
+// other runs' summaries.
+func TestIterCachePruned(t *testing.T) {
+	dir := fixture(t)
+	rn := filepath.Join(dir, ".runner")
+	writeJSONFile(t, filepath.Join(rn, "iterations/run-b/0001/meta.json"), iterdir.Meta{Version: 1, RunID: "run-b", Iteration: 1, NodeID: "a", Status: "done", StartedAt: t0})
+	s := start(t, Options{Root: dir})
+	cached := func() string {
+		s.iters.mu.Lock()
+		defer s.iters.mu.Unlock()
+		keys := make([]string, 0, len(s.iters.m))
+		for k := range s.iters.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return strings.Join(keys, " ")
+	}
+	decode[Iterations](t, get(t, s.url+"/api/iterations"))
+	if got := cached(); got != "run-a/0001 run-b/0001" {
+		t.Fatalf("cached after a listing: %q", got)
+	}
+	decode[Iterations](t, get(t, s.url+"/api/iterations?run=run-b"))
+	if got := cached(); got != "run-a/0001 run-b/0001" {
+		t.Fatalf("cached after a listing of run-b: %q", got)
+	}
+	if err := os.RemoveAll(filepath.Join(rn, "iterations/run-a/0001")); err != nil {
+		t.Fatal(err)
+	}
+	decode[Iterations](t, get(t, s.url+"/api/iterations?run=run-b"))
+	if got := cached(); got != "run-a/0001 run-b/0001" {
+		t.Fatalf("a listing of run-b pruned run-a: %q", got)
+	}
+	decode[Iterations](t, get(t, s.url+"/api/iterations"))
+	if got := cached(); got != "run-b/0001" {
+		t.Fatalf("cached after run-a/0001 was removed: %q", got)
 	}
 }
