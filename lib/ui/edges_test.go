@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,8 +198,8 @@ func TestHubResumeEdges(t *testing.T) {
 	}
 }
 
-// TestNewDefaults: the debounce, its bound and the heartbeat a server
-// takes when not given, and a bound never below the debounce.
+// TestNewDefaults: the debounce, its bound, the heartbeat and the log a
+// server takes when not given, and a bound never below the debounce.
 func TestNewDefaults(t *testing.T) {
 	ms := time.Millisecond
 	for _, c := range []struct {
@@ -222,6 +223,20 @@ func TestNewDefaults(t *testing.T) {
 	if _, err := New(Options{Root: "relative"}); err == nil {
 		t.Error("a relative root was taken")
 	}
+	// Logf: the one given is kept; without one, reports are discarded.
+	var logged []string
+	s, err := New(Options{Root: t.TempDir(), NoAssets: true, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.opts.Logf("watch %s: %v", "x", "gone")
+	if len(logged) != 1 || logged[0] != "watch x: gone" {
+		t.Errorf("the Logf given was not kept: %q", logged)
+	}
+	if s, err = New(Options{Root: t.TempDir(), NoAssets: true}); err != nil || s.opts.Logf == nil {
+		t.Fatalf("no default Logf: %v", err)
+	}
+	s.opts.Logf("discarded %d", 1)
 }
 
 // TestTreeNeverSettles: a tree.json that is never valid JSON (a writer
