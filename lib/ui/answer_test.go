@@ -1,12 +1,17 @@
 package ui
 
 import (
+	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/tree"
 )
@@ -153,5 +158,62 @@ func TestAnswerToolOutcomes(t *testing.T) {
 		if r.code != c.code || !strings.Contains(r.body, c.text) {
 			t.Errorf("%s: %d %s, want %d with %q", c.name, r.code, r.body, c.code, c.text)
 		}
+	}
+}
+
+// TestShutdownFinishesRequests: a request in flight when the server is
+// told to stop (an answer whose tree-edit is still running) is answered
+// before Serve returns, not cut off.
+func TestShutdownFinishesRequests(t *testing.T) {
+	dir := fixture(t)
+	ctl := t.TempDir()
+	treeEdit := filepath.Join(ctl, "tree-edit")
+	writeText(t, treeEdit, "#!/bin/sh\ncat >/dev/null\n: > "+ctl+"/started\ni=0\nwhile [ ! -e "+ctl+"/go ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\necho committed=abc\n")
+	if err := os.Chmod(treeEdit, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit, NoAssets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	answered := make(chan response, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", url+"/api/answer", strings.NewReader(`{"id": "root.1", "answer": "SQLite"}`))
+		req.Header.Set("Origin", url)
+		req.Header.Set("X-Treeloop-Token", srv.Token())
+		res, err := client.Do(req)
+		if err != nil {
+			answered <- response{body: err.Error()}
+			return
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		answered <- response{res.StatusCode, string(body), res.Header}
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(ctl, "started")); err == nil {
+			break
+		}
+		if i > 3000 {
+			t.Fatal("tree-edit never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	writeText(t, filepath.Join(ctl, "go"), "")
+	if r := <-answered; r.code != 200 || !strings.Contains(r.body, `"answer":"committed"`) {
+		t.Fatalf("the answer in flight at shutdown: %d %s", r.code, r.body)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -334,5 +335,29 @@ func TestDebounceMaxDelay(t *testing.T) {
 	clk.Advance(time.Second)
 	if len(at) != n {
 		t.Fatal("a stopped debouncer flushed")
+	}
+}
+
+// TestWatchQuiet: watching a well-formed .runner reports no problem
+// through Logf: it is for watches that fail.
+func TestWatchQuiet(t *testing.T) {
+	dir := fixture(t)
+	var mu sync.Mutex
+	var logged []string
+	s := start(t, Options{Root: dir, Logf: func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf(f, a...))
+	}})
+	es := openSSE(t, s.url, "")
+	es.next(t, KindHello)
+	if err := os.Mkdir(filepath.Join(dir, ".runner/iterations/run-a/0003"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	es.next(t, KindIterationAdded)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) > 0 {
+		t.Fatalf("problems reported: %q", logged)
 	}
 }
