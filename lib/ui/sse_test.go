@@ -361,3 +361,26 @@ func TestWatchQuiet(t *testing.T) {
 		t.Fatalf("problems reported: %q", logged)
 	}
 }
+
+// TestLastFinishedIterationWatched: a run's last iteration stays watched
+// after its meta.json is written (a finished run's last iteration).
+func TestLastFinishedIterationWatched(t *testing.T) {
+	dir := fixture(t)
+	rn := filepath.Join(dir, ".runner")
+	for _, n := range []string{"0001", "0002"} {
+		writeJSONFile(t, filepath.Join(rn, "iterations/run-b", n, "meta.json"), map[string]any{"status": "done"})
+		writeText(t, filepath.Join(rn, "iterations/run-b", n, "guard.log"), "ok\n")
+	}
+	s := start(t, Options{Root: dir})
+	es := openSSE(t, s.url, "")
+	es.next(t, KindHello)
+	f, err := os.OpenFile(filepath.Join(rn, "iterations/run-b/0002/guard.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("more\n")
+	f.Close()
+	if ev := es.next(t, KindLogAppended); ev.data.ID != "run-b/0002" || ev.data.File != "guard.log" {
+		t.Fatalf("log_appended: %+v", ev.data)
+	}
+}
