@@ -54,3 +54,12 @@ func TestArtifacts(t *testing.T) {
 		t.Errorf("a node without artifacts: %d %s", r.code, r.body)
 	}
 }
+
+// TestArtifactsBadPaths: a node id outside the id pattern, or an artifact
+// path that is not a valid local path, is a 400 before any file is read.
+func TestArtifactsBadPaths(t *testing.T) {
+	s := start(t, Options{Root: fixture(t)})
+	wantError(t, get(t, s.url+"/api/nodes/-x/artifacts"), 400, "bad_node")
+	wantError(t, get(t, s.url+"/api/nodes/-x/artifacts/a.txt"), 400, "bad_artifact")
+	wantError(t, get(t, s.url+"/api/nodes/a/artifacts/x%2F..%2F..%2Fy"), 400, "bad_artifact")
+}
