@@ -17,12 +17,14 @@ import (
 	"github.com/treeloop/treeloop/lib/command/loopcommit"
 	"github.com/treeloop/treeloop/lib/command/runnercancel"
 	"github.com/treeloop/treeloop/lib/command/runnercheck"
+	"github.com/treeloop/treeloop/lib/command/runnerenter"
 	"github.com/treeloop/treeloop/lib/command/runnerexport"
 	"github.com/treeloop/treeloop/lib/command/runnerinit"
 	"github.com/treeloop/treeloop/lib/command/runnerrecord"
 	"github.com/treeloop/treeloop/lib/command/runnerstart"
 	"github.com/treeloop/treeloop/lib/command/runnerstatus"
 	"github.com/treeloop/treeloop/lib/command/runnerworktree"
+	"github.com/treeloop/treeloop/lib/command/stepbegin"
 	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/command/treeimport"
 	"github.com/treeloop/treeloop/lib/command/treeselect"
@@ -47,12 +49,14 @@ var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io
 	"loop-commit":     loopcommit.Main,
 	"runner-cancel":   runnercancel.Main,
 	"runner-check":    runnercheck.Main,
+	"runner-enter":    runnerenter.Main,
 	"runner-export":   runnerexport.Main,
 	"runner-init":     runnerinit.Main,
 	"runner-record":   runnerrecord.Main,
 	"runner-start":    runnerstart.Main,
 	"runner-status":   runnerstatus.Main,
 	"runner-worktree": runnerworktree.Main,
+	"step-begin":      stepbegin.Main,
 	"tree-edit":       treeedit.Main,
 	"tree-import":     treeimport.Main,
 	"tree-select":     treeselect.Main,
