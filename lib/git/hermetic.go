@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // Hermetic git (DESIGN.md decisions 11 and 21): every git process of the
@@ -124,9 +126,19 @@ func HermeticEnviron(dir string) ([]string, error) {
 	if os.Getenv(HermeticVar) == "1" {
 		return os.Environ(), nil
 	}
-	cmd := exec.Command("git", "-C", dir, "config", "--list", "-z", "--show-scope", "--includes")
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	out, err := cmd.Output()
+	var out []byte
+	var err error
+	// Sheltered from a signal to the caller's group, and run again should
+	// one reach it before it had a group of its own (runEnv).
+	for try := 0; ; try++ {
+		cmd := exec.Command("git", "-C", dir, "config", "--list", "-z", "--show-scope", "--includes")
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		proc.ShelterChild(cmd)
+		out, err = cmd.Output()
+		if try == 2 || !proc.Sheltered() || !killedAtStart(err) {
+			break
+		}
+	}
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && len(out) == 0 {
 		err = nil // no config at all
 	}

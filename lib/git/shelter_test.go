@@ -44,6 +44,13 @@ func TestKilledAtStartRunsAgain(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "git version") || count() != 2 {
 		t.Fatalf("deferring: %q, err %v, %d runs; want git's version after 2 runs", out, err, count())
 	}
+	// The snapshot of the user's git config likewise.
+	os.Remove(runs + ".once")
+	os.Remove(runs)
+	t.Setenv(HermeticVar, "")
+	if _, err := HermeticEnviron(dir); err != nil || count() != 2 {
+		t.Fatalf("the config snapshot: err %v, %d runs; want none after 2 runs", err, count())
+	}
 	// A git that fails on its own is not run again.
 	os.Remove(runs)
 	if _, err := runEnv(dir, nil, nil, "no-such-subcommand"); err == nil || killedAtStart(err) || count() != 1 {
