@@ -88,13 +88,14 @@ json.dump(t, open(p, "w"), indent=2); open(p, "a").write("\n")
 PY
 git commit -qam 'attempts for the harness'
 
-# check_trial TRIAL KIND SIGNAL T_SIG RC OUT_FILE ERR_FILE ITERS_BEFORE RECORDS_BEFORE PID PENDING
-# (PENDING: 1 when the cancel file was still there once the runner ended)
+# check_trial TRIAL KIND SIGNAL T_SIG RC OUT_FILE ERR_FILE ITERS_BEFORE RECORDS_BEFORE PID PENDING T_START
+# (PENDING: 1 when the cancel file was still there once the runner ended;
+# T_START: when the runner was started)
 # prints the phase the signal fell in on stdout, failures on stderr (exit 1).
 check_trial() {
   python3 - "$@" <<'PY'
 import json, os, re, subprocess, sys, glob
-trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before, pid, pending = sys.argv[1:]
+trial, kind, sig, t_sig, rc, out_file, err_file, before, records_before, pid, pending, t_start = sys.argv[1:]
 t_sig = float(t_sig); rc = int(rc)
 before = set(before.split()); records_before = set(records_before.split())
 fails = []
@@ -181,15 +182,17 @@ for n in walk(json.load(open(".runner/state/tree.json"))):
     if n["attempts"] != count.get(n["id"], 0):
         fails.append(f"node {n['id']}: attempts={n['attempts']}, committed retries and failed guards={count.get(n['id'], 0)}")
 # the run record of the trial: the one whose runner was this trial's
-# process (a loop, or a step alone that opened one); none when the runner
-# stopped before it opened one (a cancel request pending at its start)
+# process (a loop, or a step alone that opened one) and that was written
+# since the trial began (an earlier trial's runner may have had the same
+# pid); none when the runner stopped before it opened one (a cancel
+# request pending at its start)
 rec_p = None
 for p in glob.glob(".runner/runs/*.json"):
     try:
         r = json.load(open(p))
     except ValueError:
         continue
-    if str((r.get("runner") or {}).get("pid")) == pid:
+    if str((r.get("runner") or {}).get("pid")) == pid and ts(r.get("updated_at", "1970-01-01T00:00:00Z")) >= float(t_start):
         rec_p = p
 if late_cancel:
     pass  # its record is detached (no pid): the next runner takes it
@@ -223,6 +226,7 @@ for t in $(seq 1 "$trials"); do
   # Started in the background, a command would inherit SIGINT ignored
   # (and bash could not trap it): env gives it the default, as a terminal's
   # foreground job has it.
+  t_start=$EPOCHREALTIME
   setsid env --default-signal=INT "runner-$kind" </dev/null >"$work/out" 2>"$work/err" &
   pid=$!
   # The runner's script has started (setsid and env have run: a SIGINT to
@@ -267,7 +271,7 @@ for t in $(seq 1 "$trials"); do
     phase=missed
     [ -z "${HARNESS_VERBOSE:-}" ] || echo "trial $t ($kind $sig): ended before the signal, exit $rc: $(tail -n 1 "$work/out") $(tail -n 2 "$work/err")" >&2
   else
-    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before" "$pid" "$pending"); then
+    if ! report=$(check_trial "$t" "$kind" "$sig" "$t_sig" "$rc" "$work/out" "$work/err" "$before" "$records_before" "$pid" "$pending" "$t_start"); then
       failed=$((failed + 1))
       # HARNESS_FAILURES=DIR keeps what a failed trial left, for a look.
       if [ -n "${HARNESS_FAILURES:-}" ]; then

@@ -254,6 +254,7 @@ type EndCmd struct {
 	Exit   *int   `placeholder:"N" help:"The porcelain's exit code (--by): the status follows from it. runner-loop: 0 complete, 3 stuck, 4 limit, 7 waiting, 8 paused, 124 timeout, 130/143 interrupted, other error. runner-step: 2 complete, 3 stuck, 4 limit, 7 waiting, 124 timeout, 130/143 interrupted; 0, 5, 8 (an iteration committed) leave the record running without a runner (as detach; no write when it already is), other codes (a refusal, a runner error) too, logging \"runner-step exit N\" (kind step_failed)."`
 	By     string `enum:"runner-loop,runner-step" default:"runner-loop" help:"The porcelain whose exit code --exit gives: runner-loop or runner-step."`
 	Reason string `help:"One line: why the run ended (default with --exit: \"<by> ended with exit N\")."`
+	PID    int    `placeholder:"PID" help:"The runner that ends the run (runner-step's pid when it runs alone): a record left running without a runner (detached) names it, with this host, when it ends."`
 }
 
 // endStatuses are the statuses a run ends with.
@@ -315,6 +316,10 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		// The run may have ended because the repository is broken: the
 		// record still ends, with what it had.
 		env.Warnf("refresh the run record: %v", rerr)
+	}
+	if r.Runner.PID == 0 && e.PID > 0 {
+		host, _ := os.Hostname()
+		r.Runner = runrecord.Runner{PID: e.PID, Host: host}
 	}
 	t := now()
 	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = status, oneLine(reason), &t, t

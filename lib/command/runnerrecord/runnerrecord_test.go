@@ -399,11 +399,21 @@ func TestEndExit(t *testing.T) {
 	if r := load(t, root, "run-r"); r.Runner != (runrecord.Runner{}) || r.Status != runrecord.Running || len(r.Log) != 1 || r.Log[0].Message != "runner-step exit 1" {
 		t.Fatalf("end --exit 1: %+v", r)
 	}
-	if code, _, _ := run(t, root, "end", "--record", "run-r", "--by", "runner-step", "--exit", "130", "--status", "canceled"); code != 0 {
+	// The detached record ends under the step that ended it (a signal
+	// after its refresh had detached it).
+	if code, _, _ := run(t, root, "end", "--record", "run-r", "--by", "runner-step", "--exit", "130", "--status", "canceled", "--pid", "9"); code != 0 {
 		t.Fatal("end --exit 130 --status canceled failed")
 	}
-	if r := load(t, root, "run-r"); r.Status != runrecord.Canceled || r.Reason != "runner-step ended with exit 130" {
-		t.Fatalf("end --exit 130 --status canceled: %+v", r)
+	host, _ := os.Hostname()
+	if r := load(t, root, "run-r"); r.Status != runrecord.Canceled || r.Reason != "runner-step ended with exit 130" || r.Runner != (runrecord.Runner{PID: 9, Host: host}) {
+		t.Fatalf("end --exit 130 --status canceled --pid 9: %+v", r)
+	}
+	// A record with its runner keeps it: --pid names only a detached one.
+	root2 := repo(t)
+	run(t, root2, "begin", "--pid", "7")
+	run(t, root2, "end", "--record", "run-r", "--exit", "130", "--pid", "9")
+	if r := load(t, root2, "run-r"); r.Runner.PID != 7 || r.Status != runrecord.Interrupted {
+		t.Fatalf("end --pid 9 of a record under pid 7: %+v", r)
 	}
 	root = repo(t)
 	run(t, root, "begin", "--pid", "7")
