@@ -84,6 +84,12 @@ mutate *pkgs:
 step-growth steps="1000":
     bash bench/step-growth.sh {{steps}}
 
+# Builds side by side in one run: each REV's runner-step overhead (1,000 files, 1,000-node
+# tree) and tree-validate at 100, 1,000 and 10,000 nodes, alternating (bench/step-compare.sh).
+[positional-arguments]
+step-compare +revs:
+    bash bench/step-compare.sh "$@"
+
 # Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
 demo: build
     PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2030,SC2031  # each revision's PATH is set in its own subshell
+# Two or more builds of treeloop side by side in one run, so that the
+# machine's load falls on them alike: for each revision, its own binaries
+# and porcelain and its own repository (FILES files in directories of 50,
+# packed; a 1,000-node tree; a no-op agent; the guard `true`, as
+# bench/step-bench.sh sets them up), then ROUNDS rounds in which every
+# revision runs one runner-step in turn; the step's overhead is its wall
+# time less its agent's and guard's (meta.json). Then tree-validate of
+# each revision on generated trees of 100, 1,000 and 10,000 nodes, the
+# revisions alternating in every round (and ajv-cli on the same schema
+# when it is on PATH). Prints one markdown table of medians (ms).
+# Usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] REV [REV...]
+#        (defaults: 21 rounds, 1,000 files; REV as git rev-parse takes it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=21 files=1000
+while getopts n:f: opt; do
+  case $opt in
+    n) rounds=$OPTARG ;;
+    f) files=$OPTARG ;;
+    *) echo "usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] REV [REV...]" >&2; exit 80 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] REV [REV...]" >&2; exit 80; }
+src=$PWD
+work=$(mktemp -d "${TMPDIR:-/tmp}/step-compare.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export RUNNER_SANDBOX=none RUNNER_MAX_ITERATIONS=100000
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+CGO_ENABLED=0 go build -o "$work/tools/" ./bench/gentree
+cat > "$work/agent" <<'SH'
+#!/bin/sh
+cat >/dev/null
+echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
+SH
+chmod +x "$work/agent"
+export RUNNER_AGENT_BIN=$work/agent
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# build N REV: revision REV's binaries and porcelain into $work/bin-N.
+names=()
+n=0
+for rev in "$@"; do
+  n=$((n + 1))
+  id=$(git rev-parse --short "$rev^{commit}")
+  names+=("$rev ($id)")
+  mkdir -p "$work/src-$n"
+  git archive "$id" | tar -x -C "$work/src-$n"
+  (cd "$work/src-$n" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -o "$work/bin-$n/" ./cmd/...)
+  install -m 0755 "$work/src-$n/tools/runner-step" "$work/src-$n/tools/runner-loop" "$work/bin-$n/"
+done
+
+# setup N: revision N's repository, initialised by its own binaries.
+setup() {
+  local repo=$work/repo-$1
+  mkdir -p "$repo"
+  (
+    cd "$repo"
+    PATH="$work/bin-$1:$PATH"; export PATH  # this subshell only
+    git init -q -b main
+    python3 - "$files" <<'PY'
+import os, sys
+for i in range(int(sys.argv[1])):
+    d, f = divmod(i, 50)
+    os.makedirs(f"src/d{d}", exist_ok=True)
+    with open(f"src/d{d}/f{f}.go", "w") as fh:
+        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
+PY
+    printf 'ci:\n    @true\n' > justfile
+    git add -A && git -c gc.auto=0 commit -qm initial && git gc -q
+    runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
+    "$work/tools/gentree" -n 1000 -passed 0 > .runner/state/tree.json
+    sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
+    grep -q '^command = \["true"\]$' .runner/state/config.toml || { echo "step-compare: cannot set the guard of revision $1" >&2; exit 6; }
+    runner-start --id run-bench >/dev/null
+  )
+}
+for i in $(seq 1 "$n"); do setup "$i"; done
+
+# step N ROUND: one step of revision N; appends its overhead to over-N.
+step() {
+  local t0 t1 meta inner
+  t0=$EPOCHREALTIME
+  (cd "$work/repo-$1" && PATH="$work/bin-$1:$PATH" runner-step >/dev/null)
+  t1=$EPOCHREALTIME
+  meta=$work/repo-$1/.runner/iterations/run-bench/$(printf %04d "$2")/meta.json
+  inner=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["agent"]["duration_ms"] + (m.get("guard_run") or {"duration_ms":0})["duration_ms"])' "$meta")
+  python3 -c "print(round(($t1 - $t0) * 1000 - $inner, 1))" >> "$work/over-$1"
+}
+for r in $(seq 1 "$rounds"); do
+  for i in $(seq 1 "$n"); do step "$i" "$r"; done
+done
+
+# tree-validate, the revisions alternating.
+for size in 100 1000 10000; do "$work/tools/gentree" -n "$size" > "$work/t$size.json"; done
+python3 - "$work" "$n" "$rounds" "$src/schemas/task_tree.v1.schema.json" "${names[@]}" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+work, n, rounds, schema, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+def timed(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t) * 1000
+sizes = [100, 1000, 10000]
+tv = {(i, s): [] for i in range(1, n + 1) for s in sizes}
+ajv = shutil.which("ajv")
+av = {s: [] for s in sizes}
+for _ in range(rounds):
+    for s in sizes:
+        for i in range(1, n + 1):
+            tv[(i, s)].append(timed([f"{work}/bin-{i}/tree-validate", f"{work}/t{s}.json"]))
+        if ajv and _ < 3:
+            av[s].append(timed([ajv, "validate", "-s", schema, "-d", f"{work}/t{s}.json", "--spec=draft2020", "--strict=false", "-c", "ajv-formats"]))
+over = {i: [float(x) for x in open(f"{work}/over-{i}").read().split()] for i in range(1, n + 1)}
+print(f"\nmedians of {rounds} rounds, ms; load average now: {open('/proc/loadavg').read().split()[:3]}")
+print("| revision | step overhead | tree-validate 100 | tree-validate 1,000 | tree-validate 10,000 |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for i in range(1, n + 1):
+    cells = [f"{statistics.median(over[i]):.1f}"] + [f"{statistics.median(tv[(i, s)]):.1f}" for s in sizes]
+    print(f"| {names[i - 1]} | " + " | ".join(cells) + " |")
+if ajv:
+    print("| ajv-cli (3 runs) | - | " + " | ".join(f"{statistics.median(av[s]):.1f}" if av[s] else "-" for s in sizes) + " |")
+PY
