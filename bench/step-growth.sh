@@ -6,6 +6,9 @@
 # prints
 #   - the median overhead (a step's wall time less its agent's and guard's,
 #     meta.json) of the first 20 steps and of the last 20, untraced;
+#   - the same side by side, which the machine's load cannot tell apart:
+#     20 more steps of the run, alternating with the first 20 steps of a
+#     copy of the repository taken before the run's first step;
 #   - per command (RUNNER_TRACE=1 on every tenth step, not counted above):
 #     its median ms near the start and near the end, so a command whose
 #     time grows with the run stands out;
@@ -57,6 +60,7 @@ gentree -n "$nodes" -passed 0 > .runner/state/tree.json
 sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
 git add -A && git commit -qm 'bench: the tree and the guard'
 runner-start --id run-growth --no-baseline >/dev/null
+cp -a "$repo" "$work/fresh"
 
 # execs N: one step under strace; its programs, one a line, in $work/exec-N.
 execs() {
@@ -66,6 +70,15 @@ execs() {
 have_strace=0
 command -v strace >/dev/null && have_strace=1
 ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
+# overhead DIR: one untraced step in DIR; prints its overhead (ms).
+overhead() {
+  local t0 t1 it meta inner
+  t0=$(ms); runner-step -C "$1" > "$work/step.out"; t1=$(ms)
+  it=$(sed -n 's/^step: run=.* iter=\([0-9]*\) .*/\1/p' "$work/step.out")
+  meta=$1/.runner/iterations/run-growth/$(printf %04d "$it")/meta.json
+  inner=$(jq '.agent.duration_ms + (.guard_run.duration_ms // 0)' "$meta")
+  echo $((t1 - t0 - inner))
+}
 : > "$work/over"
 : > "$work/trace"
 i=0
@@ -76,25 +89,31 @@ while [ "$i" -lt "$steps" ]; do
     RUNNER_TRACE=1 runner-step >/dev/null 2> "$work/step.err"
     sed "s/^/step=$i /" "$work/step.err" >> "$work/trace"
   fi
-  t0=$(ms); runner-step > "$work/step.out"; t1=$(ms)
-  it=$(sed -n 's/^step: run=.* iter=\([0-9]*\) .*/\1/p' "$work/step.out")
-  meta=.runner/iterations/run-growth/$(printf %04d "$it")/meta.json
-  inner=$(jq '.agent.duration_ms + (.guard_run.duration_ms // 0)' "$meta")
-  echo "$i $((t1 - t0 - inner))" >> "$work/over"
+  echo "$i $(overhead "$repo")" >> "$work/over"
   [ $((i % 100)) != 0 ] || echo "step growth: $i steps" >&2
 done
 [ "$have_strace" = 0 ] || execs end
+# Side by side: the run's next 20 steps and a fresh run's first 20, in turn.
+for i in $(seq 1 20); do
+  echo "end $(overhead "$repo")"
+  echo "fresh $(overhead "$work/fresh")"
+done > "$work/side"
 for i in $(seq 1 21); do
   echo "$i" > src/d1/touched.txt
   t0=$(ms); git status --porcelain >/dev/null; git add -A; git commit -qm "floor $i"; t1=$(ms)
   echo $((t1 - t0))
 done > "$work/floor"
 
-# runner-status and iter-log list at iteration 50 and 5,000: the first
-# iteration's meta.json copied (not its tree snapshots: 5,000 of a
-# 6,000-node tree's would fill a disk), run_state.json moved on.
-status_at() {
-  local n=$1 rd=.runner/iterations/run-growth d
+# runner-status and iter-log list at iteration 50 and 5,000, side by side
+# (each command alternating between the two): two copies of the
+# repository, in each the first iteration's meta.json copied (not its tree
+# snapshots: 5,000 of a 6,000-node tree's would fill a disk) and
+# run_state.json moved on.
+git reset -q --hard
+synthetic() {
+  local n=$1 dir=$work/status-$1 rd d
+  cp -a "$repo" "$dir"
+  rd=$dir/.runner/iterations/run-growth
   for d in "$rd"/*/; do
     [ "${d%/}" = "$rd/$(printf %04d 1)" ] || rm -rf "$d"
   done
@@ -103,17 +122,28 @@ status_at() {
     mkdir "$d"
     sed "s/\"iteration\": 1,/\"iteration\": $i,/" "$rd/0001/meta.json" > "$d/meta.json"
   done
-  jq --argjson n "$n" '.next_iter = $n + 1 | .last_iter = $n' .runner/state/run_state.json > "$work/rs" && cp "$work/rs" .runner/state/run_state.json
-  for cmd in "runner-status" "iter-log list"; do
-    for _ in $(seq 21); do
-      # shellcheck disable=SC2086  # the command's words
-      t0=${EPOCHREALTIME/./}; $cmd >/dev/null || true; t1=${EPOCHREALTIME/./}
-      echo $((t1 - t0))
-    done | median | awk -v n="$n" -v c="$cmd" '{printf "%s\t%s\t%.1f\n", c, n, $1 / 1000}'
-  done
+  jq --argjson n "$n" '.next_iter = $n + 1 | .last_iter = $n' "$dir/.runner/state/run_state.json" > "$work/rs" && cp "$work/rs" "$dir/.runner/state/run_state.json"
 }
-git reset -q --hard
-{ status_at 50; status_at 5000; } > "$work/status"
+synthetic 50
+synthetic 5000
+for cmd in "runner-status" "iter-log list"; do
+  for _ in $(seq 21); do
+    for n in 50 5000; do
+      # shellcheck disable=SC2086  # the command's words
+      t0=${EPOCHREALTIME/./}; (cd "$work/status-$n" && $cmd >/dev/null) || true; t1=${EPOCHREALTIME/./}
+      printf '%s\t%s\t%s\n' "$cmd" "$n" $((t1 - t0))
+    done
+  done
+done > "$work/status-raw"
+python3 - "$work" <<'PY' > "$work/status"
+import collections, statistics, sys
+t = collections.defaultdict(list)
+for l in open(f"{sys.argv[1]}/status-raw"):
+    c, n, us = l.rstrip("\n").split("\t")
+    t[(c, int(n))].append(int(us))
+for (c, n), v in sorted(t.items(), key=lambda kv: (kv[0][0] != "runner-status", kv[0][1])):
+    print(f"{c}\t{n}\t{statistics.median(v) / 1000:.1f}")
+PY
 
 python3 - "$work" "$have_strace" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import collections, re, statistics, sys
@@ -124,6 +154,12 @@ first, last = statistics.median(over[:n]), statistics.median(over[-n:])
 floor = statistics.median(int(l) for l in open(f"{work}/floor"))
 print(f"\nsteps: {len(over)}; load average at the end {load}")
 print(f"overhead: median of steps 1-{n} {first:g} ms, of steps {len(over) - n + 1}-{len(over)} {last:g} ms: {last / first:.2f}x")
+side = {"end": [], "fresh": []}
+for l in open(f"{work}/side"):
+    k, v = l.split()
+    side[k].append(int(v))
+se, sf = statistics.median(side["end"]), statistics.median(side["fresh"])
+print(f"side by side, alternating: a fresh run's steps 1-20 {sf:g} ms, this run's steps {len(over) + 1}-{len(over) + 20} {se:g} ms: {se / sf:.2f}x")
 print(f"git floor (status + add + commit): {floor:g} ms; overhead/floor {first / floor:.2f}x (first {n}), {last / floor:.2f}x (last {n})")
 steps = collections.defaultdict(lambda: collections.defaultdict(float))
 for line in open(f"{work}/trace"):
