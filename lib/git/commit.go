@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // CommitIndexAs commits the index as it stands, on top of HEAD, made by
@@ -234,11 +235,11 @@ func (r *Repo) commitConfig() (commitSettings, error) {
 		key, value, hasValue := strings.Cut(kv, "\n")
 		switch key {
 		case "commit.gpgsign":
-			c.sign = !hasValue || !isFalse(value)
+			c.sign = !hasValue || !gitfile.ConfigFalse(value)
 		case "maintenance.auto":
-			c.maintenance = !hasValue || !isFalse(value)
+			c.maintenance = !hasValue || !gitfile.ConfigFalse(value)
 		case "gc.auto":
-			n, unit := gitInt(value)
+			n, unit := gitfile.ConfigInt(value, 6700) // a value git refuses: the default
 			c.gcAuto = n
 			c.other = c.other || unit // with a unit ("1k"): left to git commit
 		default: // core.hookspath, commit.cleanup, hook.*
@@ -246,41 +247,6 @@ func (r *Repo) commitConfig() (commitSettings, error) {
 		}
 	}
 	return c, nil
-}
-
-// gitInt is an integer setting as git reads it: digits with an optional
-// k, m or g (times 1024 each); unit reports the suffix. A value git would
-// refuse reads as 6700, gc.auto's default.
-func gitInt(v string) (n int, unit bool) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	mult := 1
-	if v != "" {
-		switch v[len(v)-1] {
-		case 'k':
-			mult, unit = 1<<10, true
-		case 'm':
-			mult, unit = 1<<20, true
-		case 'g':
-			mult, unit = 1<<30, true
-		}
-	}
-	if unit {
-		v = v[:len(v)-1]
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 6700, unit
-	}
-	return n * mult, unit
-}
-
-// isFalse is git's false for a boolean setting.
-func isFalse(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "false", "no", "off", "0", "":
-		return true
-	}
-	return false
 }
 
 // plainGitDir is the repository's git directory when it is the work
@@ -324,16 +290,7 @@ func needsMaintenance(objects string, gcAuto int) bool {
 	if gcAuto <= 0 {
 		return false
 	}
-	entries, err := os.ReadDir(filepath.Join(objects, "17"))
-	if err != nil {
-		return false
-	}
-	n := 0
-	for _, e := range entries {
-		if name := e.Name(); len(name) == 38 || len(name) == 62 {
-			n++
-		}
-	}
+	n := gitfile.LooseObjects(objects, "17")
 	return n > (gcAuto+255)/256
 }
 

@@ -19,6 +19,8 @@ import (
 
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/trace"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // Repo is a git work tree.
@@ -394,22 +396,15 @@ func (r *Repo) showFileArgs(rev, path string) (data []byte, ok bool, err error) 
 	return out, true, nil
 }
 
-// batchObject reads one answer of `git cat-file --batch`: "<oid> <type>
-// <size>\n<contents>\n", or "<name> missing\n" (ok false) and the rest.
+// batchObject reads one answer of `git cat-file --batch`
+// (gitfile.ReadBatch): ok false for a missing one or a line that is not
+// cat-file's (rest: what follows it), rest nil when the output ends early.
 func batchObject(out []byte) (typ string, body, rest []byte, ok bool) {
-	line, after, found := bytes.Cut(out, []byte{'\n'})
-	if !found {
-		return "", nil, nil, false
+	rec, rest, err := gitfile.ReadBatch(out)
+	if err != nil || rec.Missing {
+		return "", nil, rest, false
 	}
-	f := strings.Fields(string(line))
-	if len(f) != 3 {
-		return "", nil, after, false // "<name> missing" or "ambiguous"
-	}
-	var size int
-	if _, err := fmt.Sscanf(f[2], "%d", &size); err != nil || size < 0 || size+1 > len(after) {
-		return "", nil, after, false
-	}
-	return f[1], after[:size], after[size+1:], true
+	return rec.Type, rec.Body, rest, true
 }
 
 // Diff is `git diff --binary REV` (the work tree's tracked changes against

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // noReplace is the environment of the reads and writes that build a
@@ -163,32 +165,30 @@ func (r *Repo) WithRootEntry(trees []string, name, from string) (out []string, e
 	if err != nil {
 		return nil, RootEntry{}, err
 	}
-	parsed := make([]map[string]treeEntry, 0, len(trees)+1)
+	parsed := make([]gitfile.Tree, 0, len(trees)+1)
 	for range len(trees) + boolInt(from != "") {
-		var typ string
-		var body []byte
-		typ, body, raw, err = batchRecord(raw)
-		if err != nil {
+		var rec gitfile.BatchRecord
+		if rec, raw, err = gitfile.ReadBatch(raw); err != nil {
 			return nil, RootEntry{}, err
 		}
-		if typ != "tree" {
+		if rec.Type != "tree" {
 			return nil, RootEntry{}, fmt.Errorf("git cat-file: tree %d of %d is missing", len(parsed)+1, len(trees))
 		}
 		idLen := 20
 		if len(trees) > 0 && len(trees[0]) == 64 {
 			idLen = 32
 		}
-		t, err := parseTree(body, idLen)
+		t, err := gitfile.ParseTree(rec.Body, idLen)
 		if err != nil {
-			return nil, RootEntry{}, err
+			return nil, RootEntry{}, fmt.Errorf("git cat-file: %w", err)
 		}
 		parsed = append(parsed, t)
 	}
-	var set *treeEntry
+	var set *gitfile.TreeEntry
 	if from != "" {
 		if te, ok := parsed[len(parsed)-1][name]; ok {
 			set = &te
-			e = RootEntry{Mode: te.mode, ID: hex.EncodeToString(te.id)}
+			e = RootEntry{Mode: te.Mode, ID: hex.EncodeToString(te.ID)}
 		}
 		parsed = parsed[:len(parsed)-1]
 	}
@@ -198,7 +198,7 @@ func (r *Repo) WithRootEntry(trees []string, name, from string) (out []string, e
 		if set != nil {
 			t[name] = *set
 		}
-		_, lines := encodeTree(t)
+		_, lines := gitfile.EncodeTree(t)
 		batch.Write(lines)
 		batch.WriteByte(0)
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // sameAsLsFiles checks that the index reader answers, and answers what
@@ -43,13 +45,13 @@ func rewriteIndex(t *testing.T, r *Repo, name string, set, clear uint16) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, count := indexHeaderSize, int(binary.BigEndian.Uint32(data[8:12]))
+	off, count := gitfile.IndexHeaderSize, int(binary.BigEndian.Uint32(data[8:12]))
 	found := false
 	for range count {
-		q := off + indexEntryFixed + indexSHA1Size
+		q := off + gitfile.IndexEntryFixed + gitfile.IndexSHA1Size
 		flags := binary.BigEndian.Uint16(data[q:])
 		fixed := q + 2
-		if flags&indexExtended != 0 {
+		if flags&gitfile.FlagExtended != 0 {
 			fixed += 2
 		}
 		n := strings.IndexByte(string(data[fixed:]), 0)
@@ -123,8 +125,8 @@ func TestHiddenInIndexIsLsFiles(t *testing.T) {
 		t.Fatal("the merge did not conflict")
 	}
 	sameAsLsFiles(t, r, []string{"c"})
-	rewriteIndex(t, r, "c", indexValid, 0)
-	rewriteIndex(t, r, "a", indexValid, 0)
+	rewriteIndex(t, r, "c", gitfile.FlagAssumeValid, 0)
+	rewriteIndex(t, r, "a", gitfile.FlagAssumeValid, 0)
 	sameAsLsFiles(t, r, []string{"c"}, []string{"a", "c"})
 	if a, _, _ := r.hiddenByGit(nil); !slices.Equal(a, []string{"a", "b", "c", "c", "c"}) {
 		t.Fatalf("git ls-files -v: assumed %q, want a, b and c's three stages", a)
@@ -184,7 +186,7 @@ func TestHiddenInIndexFallsBack(t *testing.T) {
 		{"checksum", nil, func(t *testing.T, r *Repo) {
 			// A flipped mark without a new checksum: git refuses it.
 			data := readIndexFile(t, r)
-			data[indexHeaderSize+indexEntryFixed+indexSHA1Size] ^= 0x80
+			data[gitfile.IndexHeaderSize+gitfile.IndexEntryFixed+gitfile.IndexSHA1Size] ^= 0x80
 			if err := os.WriteFile(filepath.Join(r.Root(), ".git", "index"), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -193,11 +195,11 @@ func TestHiddenInIndexFallsBack(t *testing.T) {
 			mustRun(t, r, "update-index", "--skip-worktree", "b")
 			data := readIndexFile(t, r)
 			// b's entry follows a's: 62 bytes and "a" padded to 8.
-			off := indexHeaderSize + 64
-			if string(data[off+indexEntryFixed+indexSHA1Size+4:][:1]) != "b" {
+			off := gitfile.IndexHeaderSize + 64
+			if string(data[off+gitfile.IndexEntryFixed+gitfile.IndexSHA1Size+4:][:1]) != "b" {
 				t.Fatalf("entry layout: %q", data[off:off+80])
 			}
-			data[off+indexEntryFixed+indexSHA1Size+2] |= 0x10
+			data[off+gitfile.IndexEntryFixed+gitfile.IndexSHA1Size+2] |= 0x10
 			sum := sha1.Sum(data[:len(data)-sha1.Size])
 			copy(data[len(data)-sha1.Size:], sum[:])
 			if err := os.WriteFile(filepath.Join(r.Root(), ".git", "index"), data, 0o644); err != nil {

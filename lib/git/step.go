@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/proc"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // The step's facts (DESIGN.md decision 20): runner-step sets
@@ -70,11 +72,10 @@ func (r *Repo) stepHead() (branch, head string, ok bool) {
 }
 
 // looseHead is the checked-out branch and its commit read from git's files
-// as git reads them, without a git process, when they are kept the plain
-// way: .git is a directory (not a worktree's pointer), git is not pointed
-// elsewhere (GIT_DIR), .git/HEAD is the symbolic ref to a branch and the
-// branch's loose ref (which wins over a packed one) holds a commit id.
-// Anything else (a packed or reftable ref, a detached HEAD) is left to git.
+// as git reads them (gitfile.LooseHead), without a git process, when git
+// keeps them there: .git is a directory (not a worktree's pointer) and
+// git is not pointed elsewhere (GIT_DIR). Anything else (a packed or
+// reftable ref, a detached HEAD) is left to git.
 func (r *Repo) looseHead() (branch, head string, ok bool) {
 	if os.Getenv("GIT_DIR") != "" {
 		return "", "", false
@@ -83,51 +84,7 @@ func (r *Repo) looseHead() (branch, head string, ok bool) {
 	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
 		return "", "", false
 	}
-	data, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-	if err != nil {
-		return "", "", false
-	}
-	branch, found := strings.CutPrefix(string(data), "ref: refs/heads/")
-	if branch, found = strings.CutSuffix(branch, "\n"); !found || !validRefName(branch) {
-		return "", "", false
-	}
-	data, err = os.ReadFile(filepath.Join(gitDir, "refs", "heads", filepath.FromSlash(branch)))
-	if err != nil {
-		return "", "", false
-	}
-	head, found = strings.CutSuffix(string(data), "\n")
-	if !found || !isObjectID(head) {
-		return "", "", false
-	}
-	return branch, head, true
-}
-
-// isObjectID reports whether s is a full object id as git writes it (40
-// or, in a SHA-256 repository, 64 lowercase hex digits).
-func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// validRefName is a conservative check that name is a plain branch name
-// that cannot step outside refs/heads/ as a file path.
-func validRefName(name string) bool {
-	if strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".lock") {
-		return false
-	}
-	for _, part := range strings.Split(name, "/") {
-		if part == "" || part == "." || part == ".." || strings.HasPrefix(part, ".") {
-			return false
-		}
-	}
-	return !strings.ContainsAny(name, "\\ ~^:?*[\x00\x7f")
+	return gitfile.LooseHead(gitDir)
 }
 
 // HeadIs reports whether HEAD is the commit sha right now, read from

@@ -1,7 +1,6 @@
 package git
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,8 +9,9 @@ import (
 	"hash"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // StagedChange is one path whose index entry differs from a commit's tree,
@@ -57,12 +57,6 @@ func parseRaw(out []byte) ([]StagedChange, error) {
 // unusual path or mode, or nothing left in it); `git write-tree` does.
 var ErrTreeByHand = errors.New("git write-tree needed")
 
-// treeEntry is one entry of a tree object.
-type treeEntry struct {
-	mode string // as in the object: 100644, 100755, 120000, 160000, 40000
-	id   []byte // raw
-}
-
 // TreeWith writes, without touching the index, the tree that `git
 // write-tree` would write for an index that differs from commit's tree by
 // changes (StagedChanges(commit)), and returns its id: the trees of the
@@ -103,11 +97,11 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 		if err != nil || len(id) != newHash().Size() {
 			return "", fmt.Errorf("git diff --raw: %q is not an object id", c.ID)
 		}
-		t[name] = treeEntry{mode: c.Mode, id: id}
+		t[name] = gitfile.TreeEntry{Mode: c.Mode, ID: id}
 	}
-	batch, want, err := encodeTrees(trees, names, newHash)
-	if err != nil {
-		return "", err
+	batch, want, err := gitfile.EncodeTrees(trees, names, newHash)
+	if errors.Is(err, gitfile.ErrEmptyTree) {
+		return "", ErrTreeByHand
 	}
 	got, err := run(r.root, batch, "mktree", "-z", "--batch")
 	if err != nil {
@@ -153,7 +147,7 @@ func changedDirs(changes []StagedChange) ([]string, error) {
 // readTrees reads the entries of each directory of names at commit
 // through one git cat-file --batch: empty for a directory commit does not
 // have (a new one, or one that was a file).
-func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[string]map[string]treeEntry, error) {
+func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[string]gitfile.Tree, error) {
 	var in strings.Builder
 	for _, d := range names {
 		if d == "" {
@@ -166,18 +160,16 @@ func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	trees := make(map[string]map[string]treeEntry, len(names))
+	trees := make(map[string]gitfile.Tree, len(names))
 	for _, d := range names {
-		var typ string
-		var body []byte
-		typ, body, out, err = batchRecord(out)
-		if err != nil {
+		var rec gitfile.BatchRecord
+		if rec, out, err = gitfile.ReadBatch(out); err != nil {
 			return nil, err
 		}
-		entries := map[string]treeEntry{}
-		if typ == "tree" {
-			if entries, err = parseTree(body, hashSize); err != nil {
-				return nil, err
+		entries := gitfile.Tree{}
+		if rec.Type == "tree" {
+			if entries, err = gitfile.ParseTree(rec.Body, hashSize); err != nil {
+				return nil, fmt.Errorf("git cat-file: %w", err)
 			}
 		} else if d == "" {
 			return nil, fmt.Errorf("git cat-file: %s has no tree", commit)
@@ -185,53 +177,6 @@ func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[strin
 		trees[d] = entries // a new directory, or one that was a file
 	}
 	return trees, nil
-}
-
-// encodeTrees writes the trees of names, deepest first (a directory's id
-// goes into its parent before the parent is written; an emptied directory
-// leaves its parent), as git mktree -z --batch input, and returns it with
-// the ids the trees must get, the root's last.
-func encodeTrees(trees map[string]map[string]treeEntry, names []string, newHash func() hash.Hash) ([]byte, []string, error) {
-	depth := func(d string) int {
-		if d == "" {
-			return 0
-		}
-		return strings.Count(d, "/") + 1
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if di, dj := depth(names[i]), depth(names[j]); di != dj {
-			return di > dj
-		}
-		return names[i] < names[j]
-	})
-	var batch bytes.Buffer
-	var want []string
-	for _, d := range names {
-		t := trees[d]
-		if d != "" {
-			parent, name := trees[parentDir(d)], path.Base(d)
-			if len(t) == 0 {
-				if e, ok := parent[name]; ok && e.mode == "40000" {
-					delete(parent, name)
-				}
-				continue
-			}
-		} else if len(t) == 0 {
-			return nil, nil, ErrTreeByHand
-		}
-		obj, lines := encodeTree(t)
-		h := newHash()
-		fmt.Fprintf(h, "tree %d\x00", len(obj))
-		h.Write(obj)
-		id := h.Sum(nil)
-		if d != "" {
-			trees[parentDir(d)][path.Base(d)] = treeEntry{mode: "40000", id: id}
-		}
-		batch.Write(lines)
-		batch.WriteByte(0)
-		want = append(want, hex.EncodeToString(id))
-	}
-	return batch.Bytes(), want, nil
 }
 
 // plainPath: a relative path of non-empty components other than . and ..,
@@ -255,90 +200,20 @@ func parentDir(p string) string {
 	return ""
 }
 
-// batchRecord reads one `git cat-file --batch` answer: "<id> <type>
-// <size>" LF <content> LF, or "<name> missing" LF (typ "").
-func batchRecord(out []byte) (typ string, body, rest []byte, err error) {
-	line, after, ok := bytes.Cut(out, []byte{'\n'})
-	if !ok {
-		return "", nil, nil, errors.New("git cat-file --batch: output ends early")
-	}
-	if bytes.HasSuffix(line, []byte(" missing")) || bytes.HasSuffix(line, []byte(" ambiguous")) {
-		return "", nil, after, nil
-	}
-	f := strings.Fields(string(line))
-	if len(f) != 3 {
-		return "", nil, nil, fmt.Errorf("git cat-file --batch: unexpected line %q", line)
-	}
-	size, err := strconv.Atoi(f[2])
-	if err != nil || size < 0 || size+1 > len(after) {
-		return "", nil, nil, fmt.Errorf("git cat-file --batch: unexpected line %q", line)
-	}
-	return f[1], after[:size], after[size+1:], nil
-}
-
-// parseTree reads a tree object's entries: "<mode> <name>" NUL <raw id>.
-func parseTree(body []byte, idLen int) (map[string]treeEntry, error) {
-	t := map[string]treeEntry{}
-	for len(body) > 0 {
-		sp := bytes.IndexByte(body, ' ')
-		nul := bytes.IndexByte(body, 0)
-		if sp < 0 || nul < sp || nul+1+idLen > len(body) {
-			return nil, errors.New("git cat-file: a malformed tree object")
-		}
-		t[string(body[sp+1:nul])] = treeEntry{mode: string(body[:sp]), id: append([]byte(nil), body[nul+1:nul+1+idLen]...)}
-		body = body[nul+1+idLen:]
-	}
-	return t, nil
-}
-
-// encodeTree returns a tree's object content in git's order (names
-// compared byte by byte, a directory's as if it ended in "/") and the
-// same entries as `git mktree -z` input lines.
-func encodeTree(t map[string]treeEntry) (obj, lines []byte) {
-	names := make([]string, 0, len(t))
-	for n := range t {
-		names = append(names, n)
-	}
-	key := func(n string) string {
-		if t[n].mode == "40000" {
-			return n + "/"
-		}
-		return n
-	}
-	sort.Slice(names, func(i, j int) bool { return key(names[i]) < key(names[j]) })
-	for _, n := range names {
-		e := t[n]
-		obj = append(obj, e.mode...)
-		obj = append(obj, ' ')
-		obj = append(obj, n...)
-		obj = append(obj, 0)
-		obj = append(obj, e.id...)
-		typ, mode := "blob", e.mode
-		switch e.mode {
-		case "40000":
-			typ, mode = "tree", "040000"
-		case "160000":
-			typ = "commit"
-		}
-		lines = fmt.Appendf(lines, "%s %s %s\t%s\x00", mode, typ, hex.EncodeToString(e.id), n)
-	}
-	return obj, lines
-}
-
 // maxStaleTrees bounds the directories the index's cache of tree ids may
 // leave stale (staleTrees) before IndexTree lets write-tree fill them in:
 // git status, add and diff --cached read the trees of stale directories
-// from the object database instead of trusting the cache (at 50,000
-// files with 1,000 stale directories a status took 82 ms instead of 57).
+// from the object database instead of trusting the cache, which slows
+// them (bench/fastpaths.md).
 const maxStaleTrees = 64
 
 // IndexTree writes the index's tree and returns its id: by TreeWith from
 // commit (the commit the index was staged on), leaving the index as it is,
 // while the index's cache of tree ids has at most maxStaleTrees stale
 // directories; else, or where TreeWith cannot, by WriteTree(by), which
-// also fills the cache in again. At 50,000 files write-tree spends most of
-// its 20 ms rewriting the 4 MB index for that cache; the raw diff,
-// cat-file and mktree of TreeWith take about 11.
+// also fills the cache in again. write-tree spends most of its time
+// rewriting the whole index for that cache, which TreeWith does not
+// (bench/fastpaths.md).
 func (r *Repo) IndexTree(commit, by string) (string, error) {
 	type count struct {
 		n  int

@@ -6,10 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"path"
-	"strconv"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // Verified reads (DESIGN.md decision 21): git does not hash again what it
@@ -32,15 +32,11 @@ func (e *ErrTampered) Error() string {
 // ObjectID is git's id of an object of type typ holding body, in the
 // hash of an id of hexLen digits (40: SHA-1, 64: SHA-256).
 func ObjectID(typ string, body []byte, hexLen int) string {
-	var h hash.Hash
+	h := sha1.New()
 	if hexLen == 64 {
 		h = sha256.New()
-	} else {
-		h = sha1.New()
 	}
-	h.Write([]byte(typ + " " + strconv.Itoa(len(body)) + "\x00"))
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(gitfile.HashObject(h, typ, body))
 }
 
 // chainRequests is what cat-file --batch is asked for rev:p, in order:
@@ -54,25 +50,15 @@ func chainRequests(rev, p string) []string {
 	return append(req, rev+":"+p)
 }
 
-// batchHeader reads one cat-file --batch answer with its id: "<id> <type>
-// <size>" LF <content> LF, or "<name> missing" LF (ok false).
+// batchHeader reads one cat-file --batch answer with its id
+// (gitfile.ReadBatch): ok false for a missing one (rest: what follows),
+// and rest nil for output that is not cat-file's.
 func batchHeader(out []byte) (id, typ string, body, rest []byte, ok bool) {
-	line, after, found := bytes.Cut(out, []byte{'\n'})
-	if !found {
+	rec, rest, err := gitfile.ReadBatch(out)
+	if err != nil {
 		return "", "", nil, nil, false
 	}
-	if bytes.HasSuffix(line, []byte(" missing")) || bytes.HasSuffix(line, []byte(" ambiguous")) {
-		return "", "", nil, after, false // the name may hold spaces
-	}
-	f := strings.Fields(string(line))
-	if len(f) != 3 {
-		return "", "", nil, nil, false
-	}
-	size, err := strconv.Atoi(f[2])
-	if err != nil || size < 0 || size+1 > len(after) {
-		return "", "", nil, nil, false
-	}
-	return f[0], f[1], after[:size], after[size+1:], true
+	return rec.ID, rec.Type, rec.Body, rest, !rec.Missing
 }
 
 // verifyChain reads the answers to chainRequests(rev, p) from out and
@@ -96,12 +82,12 @@ func verifyChain(rev, p string, out []byte) (data []byte, ok bool, rest []byte, 
 		}
 	}
 	commit := answers[0]
-	if !commit.ok || commit.typ != "commit" || isObjectID(rev) && commit.id != rev {
+	if !commit.ok || commit.typ != "commit" || gitfile.IsObjectID(rev) && commit.id != rev {
 		return nil, false, out, fmt.Errorf("git rev-parse: unknown revision %s", rev)
 	}
 	want := commit.id
 	wantType := "commit"
-	var entries map[string]treeEntry
+	var entries gitfile.Tree
 	for i, a := range answers {
 		if i > 0 && !a.ok {
 			return nil, false, out, nil // missing on the way: no such file
@@ -112,12 +98,12 @@ func verifyChain(rev, p string, out []byte) (data []byte, ok bool, rest []byte, 
 			if !found {
 				return nil, false, out, &ErrTampered{ID: answers[i-1].id, Type: "tree"}
 			}
-			want = hex.EncodeToString(e.id)
+			want = hex.EncodeToString(e.ID)
 			wantType = "tree"
 			if i == n-1 {
 				wantType = "blob"
 			}
-			if e.mode == "160000" || (i < n-1 && e.mode != "40000") {
+			if e.Mode == "160000" || (i < n-1 && e.Mode != "40000") {
 				return nil, false, out, nil
 			}
 		}
@@ -135,7 +121,7 @@ func verifyChain(rev, p string, out []byte) (data []byte, ok bool, rest []byte, 
 			}
 			want, wantType = string(tree[:len(a.id)]), "tree"
 		case i < n-1:
-			if entries, err = parseTree(a.body, len(a.id)/2); err != nil {
+			if entries, err = gitfile.ParseTree(a.body, len(a.id)/2); err != nil {
 				return nil, false, out, &ErrTampered{ID: a.id, Type: "tree"}
 			}
 		}
