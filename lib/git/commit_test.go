@@ -38,12 +38,12 @@ func commitTwice(t *testing.T, r *Repo, msg string) (plumbing, porcelain string,
 	return plumbing, porcelain, editmsg
 }
 
-// TestCommitIndexAsIsGitCommit: without hooks or settings only git commit
+// TestDifferentialCommitIndexAs: without hooks or settings only git commit
 // honours, the plumbing commit is byte for byte the commit git commit
 // makes (same id at the same dates: tree, parent, identity, message
 // cleanup), it does not go through git commit, and HEAD's and the
 // branch's reflogs read as git commit's.
-func TestCommitIndexAsIsGitCommit(t *testing.T) {
+func TestDifferentialCommitIndexAs(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, "a.txt", "a\n")
 	base := commitAll(t, r, "base")

@@ -3,6 +3,9 @@ package git
 import (
 	"crypto/sha1"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +16,8 @@ import (
 )
 
 // sameAsLsFiles checks that the index reader answers, and answers what
-// `git ls-files -v` does, for each scope.
+// git does, for each scope: the hidden paths `git ls-files -v` tags, the
+// tracked paths `git ls-files --cached` lists.
 func sameAsLsFiles(t *testing.T, r *Repo, scopes ...[]string) {
 	t.Helper()
 	for _, scope := range append(scopes, nil) {
@@ -30,6 +34,17 @@ func sameAsLsFiles(t *testing.T, r *Repo, scopes ...[]string) {
 		}
 		if ga, gs, err := r.HiddenPaths(scope...); err != nil || !slices.Equal(ga, wa) || !slices.Equal(gs, ws) {
 			t.Errorf("scope %q: HiddenPaths = %q %q %v; git ls-files -v: %q %q", scope, ga, gs, err, wa, ws)
+		}
+		paths, ok := r.trackedInIndex(scope)
+		if !ok {
+			t.Fatalf("scope %q: the index reader fell back to git ls-files --cached on a plain index", scope)
+		}
+		want, err := r.trackedByGit(scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(paths, want) {
+			t.Errorf("scope %q: index reader tracked %q; git ls-files --cached: %q", scope, paths, want)
 		}
 	}
 }
@@ -71,10 +86,12 @@ func rewriteIndex(t *testing.T, r *Repo, name string, set, clear uint16) {
 	}
 }
 
-// The index reader agrees with git ls-files -v on the marks, the scopes,
-// long paths, links, submodules, intent-to-add entries, extended flags
-// and unmerged entries, including marks only a hand-written index holds.
-func TestHiddenInIndexIsLsFiles(t *testing.T) {
+// TestDifferentialIndexReader: the index reader (gitfile.Hidden,
+// gitfile.Tracked) agrees with git ls-files -v and ls-files --cached on
+// the marks, the scopes, long paths, links, submodules, intent-to-add
+// entries, extended flags (version 3) and unmerged entries, including
+// marks only a hand-written index holds.
+func TestDifferentialIndexReader(t *testing.T) {
 	r := newRepo(t)
 	for _, f := range []string{"a", "b", "c", "d/x", "d/y", "d/sub/z", "dd", "d.txt", "e f"} {
 		write(t, r, f, f+"\n")
@@ -151,9 +168,11 @@ func readIndexFile(t *testing.T, r *Repo) []byte {
 	return data
 }
 
-// Every index the reader does not know exactly is left to git, which
-// still answers HiddenPaths.
-func TestHiddenInIndexFallsBack(t *testing.T) {
+// TestDifferentialIndexReaderRefuses: every index the reader does not
+// know exactly (version 4, split, sparse, SHA-256, a bad checksum, an
+// unknown flag) is refused with gitfile.ErrNotPlain and left to git,
+// which still answers HiddenPaths and TrackedPaths.
+func TestDifferentialIndexReaderRefuses(t *testing.T) {
 	setup := func(t *testing.T, initArgs ...string) *Repo {
 		r := newRepo(t)
 		if len(initArgs) > 0 {
@@ -216,10 +235,19 @@ func TestHiddenInIndexFallsBack(t *testing.T) {
 			if a, s, ok := r.hiddenInIndex(nil); ok {
 				t.Fatalf("the index reader answered (%q, %q), want git", a, s)
 			}
+			if c.name != "GIT_INDEX_FILE" {
+				if _, _, err := gitfile.Hidden(readIndexFile(t, r), nil); !errors.Is(err, gitfile.ErrNotPlain) {
+					t.Errorf("gitfile.Hidden: %v, want ErrNotPlain", err)
+				}
+			}
 			wa, ws, werr := r.hiddenByGit(nil)
 			a, s, err := r.HiddenPaths()
 			if !slices.Equal(a, wa) || !slices.Equal(s, ws) || (err == nil) != (werr == nil) {
 				t.Errorf("HiddenPaths = %q %q %v; git: %q %q %v", a, s, err, wa, ws, werr)
+			}
+			wt, werr := r.trackedByGit(nil)
+			if tp, err := r.TrackedPaths(); !slices.Equal(tp, wt) || (err == nil) != (werr == nil) {
+				t.Errorf("TrackedPaths = %q %v; git: %q %v", tp, err, wt, werr)
 			}
 		})
 	}
@@ -229,5 +257,76 @@ func TestHiddenInIndexFallsBack(t *testing.T) {
 		if _, _, ok := r.hiddenInIndex(scope); ok {
 			t.Errorf("scope %q: the index reader answered, want git", scope)
 		}
+	}
+}
+
+// TestDifferentialIndexReaderRandom: repositories made at random by git
+// (files at random depths, names with spaces and non-ASCII bytes, links,
+// assume-unchanged and skip-worktree marks, intent-to-add entries,
+// removals, a conflict, index version 2 or 3), the index reader
+// answering as git ls-files -v and --cached for random scopes.
+func TestDifferentialIndexReaderRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	names := []string{"a", "b.txt", "d/x", "d/y z", "d/sub/é", "dd", "d.txt", "e/f/g/h", "e/f2", "z"}
+	for round := range 8 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			r := newRepo(t)
+			var files []string
+			for _, n := range names {
+				if rng.IntN(3) > 0 {
+					write(t, r, n, n+"\n")
+					files = append(files, n)
+				}
+			}
+			write(t, r, "base", "base\n")
+			files = append(files, "base")
+			if rng.IntN(2) == 0 {
+				if err := os.Symlink("base", filepath.Join(r.Root(), "link")); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, "link")
+			}
+			commitAll(t, r, "files")
+			if rng.IntN(3) == 0 {
+				conflict(t, r, "base") // git marks no stage of it; a hand-written index may
+				files = slices.DeleteFunc(files, func(f string) bool { return f == "base" })
+				if rng.IntN(2) == 0 {
+					rewriteIndex(t, r, "base", gitfile.FlagAssumeValid, 0)
+				}
+			}
+			for _, f := range files {
+				switch rng.IntN(6) {
+				case 0:
+					mustRun(t, r, "update-index", "--assume-unchanged", "--", f)
+				case 1:
+					mustRun(t, r, "update-index", "--skip-worktree", "--", f)
+				case 2:
+					mustRun(t, r, "update-index", "--assume-unchanged", "--skip-worktree", "--", f)
+				case 3:
+					mustRun(t, r, "rm", "-q", "--cached", "--", f)
+				}
+			}
+			if rng.IntN(2) == 0 {
+				write(t, r, "new/file", "new\n")
+				mustRun(t, r, "add", "-N", "new/file")
+			}
+			mustRun(t, r, "update-index", "--index-version", fmt.Sprint(2+rng.IntN(2)))
+			scopes := [][]string{{"d"}, {"e/f"}, {"base", "z"}, {"new"}, {"d/sub/é"}}
+			sameAsLsFiles(t, r, scopes[rng.IntN(len(scopes))], scopes[rng.IntN(len(scopes))])
+		})
+	}
+}
+
+// conflict leaves path unmerged: its three stages in the index.
+func conflict(t *testing.T, r *Repo, path string) {
+	t.Helper()
+	mustRun(t, r, "checkout", "-q", "-b", "side")
+	write(t, r, path, "side\n")
+	commitAll(t, r, "side")
+	mustRun(t, r, "checkout", "-q", "main")
+	write(t, r, path, "main\n")
+	commitAll(t, r, "main")
+	if _, err := r.Run("merge", "-q", "side"); err == nil {
+		t.Fatal("the merge did not conflict")
 	}
 }

@@ -43,11 +43,11 @@ func treeOfIndex(t *testing.T, r *Repo, base string) string {
 	return got
 }
 
-// TestTreeWithIsWriteTree: the cases where building by hand could go wrong
+// TestDifferentialTreeWith: the cases where building by hand could go wrong
 // (new and emptied directories, a file that becomes a directory and back,
 // modes, a symbolic link, a submodule, names that sort around "/", spaces
 // and non-ASCII names) give write-tree's tree.
-func TestTreeWithIsWriteTree(t *testing.T) {
+func TestDifferentialTreeWith(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, "a.txt", "a\n")
 	write(t, r, "dir/b.txt", "b\n")
@@ -88,10 +88,10 @@ func TestTreeWithIsWriteTree(t *testing.T) {
 	}
 }
 
-// TestTreeWithRandom: rounds of random additions, edits, deletions and
+// TestDifferentialTreeWithRandom: rounds of random additions, edits, deletions and
 // moves between directories, each committed, TreeWith equal to
 // write-tree every round.
-func TestTreeWithRandom(t *testing.T) {
+func TestDifferentialTreeWithRandom(t *testing.T) {
 	r := newRepo(t)
 	rng := rand.New(rand.NewSource(16))
 	write(t, r, "seed.txt", "seed\n")

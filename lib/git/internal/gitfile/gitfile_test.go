@@ -1,0 +1,199 @@
+package gitfile
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/internal/gittest"
+)
+
+// gitIn runs git args in dir with stdin, returning its output and error.
+func gitIn(dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gittest.Vars(dir)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	return cmd.Output()
+}
+
+// randomTree is a tree of n entries with random names (bytes git allows
+// in a name: no NUL or "/", not "." or ".."; names that sort around a
+// directory's "/") and modes, and random ids of idLen bytes.
+func randomTree(rng *rand.Rand, n, idLen int) Tree {
+	modes := []string{"100644", "100755", "120000", "160000", "40000"}
+	alphabet := []byte("ab-._ é\t~!z09")
+	t := Tree{}
+	for len(t) < n {
+		name := make([]byte, 1+rng.IntN(6))
+		for i := range name {
+			name[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if s := string(name); s == "." || s == ".." || !utf8Valid(name) {
+			continue
+		}
+		id := make([]byte, idLen)
+		for i := range id {
+			id[i] = byte(rng.IntN(256))
+		}
+		t[string(name)] = TreeEntry{Mode: modes[rng.IntN(len(modes))], ID: id}
+	}
+	return t
+}
+
+func utf8Valid(b []byte) bool { return strings.ToValidUTF8(string(b), "\x00") == string(b) }
+
+// TestDifferentialEncodeTree: on random trees (SHA-1 and SHA-256), the
+// object EncodeTree writes has the id `git mktree` gives the entries
+// EncodeTree lists for it, `git cat-file tree` prints it byte for byte,
+// and ParseTree reads it back to the same entries.
+func TestDifferentialEncodeTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 1))
+	for _, format := range []struct {
+		name    string
+		newHash func() hash.Hash
+	}{{"sha1", sha1.New}, {"sha256", sha256.New}} {
+		t.Run(format.name, func(t *testing.T) {
+			dir := t.TempDir()
+			gittest.Run(t, dir, "init", "-q", "--object-format="+format.name)
+			idLen := format.newHash().Size()
+			for round := range 40 {
+				tree := randomTree(rng, 1+rng.IntN(12), idLen)
+				obj, lines := EncodeTree(tree)
+				want := hex.EncodeToString(HashObject(format.newHash(), "tree", obj))
+				out, err := gitIn(dir, lines, "mktree", "-z", "--missing")
+				if err != nil {
+					t.Fatalf("round %d: git mktree: %v\n%q", round, err, lines)
+				}
+				if got := strings.TrimSpace(string(out)); got != want {
+					t.Fatalf("round %d: git mktree %s, EncodeTree's object %s\n%q", round, got, want, lines)
+				}
+				stored, err := gitIn(dir, nil, "cat-file", "tree", want)
+				if err != nil || !bytes.Equal(stored, obj) {
+					t.Fatalf("round %d: git cat-file tree: %v\n%q\nEncodeTree:\n%q", round, err, stored, obj)
+				}
+				back, err := ParseTree(stored, idLen)
+				if err != nil || !maps.EqualFunc(back, tree, func(a, b TreeEntry) bool { return a.Mode == b.Mode && bytes.Equal(a.ID, b.ID) }) {
+					t.Fatalf("round %d: ParseTree: %v, %v; want %v", round, back, err, tree)
+				}
+			}
+		})
+	}
+	for _, bad := range []string{"100644 a", "100644a\x00" + strings.Repeat("x", 20), "100644 a\x00short"} {
+		if _, err := ParseTree([]byte(bad), 20); !errors.Is(err, ErrMalformedTree) {
+			t.Errorf("ParseTree(%q): %v, want ErrMalformedTree", bad, err)
+		}
+	}
+}
+
+// TestDifferentialReadBatch: ReadBatch reads `git cat-file --batch`'s
+// answers to names that exist (blobs, trees, a commit, empty and binary
+// contents), are missing (spaces in the name included) or are
+// ambiguous, each as `git cat-file -t` and `git cat-file <type>` give it.
+func TestDifferentialReadBatch(t *testing.T) {
+	dir := t.TempDir()
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
+	files := map[string]string{"a.txt": "a\n", "empty": "", "bin": "\x00\n\n\xff", "d/e f": "with a space\n"}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-q", "-m", "c")
+	names := []string{"HEAD", "HEAD^{tree}", "HEAD:a.txt", "HEAD:empty", "HEAD:bin", "HEAD:d", "HEAD:d/e f",
+		"HEAD:nothing", "HEAD:d/no such file", "0000", ":a.txt"}
+	out, err := gitIn(dir, []byte(strings.Join(names, "\n")+"\n"), "cat-file", "--batch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		var rec BatchRecord
+		if rec, out, err = ReadBatch(out); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		typ, terr := gitIn(dir, nil, "cat-file", "-t", name)
+		if terr != nil {
+			if !rec.Missing {
+				t.Errorf("%s: ReadBatch read a %s; git cat-file -t: %v", name, rec.Type, terr)
+			}
+			continue
+		}
+		id := strings.TrimSpace(gittest.Run(t, dir, "rev-parse", name))
+		body, _ := gitIn(dir, nil, "cat-file", strings.TrimSpace(string(typ)), name)
+		if rec.Missing || rec.ID != id || rec.Type != strings.TrimSpace(string(typ)) || !bytes.Equal(rec.Body, body) {
+			t.Errorf("%s: ReadBatch = %+v; git: %s %s %q", name, rec, id, typ, body)
+		}
+	}
+	if len(out) != 0 {
+		t.Errorf("left over: %q", out)
+	}
+	if _, rest, err := ReadBatch([]byte("abc blob 5\nab")); !errors.Is(err, ErrBatchLine) || string(rest) != "ab" {
+		t.Errorf("content cut short: %v, rest %q; want ErrBatchLine and what follows the line", err, rest)
+	}
+	if _, rest, err := ReadBatch([]byte("abc blob")); !errors.Is(err, ErrBatchShort) || rest != nil {
+		t.Errorf("no line: %v, rest %q; want ErrBatchShort", err, rest)
+	}
+}
+
+// TestDifferentialConfigValues: ConfigInt and ConfigFalse read a value
+// as `git config --type=int` and `--type=bool` do, and a value git
+// refuses as an integer reads as the default given.
+func TestDifferentialConfigValues(t *testing.T) {
+	dir := t.TempDir()
+	gittest.Run(t, dir, "init", "-q")
+	for _, v := range []string{"0", "1", "6700", " 12 ", "1k", "2K", "3m", "1g", "-5", "", "abc", "1x", "1.5", "k",
+		"true", "false", "yes", "no", "on", "off", "TRUE", "Off", "2", "00", " false", "12 ", "010", "0x1f", "-0", "+3", "0k", "1_0", "0x"} {
+		gittest.Run(t, dir, "config", "test.value", v)
+		out, err := gitIn(dir, nil, "config", "--type=int", "test.value")
+		n, _ := ConfigInt(v, -12345)
+		if err != nil {
+			if n != -12345 {
+				t.Errorf("ConfigInt(%q) = %d; git refuses it (want the default)", v, n)
+			}
+		} else if want, _ := strconv.Atoi(strings.TrimSpace(string(out))); n != want {
+			t.Errorf("ConfigInt(%q) = %d; git config --type=int: %s", v, n, out)
+		}
+		out, err = gitIn(dir, nil, "config", "--type=bool", "test.value")
+		if err == nil {
+			if gitFalse := strings.TrimSpace(string(out)) == "false"; ConfigFalse(v) != gitFalse {
+				t.Errorf("ConfigFalse(%q) = %v; git config --type=bool: %s", v, ConfigFalse(v), out)
+			}
+		}
+	}
+}
+
+// TestDifferentialLooseObjects: LooseObjects summed over the 256 fan-out
+// directories is git count-objects' count of loose objects.
+func TestDifferentialLooseObjects(t *testing.T) {
+	dir := t.TempDir()
+	gittest.Run(t, dir, "init", "-q")
+	for i := range 300 {
+		if _, err := gitIn(dir, []byte(fmt.Sprint(i)), "hash-object", "-w", "--stdin"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".git/objects/17/not-an-object"), nil, 0o644)
+	sum := 0
+	for i := range 256 {
+		sum += LooseObjects(filepath.Join(dir, ".git/objects"), fmt.Sprintf("%02x", i))
+	}
+	want := gittest.Run(t, dir, "count-objects")
+	if got := fmt.Sprintf("%d objects", sum); !strings.HasPrefix(want, got+",") {
+		t.Errorf("LooseObjects summed: %s; git count-objects: %s", got, want)
+	}
+}
