@@ -1,12 +1,14 @@
 package testscripts
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,5 +199,60 @@ func TestCommandPackagesHaveTests(t *testing.T) {
 		case len(tests) > 0 && debt[d.Name()]:
 			t.Errorf("lib/command/%s has tests now: take it off the debt list", d.Name())
 		}
+	}
+}
+
+// timing is a figure of time in a comment: "9 ms", "15 µs", "0.1 to 0.4
+// ms" (its last number). The contract's own figures pass: a default or a
+// bound ("default 100 ms", "at most 10 ms") and code in backquotes (a
+// format's example, `850ms`).
+var (
+	timing        = regexp.MustCompile(`\b[0-9][0-9.,]* ?(ms|µs|us|ns)\b`)
+	timingAllowed = regexp.MustCompile("(default|at most) [0-9][0-9.,]* ?(ms|µs|us|ns)\\b|`[^`]*`")
+	issueNumber   = regexp.MustCompile(`(?i)\bissues? #?[0-9]+\b`)
+)
+
+// lib/'s comments give the contract, not measurements (docs/development.md:
+// the figures are in bench/, such as bench/fastpaths.md), and no issue
+// numbers: a timing or an issue cited in a comment of a Go file under lib/
+// fails, generated files and tests excepted.
+func TestCommentsQuoteNoMeasurements(t *testing.T) {
+	root := repoRoot()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(filepath.Join(root, "lib"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && d.Name() == "testdata" {
+			if err == nil {
+				err = filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if ast.IsGenerated(file) {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		for _, group := range file.Comments {
+			for _, c := range group.List {
+				for i, line := range strings.Split(c.Text, "\n") {
+					at := fmt.Sprintf("%s:%d", filepath.ToSlash(rel), fset.Position(c.Slash).Line+i)
+					if m := timing.FindString(timingAllowed.ReplaceAllString(line, "")); m != "" {
+						t.Errorf("%s: the comment quotes a timing (%q): move the figure to bench/fastpaths.md and keep the contract", at, m)
+					}
+					if m := issueNumber.FindString(line); m != "" {
+						t.Errorf("%s: the comment cites %q: say what the code does, not which issue asked for it", at, m)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -10,9 +10,8 @@ const MapThreshold = 256 << 10
 // same checks (root, limit, not a directory), but a regular file of at
 // least MapThreshold bytes is mapped read-only and populated in one call
 // rather than copied into fresh heap, where every 4 KiB page costs a fault
-// (on a virtual machine ~15 µs: 20 ms for a 5 MB tree, against ~1 ms
-// mapped). Smaller files, and systems without mmap, are read as ReadFile
-// does.
+// (bench/fastpaths.md). Smaller files, and systems without mmap, are read
+// as ReadFile does.
 //
 // data is valid until release is called and must not be written or kept:
 // callers copy what they need (tree.Load does). A file truncated while

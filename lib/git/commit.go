@@ -18,8 +18,8 @@ import (
 // nothing is staged, and returns the new commit id.
 //
 // `git commit` refreshes the whole index first (an lstat of every tracked
-// file, then the index written back): on a 50,000-file work tree that
-// is about 45 ms of its 70, and the loop's commit comes right after
+// file, then the index written back): on a large work tree most of its
+// time (bench/fastpaths.md), and the loop's commit comes right after
 // `git add -A` refreshed it. So where nothing but the commit
 // object itself can differ, the commit is made with git's plumbing:
 // `write-tree`, `commit-tree -p HEAD` with the message cleaned as `git

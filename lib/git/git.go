@@ -457,9 +457,8 @@ func (r *Repo) status(ignored bool, scope []string) (Status, error) {
 		// preload the index (each matches its share of every entry
 		// against the pathspec, to lstat the few that match) cost more
 		// than they save; without them git makes the same lstat calls
-		// itself, with the same answer. At 50,000 files: 11 ms → 8.5 ms
-		// for policy's scope, no slower for a pathspec over the whole
-		// tree.
+		// itself, with the same answer, sooner for policy's scope and no
+		// slower for a pathspec over the whole tree (bench/fastpaths.md).
 		args = append([]string{"-c", "core.preloadIndex=false"}, args...)
 	}
 	out, err := runEnv(r.root, literal(scope), nil, append(args, pathspec(scope)...)...)

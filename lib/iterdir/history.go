@@ -96,7 +96,7 @@ func History(runDir string, n int) ([]Row, error) {
 	return rows, nil
 }
 
-// ShortDuration shows milliseconds as a short duration (850ms, 12.3s, 3m4s).
+// ShortDuration shows milliseconds as a short duration (`850ms`, `12.3s`, `3m4s`).
 func ShortDuration(ms int64) string {
 	switch {
 	case ms < 1000:

@@ -81,7 +81,7 @@ func SetValidator(f func(Kind, any) []Violation) (previous func(Kind, any) []Vio
 // (lib/schema/full). Commands that only read files the runner wrote take
 // the strict fast paths (lib/tree/fast.go, runstate's check) and do not
 // link it: santhosh-tekuri/jsonschema/v5's package init compiles every
-// draft's meta-schema, about 5.5 ms at every process start.
+// draft's meta-schema at every process start (bench/fastpaths.md).
 func Linked() bool { return validator != nil }
 
 // Words returns every violation of v against the schema k, as

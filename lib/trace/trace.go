@@ -12,7 +12,7 @@
 // The process start is when its launcher started it, from LaunchEnv
 // (runner-step sets it for each command it runs while tracing), to the µs.
 // Without it, or when it does not fall within the start /proc gives, the
-// start is /proc/self/stat's starttime, in clock ticks (10 ms on Linux):
+// start is /proc/self/stat's starttime, in clock ticks (USER_HZ, a hundred a second on Linux):
 // the command's ms is then rounded towards more by up to one tick. A git
 // line's ms is measured around the child, to the µs.
 package trace

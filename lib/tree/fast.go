@@ -23,9 +23,9 @@ import (
 // (FuzzFastParse checks this against the full path, with the committed
 // corpus replayed in CI); on anything unusual it gives up (false) and
 // Parse takes the full path, jsonstrict and santhosh-tekuri/jsonschema,
-// which also words the errors. It exists because the full path costs
-// about 15 µs per node, most of it in generic validation, and every
-// command of a step loads the tree.
+// which also words the errors. It exists because the full path's generic
+// validation is most of the cost of loading a tree, and every command of
+// a step loads the tree (bench/fastpaths.md).
 func fastParse(data []byte) (*Node, bool) {
 	root, why := fastParseWhy(data)
 	return root, why == ""

@@ -20,7 +20,7 @@ const (
 
 // IDPattern is the node id pattern (DESIGN.md decision 8), as written in
 // the schema; ValidID checks it. (A compiled regexp of it would unroll the
-// counted repetition and cost every command 2 ms at start-up.)
+// counted repetition at every command's start-up: schema.Matchers.)
 const IDPattern = schema.IDPattern
 
 // MaxIDLen is the longest id IDPattern admits.

@@ -1,9 +1,9 @@
 // Package ui is runner-ui's server (seed 000 §14, seed 004 "Triggering &
 // Monitoring", DESIGN.md decision 17): a read-only web UI over a
 // repository's .runner/ directory. It learns what changed by watching the
-// files the runner writes (fsnotify, 100 ms trailing debounce) and pushes
-// {kind, id} events over SSE (/events); the REST API (/api/*) carries the
-// data. The runner does not know it is watched.
+// files the runner writes (fsnotify, a trailing debounce:
+// Options.Debounce) and pushes {kind, id} events over SSE (/events); the
+// REST API (/api/*) carries the data. The runner does not know it is watched.
 //
 // Everything it serves is read under .runner/ through an os.Root, so no
 // request reaches a path outside it, by ".." or by a symlink. Requests whose
@@ -46,9 +46,9 @@ type Options struct {
 	// TreeEdit is the tree-edit executable AllowAnswer runs (default:
 	// tree-edit on PATH).
 	TreeEdit string
-	// Debounce is the quiet time before changes are announced (default
-	// 100 ms); MaxDelay bounds how long a stream of changes (a log being
-	// written) delays its event (default 250 ms).
+	// Debounce is the quiet time before changes are announced
+	// (default 100 ms); MaxDelay bounds how long a stream of changes (a
+	// log being written) delays its event (default 250 ms).
 	Debounce, MaxDelay time.Duration
 	// Heartbeat is the SSE comment interval (default 15 s).
 	Heartbeat time.Duration

@@ -5,8 +5,8 @@
 // which the fast paths use to word what they refuse (tree-validate,
 // runner-status, runner-ui import it for that). A program compiles a
 // schema only when it validates against it. Its cost is v5's package
-// init, about 5.5 ms at every start of a program that links it, whether
-// it validates or not.
+// init, paid at every start of a program that links it, whether it
+// validates or not (bench/fastpaths.md).
 package full
 
 import (

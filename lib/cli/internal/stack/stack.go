@@ -7,9 +7,10 @@
 // kong's model building and the run, and each growth copies the stack and
 // walks every frame on it through the binary's function tables, pages the
 // process had not touched yet. Growing once here, with next to nothing on
-// the stack, costs one copy of a few frames: about 0.1 to 0.4 ms less CPU
-// per command start (bench/start-bench.sh, with the base revision side by
-// side). The stack's pages are only touched as they are used.
+// the stack, costs one copy of a few frames, and saves CPU at every command
+// start (bench/fastpaths.md, measured by bench/start-bench.sh with the
+// base revision side by side). The stack's pages are only touched as they
+// are used.
 //
 // The package imports nothing, so it is among the first initialised (the
 // linker initialises ready packages in import path order), before the
