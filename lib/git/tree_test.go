@@ -163,28 +163,8 @@ func TestTreeWithRefuses(t *testing.T) {
 // of 50,000 files (bench/fastpaths.md).
 func BenchmarkTreeOfIndex(b *testing.B) {
 	for _, n := range []int{1000, 50000} {
-		dir := b.TempDir()
-		b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-		b.Setenv("HOME", b.TempDir())
-		for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
-			b.Setenv(k+"_NAME", "Bench")
-			b.Setenv(k+"_EMAIL", "bench@example.com")
-		}
-		if _, err := run(dir, nil, "init", "-q", "-b", "main"); err != nil {
-			b.Fatal(err)
-		}
-		for i := 0; i < n; i++ {
-			p := filepath.Join(dir, fmt.Sprintf("src/d%d/f%d.go", i/50, i%50))
-			os.MkdirAll(filepath.Dir(p), 0o755)
-			os.WriteFile(p, []byte(fmt.Sprintf("package d\n\nconst F%d = %d\n", i, i)), 0o644)
-		}
-		if _, err := run(dir, nil, "add", "-A"); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := run(dir, nil, "-c", "gc.auto=0", "commit", "-q", "-m", "base"); err != nil {
-			b.Fatal(err)
-		}
-		r := &Repo{root: dir}
+		r := benchRepo(b, n)
+		dir := r.Root()
 		head, _ := r.HeadCommit()
 		stage := func(i int) {
 			b.StopTimer()

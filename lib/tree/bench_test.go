@@ -73,3 +73,26 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParse measures the streaming fast path (fastParse) beside the
+// plain path it replaces (parseFull: jsonstrict and the JSON Schema
+// validator) per tree size: bench/fastpaths.md.
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		data := benchTree(n)
+		b.Run(fmt.Sprintf("nodes=%d/fast", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := fastParse(data); !ok {
+					b.Fatal("the fast path gave up")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("nodes=%d/full", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, ps := parseFull(data); len(ps) > 0 {
+					b.Fatal(ps)
+				}
+			}
+		})
+	}
+}

@@ -6,8 +6,11 @@
 // "Values").
 //
 // Every reader here knows exactly one plain case of its format and
-// refuses everything else with an error wrapping ErrNotPlain (the index)
-// or naming what it met: it never guesses. Deciding when to take this
+// refuses everything else, never guessing: the index reader with an error
+// wrapping ErrNotPlain that says what it met, ParseTree with
+// ErrMalformedTree, ReadBatch with ErrBatchShort or ErrBatchLine,
+// LooseHead with ok false; ConfigInt gives the caller's default for a
+// value git refuses. Deciding when to take this
 // path, and the git command that answers otherwise, is lib/git's; a
 // differential test there holds each reader to that git command on
 // repositories real git makes. How much each saves is measured in

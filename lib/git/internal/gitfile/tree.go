@@ -110,29 +110,29 @@ func IsObjectID(s string) bool {
 var ErrEmptyTree = errors.New("an empty root tree")
 
 // EncodeTrees encodes the trees of dirs (directory paths with forward
-// slashes, "" the root; each a key of trees), deepest first (a directory's id
-// goes into its parent before the parent is written; an emptied directory
-// leaves its parent), as git mktree -z --batch input, and returns it with
-// the ids the trees must get, the root's last. It sorts names and
-// changes trees in place: each parent gets its subdirectories' new ids.
-// ErrEmptyTree when the root would be empty (git write-tree writes that
-// tree; mktree is not asked to).
-func EncodeTrees(trees map[string]Tree, names []string, newHash func() hash.Hash) ([]byte, []string, error) {
+// slashes, "" the root, every directory's parent among them; each a key
+// of trees) as `git mktree -z --batch` input, deepest first: a
+// directory's id goes into its parent before the parent is written, and
+// an emptied directory leaves its parent. It returns the input and the
+// ids the trees must get, the root's last, hashed by newHash (sha1.New or
+// sha256.New). It sorts dirs and changes trees in place. ErrEmptyTree
+// when the root would be empty (git write-tree's case).
+func EncodeTrees(trees map[string]Tree, dirs []string, newHash func() hash.Hash) ([]byte, []string, error) {
 	depth := func(d string) int {
 		if d == "" {
 			return 0
 		}
 		return strings.Count(d, "/") + 1
 	}
-	sort.Slice(names, func(i, j int) bool {
-		if di, dj := depth(names[i]), depth(names[j]); di != dj {
+	sort.Slice(dirs, func(i, j int) bool {
+		if di, dj := depth(dirs[i]), depth(dirs[j]); di != dj {
 			return di > dj
 		}
-		return names[i] < names[j]
+		return dirs[i] < dirs[j]
 	})
 	var batch bytes.Buffer
 	var want []string
-	for _, d := range names {
+	for _, d := range dirs {
 		t := trees[d]
 		if d != "" {
 			parent, name := trees[parentDir(d)], path.Base(d)
