@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
 )
 
 // WriteBlobs copies the files (absolute paths, or relative to the root;
@@ -54,9 +56,7 @@ func (r *Repo) Blob(id string) (data []byte, ok bool, err error) {
 	if !found || typ != "blob" {
 		return nil, false, nil
 	}
-	fmt.Fprintf(h, "blob %d\x00", len(body))
-	h.Write(body)
-	if hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
+	if hex.EncodeToString(gitfile.HashObject(h, "blob", body)) != strings.ToLower(id) {
 		return nil, false, nil
 	}
 	return body, true, nil
