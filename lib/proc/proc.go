@@ -77,6 +77,20 @@ type Spec struct {
 	// that left the group with setsid or a double fork too. Set it only
 	// where no other child runs concurrently (Run reaps all children).
 	KillEscaped bool
+	// Interrupt is the signal that stops the group when ctx is done, and
+	// InterruptGrace the grace period it then has before SIGKILL; zero
+	// means SIGTERM and Grace. (runner-loop records its iteration on
+	// SIGINT, and may take longer than a timeout allows.)
+	Interrupt      syscall.Signal
+	InterruptGrace time.Duration
+	// Kill, once closed, kills the group at once with SIGKILL, without a
+	// grace period (a second interruption); nil means never. A run it
+	// ends without another reason reports Canceled.
+	Kill <-chan struct{}
+	// DeadlineNote, if set, is written to Log and Tee when Deadline is
+	// reached, before the group is signalled: a line saying why the
+	// output that follows stops.
+	DeadlineNote string
 	// OwnNamespace says the command makes a PID namespace of its own
 	// and is its init (bwrap --unshare-pid --die-with-parent): with
 	// KillEscaped, it runs without the session init of contain.go, which
@@ -119,6 +133,17 @@ type Result struct {
 	// Contained reports that the command ran under its own init in a PID
 	// namespace (Spec.KillEscaped where the kernel allows it).
 	Contained bool
+	// sig is the signal that ended the process, 0 if it exited.
+	sig syscall.Signal
+}
+
+// Status is the exit status as a shell reports it: the exit code, or
+// 128+N when signal N ended the process; -1 when it never started.
+func (r Result) Status() int {
+	if r.sig != 0 {
+		return 128 + int(r.sig)
+	}
+	return r.ExitCode
 }
 
 // StartError reports that the command could not be started: not found in
@@ -281,7 +306,14 @@ func supervise(ctx context.Context, s Spec, sup *supervisor, waitc <-chan struct
 		defer idle.Stop()
 		idlec = idle.C
 	}
-	done := ctx.Done()
+	sig, igrace := s.Interrupt, s.InterruptGrace
+	if sig == 0 {
+		sig = syscall.SIGTERM
+	}
+	if igrace <= 0 {
+		igrace = sup.grace
+	}
+	done, killc := ctx.Done(), s.Kill
 wait:
 	for {
 		select {
@@ -291,13 +323,22 @@ wait:
 			done = nil
 			if !sup.stopping {
 				setCtxReason(res, ctx.Err())
-				sup.stop()
+				sup.stop(sig, igrace)
 			}
+		case <-killc:
+			killc = nil
+			if !sup.stopping && !sup.killed {
+				res.Canceled = true
+			}
+			sup.kill()
 		case <-deadlinec:
 			deadlinec = nil
 			if !sup.stopping {
 				res.TimedOut = true
-				sup.stop()
+				if s.DeadlineNote != "" {
+					o.note(s.DeadlineNote)
+				}
+				sup.stop(syscall.SIGTERM, sup.grace)
 			}
 		case <-idlec:
 			since := time.Since(time.Unix(0, o.last.Load()))
@@ -308,7 +349,7 @@ wait:
 			idlec = nil
 			if !sup.stopping {
 				res.Idle = true
-				sup.stop()
+				sup.stop(syscall.SIGTERM, sup.grace)
 			}
 		case <-sup.gracec:
 			sup.kill()
@@ -326,7 +367,8 @@ func exitStatus(cmd *exec.Cmd, status *os.File, res *Result) error {
 	if st != nil {
 		res.ExitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = ws.Signal().String()
+			res.sig = ws.Signal()
+			res.Signal = res.sig.String()
 		}
 	}
 	if status == nil {
@@ -341,7 +383,7 @@ func exitStatus(cmd *exec.Cmd, status *os.File, res *Result) error {
 	case rep.startErr != "":
 		return errors.New(rep.startErr)
 	case rep.sig != 0 && res.Signal == "":
-		res.ExitCode, res.Signal = -1, rep.sig.String()
+		res.ExitCode, res.sig, res.Signal = -1, rep.sig, rep.sig.String()
 	case rep.code >= 0 && res.Signal == "":
 		res.ExitCode = rep.code
 	}
@@ -405,13 +447,13 @@ type supervisor struct {
 	gracec   <-chan time.Time
 }
 
-// stop sends SIGTERM to the group, and SIGCONT so that stopped members see
+// stop sends sig to the group, and SIGCONT so that stopped members see
 // it, and starts the grace period.
-func (s *supervisor) stop() {
+func (s *supervisor) stop(sig syscall.Signal, grace time.Duration) {
 	s.stopping = true
-	syscall.Kill(-s.pgid, syscall.SIGTERM)
+	syscall.Kill(-s.pgid, sig)
 	syscall.Kill(-s.pgid, syscall.SIGCONT)
-	s.gracet = time.NewTimer(s.grace)
+	s.gracet = time.NewTimer(grace)
 	s.gracec = s.gracet.C
 }
 
@@ -614,6 +656,16 @@ func (o *output) send(i int, w io.Writer, p []byte) {
 			o.first = fmt.Errorf("write %s: %w", sinkNames[i], err)
 		}
 	}
+}
+
+// note writes a line of this process's own to Log and Tee, between two
+// chunks of output.
+func (o *output) note(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p := []byte(line + "\n")
+	o.send(0, o.log, p)
+	o.send(1, o.tee, p)
 }
 
 func (o *output) firstErr() error {

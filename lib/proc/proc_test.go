@@ -60,12 +60,13 @@ func TestRunExitCode(t *testing.T) {
 		script string
 		code   int
 		signal string
+		status int
 	}{
-		{"exit 0", 0, ""},
-		{"exit 3", 3, ""},
-		{"exit 255", 255, ""},
-		{"kill -TERM $$", -1, "terminated"},
-		{"kill -KILL $$", -1, "killed"},
+		{"exit 0", 0, "", 0},
+		{"exit 3", 3, "", 3},
+		{"exit 255", 255, "", 255},
+		{"kill -TERM $$", -1, "terminated", 143},
+		{"kill -KILL $$", -1, "killed", 137},
 	}
 	for _, tt := range tests {
 		t.Run(tt.script, func(t *testing.T) {
@@ -73,6 +74,9 @@ func TestRunExitCode(t *testing.T) {
 			res := run(t, t.Context(), Spec{Argv: sh(tt.script)})
 			if res.ExitCode != tt.code || res.Signal != tt.signal {
 				t.Errorf("exit %d signal %q, want %d %q", res.ExitCode, res.Signal, tt.code, tt.signal)
+			}
+			if res.Status() != tt.status {
+				t.Errorf("Status() = %d, want %d", res.Status(), tt.status)
 			}
 			if res.TimedOut || res.Idle || res.Canceled {
 				t.Errorf("stop reason set on a plain exit: %+v", res)
@@ -652,5 +656,115 @@ func TestRunToFileSyncing(t *testing.T) {
 	_, _, synced, err = RunToFileSyncing(context.Background(), Spec{Argv: sh("true")}, filepath.Join(t.TempDir(), "missing", "guard.log"), 1<<20)
 	if err == nil || !strings.Contains(err.Error(), "create log") || synced() != nil {
 		t.Errorf("unwritable log: %v", err)
+	}
+}
+
+// waitWriter is a syncBuffer that closes seen once what it holds contains
+// want.
+type waitWriter struct {
+	syncBuffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func newWaitWriter(want string) *waitWriter {
+	return &waitWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *waitWriter) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	if strings.Contains(w.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+// TestRunInterrupt checks that a done ctx sends Spec.Interrupt and gives
+// the group InterruptGrace, not Grace: the trap takes longer than Grace
+// and still ends the process with its own exit code.
+func TestRunInterrupt(t *testing.T) {
+	t.Parallel()
+	log := newWaitWriter("ready")
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-log.seen
+		cancel()
+	}()
+	res := run(t, ctx, Spec{
+		Argv:           sh(`trap 'sleep 0.3; echo got INT; exit 7' INT; echo ready; while :; do sleep 0.05; done`),
+		Log:            log,
+		Grace:          10 * time.Millisecond,
+		Interrupt:      syscall.SIGINT,
+		InterruptGrace: time.Minute,
+	})
+	if !res.Canceled || res.TimedOut || res.ExitCode != 7 || res.Status() != 7 {
+		t.Errorf("%+v, want Canceled and exit 7", res)
+	}
+	if !strings.Contains(log.String(), "got INT\n") {
+		t.Errorf("log %q lacks the trap's line", log.String())
+	}
+}
+
+// TestRunKill checks that closing Spec.Kill kills the whole group at
+// once, within a grace period it would otherwise have waited out.
+func TestRunKill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := newWaitWriter("ready")
+	ctx, cancel := context.WithCancel(t.Context())
+	kill := make(chan struct{})
+	go func() {
+		<-log.seen
+		cancel() // SIGTERM, ignored
+		close(kill)
+	}()
+	start := time.Now()
+	res := run(t, ctx, Spec{
+		Argv:  sh(`trap '' TERM; sleep 100 & echo $! > pidfile; echo ready; wait`),
+		Dir:   dir,
+		Log:   log,
+		Grace: time.Hour,
+		Kill:  kill,
+	})
+	if !res.Canceled || res.Signal != "killed" || res.Status() != 137 {
+		t.Errorf("%+v, want Canceled and killed", res)
+	}
+	if d := time.Since(start); d > slow {
+		t.Errorf("took %v", d)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "pidfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if !gone(pid, 3*time.Second) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("background child %d survived Kill", pid)
+	}
+}
+
+// TestRunDeadlineNote checks that the note reaches Log and Tee when the
+// deadline is reached, after the output so far and before any that the
+// signal brings.
+func TestRunDeadlineNote(t *testing.T) {
+	t.Parallel()
+	var log, tee syncBuffer
+	const note = "test: out of time: sending SIGTERM"
+	res := run(t, t.Context(), Spec{
+		Argv:         sh(`echo before; exec sleep 100`),
+		Log:          &log,
+		Tee:          &tee,
+		Deadline:     time.Now().Add(300 * time.Millisecond),
+		DeadlineNote: note,
+	})
+	if !res.TimedOut {
+		t.Errorf("%+v, want TimedOut", res)
+	}
+	if !strings.HasSuffix(log.String(), "\n"+note+"\n") && log.String() != note+"\n" {
+		t.Errorf("log %q does not end with the note", log.String())
+	}
+	if tee.String() != log.String() {
+		t.Errorf("tee %q, log %q", tee.String(), log.String())
 	}
 }
