@@ -10,10 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // CheckResult is one check's verdict (STYLE.md: {name, pass, reason}),
@@ -146,51 +147,58 @@ func bounds(lo, hi *int) string {
 	}
 }
 
-// runCommand runs a command_succeeds check in its own process group,
-// killed when its timeout runs out.
+// checkGrace is how long a command_succeeds check that outlived its
+// timeout, or an interrupted eval, gives its process group between
+// SIGTERM and SIGKILL.
+const checkGrace = 2 * time.Second
+
+// runCommand runs a command_succeeds check in its own process group
+// (lib/proc), stopped with its whole group when its timeout runs out or
+// the eval is interrupted.
 func runCommand(ctx context.Context, ch Check, env CheckEnv) CheckResult {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(ch.TimeoutSecs)*time.Second)
-	defer cancel()
-	cmd := exec.Command(ch.Cmd[0], ch.Cmd[1:]...)
-	cmd.Dir = env.Workspace
-	cmd.Env = env.Env
 	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fail("cannot start %s: %v", ch.Cmd[0], cause(err))
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	timedOut := false
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		timedOut = ctx.Err() == context.DeadlineExceeded
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
+	res, err := proc.Run(ctx, proc.Spec{
+		Argv:     ch.Cmd,
+		Dir:      env.Workspace,
+		Env:      env.Env,
+		Log:      &buf,
+		Deadline: time.Now().Add(time.Duration(ch.TimeoutSecs) * time.Second),
+		Grace:    checkGrace,
+	})
+	if err != nil {
+		return fail("cannot start %s: %v", ch.Cmd[0], startCause(err))
 	}
 	r := CheckResult{Output: tail(buf.String(), outputTail)}
-	code := cmd.ProcessState.ExitCode()
+	code := res.ExitCode
 	r.ExitCode = &code
-	var ee *exec.ExitError
 	switch {
-	case timedOut:
+	case res.TimedOut:
 		r.Reason = fmt.Sprintf("%s did not finish within %ds", ch.Cmd[0], ch.TimeoutSecs)
-	case ctx.Err() != nil:
+	case res.Canceled:
 		r.Reason = fmt.Sprintf("%s was stopped: the eval was interrupted", ch.Cmd[0])
-	case err == nil:
+	case code == 0:
 		r.Pass, r.Reason = true, fmt.Sprintf("%s exited 0", ch.Cmd[0])
-	case errors.As(err, &ee):
+	default:
 		r.Reason = fmt.Sprintf("%s exited %d", ch.Cmd[0], code)
 		if l := lastLine(buf.String()); l != "" {
 			r.Reason += ": " + clip(l, 200)
 		}
-	default:
-		r.Reason = fmt.Sprintf("%s: %v", ch.Cmd[0], err)
 	}
 	return r
+}
+
+// startCause is why a program could not start, without its name (the
+// reason names it): "executable file not found in $PATH".
+func startCause(err error) error {
+	var se *proc.StartError
+	if !errors.As(err, &se) {
+		return err
+	}
+	var ee *exec.Error
+	if errors.As(se.Err, &ee) {
+		return ee.Err
+	}
+	return cause(se.Err)
 }
 
 // node is the part of a task tree node the tree checks read.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -310,4 +312,55 @@ var everyCheckResult = []struct {
 	{false, "tree_max_depth", "maximum depth 2, want [0, 1]"},
 	{false, "tree_max_depth", "maximum depth 2, want [3, 9]"},
 	{false, "runner_completed", "runner-loop did not end complete (root passes=true)"},
+}
+
+// TestCommandTimeoutKillsGroup: a command_succeeds check that outlives
+// its timeout is stopped with its whole process group, a background
+// child too, and one that ignores SIGTERM is killed after the grace.
+func TestCommandTimeoutKillsGroup(t *testing.T) {
+	for name, script := range map[string]string{
+		"stops on TERM":      `sleep 300 & echo $! > bg.pid; echo started; wait`,
+		"child ignores TERM": `(trap '' TERM; exec sleep 300) & echo $! > bg.pid; echo started; wait`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := workspace(t)
+			ch := Check{Type: CommandSucceeds, Cmd: []string{"sh", "-c", script}, TimeoutSecs: 1}
+			r := runCommand(t.Context(), ch, CheckEnv{Workspace: ws})
+			if r.Pass || r.Reason != "sh did not finish within 1s" || r.Output != "started\n" {
+				t.Errorf("timeout: %+v", r)
+			}
+			data, err := os.ReadFile(filepath.Join(ws, "bg.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !dead(pid, 30*time.Second) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the check's background child %d survived its timeout", pid)
+			}
+		})
+	}
+}
+
+// dead waits up to wait for pid to be gone: kill -0 fails, or it is a
+// zombie (an orphan that PID 1, in a container, may never reap).
+func dead(pid int, wait time.Duration) bool {
+	end := time.Now().Add(wait)
+	for {
+		if syscall.Kill(pid, 0) != nil {
+			return true
+		}
+		if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			if i := strings.LastIndexByte(string(data), ')'); i >= 0 && i+2 < len(data) && (data[i+2] == 'Z' || data[i+2] == 'X') {
+				return true
+			}
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
