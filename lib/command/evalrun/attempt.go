@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/eval"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -218,11 +218,11 @@ func (r *runner) setup(ctx context.Context, a *attempt, repo string, env []strin
 	}
 	run := func(name string, args ...string) error {
 		fmt.Fprintf(log, "$ %s %s\n", name, strings.Join(args, " "))
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = repo, env, log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		if err := cmd.Run(); err != nil {
+		res, err := proc.Run(ctx, proc.Spec{Argv: append([]string{name}, args...), Dir: repo, Env: env, Log: log, Kill: r.kill})
+		if err == nil {
+			err = failure(res)
+		}
+		if err != nil {
 			return fmt.Errorf("%s %s: %v (see runner.start.log)", name, strings.Join(args, " "), err)
 		}
 		return nil
@@ -314,9 +314,27 @@ func timeoutReason(c *eval.Case) string {
 	return fmt.Sprintf("the case's timeout_secs (%ds) ran out; the loop was stopped", c.TimeoutSecs)
 }
 
-// loop runs runner-loop in its own process group with the case's wall
-// budget; its output goes to runner.loop.log. It returns the exit code and
-// a one-line reason (the loop's last line).
+// failure is why a setup command did not succeed, in os/exec's words
+// ("exit status 1", "signal: killed"); nil when it exited 0.
+func failure(res proc.Result) error {
+	switch {
+	case res.Canceled || res.TimedOut:
+		return errInterrupted
+	case res.Signal != "":
+		return errors.New("signal: " + res.Signal)
+	case res.ExitCode != 0:
+		return fmt.Errorf("exit status %d", res.ExitCode)
+	}
+	return nil
+}
+
+// loop runs runner-loop in its own process group (lib/proc) with the
+// case's wall budget; its output goes to runner.loop.log. When the budget
+// runs out the group gets SIGTERM and timeoutGrace; when ctx is done
+// (Ctrl-C) SIGINT and interruptGrace, so the loop records its iteration;
+// a second Ctrl-C (r.kill) kills it at once. It returns the exit code (a
+// shell's, 128+N for signal N) and a one-line reason (the loop's last
+// line); errInterrupted when ctx stopped it.
 func (r *runner) loop(ctx context.Context, a *attempt, repo string, env []string) (int, string, error) {
 	log, err := os.Create(filepath.Join(a.dir, "runner.loop.log"))
 	if err != nil {
@@ -324,60 +342,27 @@ func (r *runner) loop(ctx context.Context, a *attempt, repo string, env []string
 	}
 	defer log.Close()
 	var last bytes.Buffer
-	cmd := exec.Command("runner-loop")
-	cmd.Dir, cmd.Env = repo, env
-	w := io.MultiWriter(log, &tailWriter{buf: &last, max: 4096})
-	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return -1, "", fmt.Errorf("start runner-loop: %v (is it on PATH? just build, or just install)", err)
+	res, err := proc.Run(ctx, proc.Spec{
+		Argv:           []string{"runner-loop"},
+		Dir:            repo,
+		Env:            env,
+		Log:            io.MultiWriter(log, &tailWriter{buf: &last, max: 4096}),
+		Deadline:       time.Now().Add(time.Duration(a.c.TimeoutSecs) * time.Second),
+		DeadlineNote:   fmt.Sprintf("eval-run: %s: sending SIGTERM", timeoutReason(a.c)),
+		Grace:          timeoutGrace,
+		Interrupt:      syscall.SIGINT,
+		InterruptGrace: interruptGrace,
+		Kill:           r.kill,
+	})
+	switch {
+	case err != nil:
+		return -1, "", fmt.Errorf("%v (is runner-loop on PATH? just build, or just install)", err)
+	case res.TimedOut:
+		return 143, timeoutReason(a.c), nil
+	case res.Canceled:
+		return res.Status(), "", errInterrupted
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.NewTimer(time.Duration(a.c.TimeoutSecs) * time.Second)
-	defer deadline.Stop()
-	pg := -cmd.Process.Pid
-	r.groups.Store(pg, true)
-	defer r.groups.Delete(pg)
-	timedOut, stopped := false, false
-	var grace <-chan time.Time
-	ctxDone := ctx.Done()
-	for {
-		select {
-		case err = <-done:
-			code := cmd.ProcessState.ExitCode()
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				return -1, "", fmt.Errorf("runner-loop: %v", err)
-			}
-			if code < 0 { // killed by a signal
-				code = 128 + int(cmd.ProcessState.Sys().(syscall.WaitStatus).Signal())
-			}
-			switch {
-			case timedOut:
-				return 143, timeoutReason(a.c), nil
-			case stopped:
-				return code, "", errInterrupted
-			}
-			return code, eval.LastLine(last.String()), nil
-		case <-ctxDone:
-			ctxDone = nil
-			if !timedOut {
-				stopped = true
-				_ = syscall.Kill(pg, syscall.SIGINT)
-				grace = time.After(interruptGrace)
-			}
-		case <-deadline.C:
-			if !stopped {
-				timedOut = true
-				fmt.Fprintf(log, "eval-run: %s: sending SIGTERM\n", timeoutReason(a.c))
-				_ = syscall.Kill(pg, syscall.SIGTERM)
-				grace = time.After(timeoutGrace)
-			}
-		case <-grace:
-			_ = syscall.Kill(pg, syscall.SIGKILL)
-		}
-	}
+	return res.Status(), eval.LastLine(last.String()), nil
 }
 
 // tailWriter keeps the last max bytes written.

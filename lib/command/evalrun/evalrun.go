@@ -88,7 +88,7 @@ type runner struct {
 	baseEnv  []string
 	progress sync.Mutex
 	done     int
-	groups   sync.Map // process group (negative pid) of each running loop
+	kill     chan struct{} // closed by a second interruption: kill the running loops' groups
 }
 
 // errInterrupted marks an attempt stopped by Ctrl-C: no result is written
@@ -117,7 +117,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if len(probs) > 0 {
 		return reportProblems(env, probs)
 	}
-	r := &runner{o: o, env: env, results: env.Abs(o.Results), wsRoot: env.Abs(o.Workspaces)}
+	r := &runner{o: o, env: env, results: env.Abs(o.Results), wsRoot: env.Abs(o.Workspaces), kill: make(chan struct{})}
 	attempts, backends, err := r.plan(cases, shared)
 	if err != nil {
 		return err
@@ -317,11 +317,12 @@ func (r *runner) onSignals(cancel func(), interrupted *atomic.Bool) (stop func()
 				cancel()
 				continue
 			}
-			env.Errorf("interrupted again: killing the running loops")
-			r.groups.Range(func(pg, _ any) bool {
-				_ = syscall.Kill(pg.(int), syscall.SIGKILL)
-				return true
-			})
+			select {
+			case <-r.kill:
+			default:
+				env.Errorf("interrupted again: killing the running loops")
+				close(r.kill)
+			}
 		}
 	}()
 	return func() { signal.Stop(sigs) }
