@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/tomlkey"
 )
 
 // Config is the runner configuration. The toml tags are the file's keys.
@@ -490,7 +491,7 @@ func (a Agent) validatePrices(bad func(key, format string, args ...any)) {
 			v    float64
 		}{{"input", p.Input}, {"cached_input", p.CachedInput}, {"output", p.Output}} {
 			if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
-				key := "agent.prices." + joinKey([]string{model}) + "." + f.name
+				key := "agent.prices." + tomlkey.Join([]string{model}) + "." + f.name
 				bad(key, "must be 0 or a positive number (US dollars per million tokens), got %v", f.v)
 			}
 		}

@@ -11,7 +11,8 @@ import (
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/treeloop/treeloop/lib/tomlkey"
 )
 
 // Parse decodes a config.toml document: keys it leaves out keep their
@@ -72,7 +73,7 @@ func Parse(name string, data []byte) (Config, error) {
 func decodeError(name string, data []byte, err error) error {
 	var strictErr *toml.StrictMissingError
 	if errors.As(err, &strictErr) && len(strictErr.Errors) > 0 {
-		idx := indexKeys(data)
+		idx := tomlkey.Of(data)
 		var es Errors
 		for i := range strictErr.Errors {
 			de := &strictErr.Errors[i]
@@ -80,14 +81,14 @@ func decodeError(name string, data []byte, err error) error {
 			key := de.Key()
 			// Keys inside inline tables come without their table; the
 			// index knows the whole path from the key's position.
-			if k, ok := idx.at(line, col); ok {
-				key = k
+			if k, ok := idx.At(line, col); ok {
+				key = k.Key
 			}
 			what := "key"
 			if strings.HasSuffix(de.Error(), "missing table") {
 				what = "table"
 			}
-			k := joinKey(key)
+			k := tomlkey.Join(key)
 			msg := fmt.Sprintf("unknown %s %q", what, k)
 			if s := suggest(key); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
@@ -108,11 +109,11 @@ func decodeError(name string, data []byte, err error) error {
 		}
 		e := &Error{File: name, Line: line, Msg: oneLine(msg)}
 		if key := de.Key(); len(key) > 0 {
-			e.Key = joinKey(key)
+			e.Key = tomlkey.Join(key)
 			e.Msg = e.Key + ": " + e.Msg
 			// Report the line of the key: go-toml sometimes points
 			// elsewhere (a nested array's error lands on line 1).
-			if l, ok := indexKeys(data).line(e.Key, line); ok {
+			if l, ok := tomlkey.Of(data).Line(e.Key, line); ok {
 				e.Line = l
 			}
 		}
@@ -121,7 +122,7 @@ func decodeError(name string, data []byte, err error) error {
 	var durErr *durationError
 	if errors.As(err, &durErr) {
 		const key = "agent.max_pause"
-		line, _ := indexKeys(data).line(key, 0)
+		line, _ := tomlkey.Of(data).Line(key, 0)
 		return &Error{File: name, Line: line, Key: key, Msg: key + ": " + durErr.Error()}
 	}
 	return &Error{File: name, Msg: oneLine(strings.TrimPrefix(err.Error(), "toml: "))}
@@ -146,20 +147,6 @@ func goType(t string) string {
 	return t
 }
 
-// joinKey writes a TOML key in dotted form, quoting parts that need it.
-func joinKey(key []string) string {
-	parts := make([]string, len(key))
-	for i, k := range key {
-		parts[i] = k
-		if k == "" || strings.IndexFunc(k, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-		}) >= 0 {
-			parts[i] = strconv.Quote(k)
-		}
-	}
-	return strings.Join(parts, ".")
-}
-
 // oneLine escapes line breaks and other control characters.
 func oneLine(s string) string {
 	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {
@@ -167,98 +154,6 @@ func oneLine(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
-}
-
-// keyIndex records where each key of a document is: its dotted path and the
-// line and column of its first part.
-type keyIndex []keyPos
-
-type keyPos struct {
-	key       []string
-	line, col int
-}
-
-// indexKeys walks the document's syntax tree as far as it parses.
-func indexKeys(data []byte) keyIndex {
-	var idx keyIndex
-	var p unstable.Parser
-	p.Reset(data)
-	var table []string
-	// add records the key of n (a table header or a key-value) under prefix
-	// and returns its whole path.
-	add := func(prefix []string, n *unstable.Node) []string {
-		key := append([]string(nil), prefix...)
-		line, col := 0, 0
-		it := n.Key()
-		for it.Next() {
-			k := it.Node()
-			if line == 0 {
-				pos := p.Shape(k.Raw).Start
-				line, col = pos.Line, pos.Column
-			}
-			key = append(key, string(k.Data))
-		}
-		idx = append(idx, keyPos{key: key, line: line, col: col})
-		return key
-	}
-	var value func(prefix []string, v *unstable.Node)
-	keyValue := func(prefix []string, n *unstable.Node) {
-		value(add(prefix, n), n.Value())
-	}
-	value = func(prefix []string, v *unstable.Node) {
-		switch v.Kind {
-		case unstable.InlineTable:
-			it := v.Children()
-			for it.Next() {
-				if c := it.Node(); c.Kind == unstable.KeyValue {
-					keyValue(prefix, c)
-				}
-			}
-		case unstable.Array:
-			it := v.Children()
-			for it.Next() {
-				value(prefix, it.Node())
-			}
-		}
-	}
-	for p.NextExpression() {
-		n := p.Expression()
-		switch n.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = add(nil, n)
-		case unstable.KeyValue:
-			keyValue(table, n)
-		}
-	}
-	return idx
-}
-
-// at finds the key whose first part starts at line:col.
-func (idx keyIndex) at(line, col int) ([]string, bool) {
-	for _, k := range idx {
-		if k.line == line && k.col == col {
-			return k.key, true
-		}
-	}
-	return nil, false
-}
-
-// line finds the line of key: the occurrence on line near if there is
-// one, else the first.
-func (idx keyIndex) line(key string, near int) (int, bool) {
-	found := 0
-	for _, k := range idx {
-		if joinKey(k.key) != key {
-			continue
-		}
-		if k.line == near {
-			return near, true
-		}
-		if found == 0 {
-			found = k.line
-		}
-	}
-	return found, found > 0
 }
 
 // knownKeys are the dotted keys of Config, from its toml tags, walked on
