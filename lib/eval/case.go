@@ -9,18 +9,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/tomlkey"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -144,9 +144,10 @@ func (ps Problems) Error() string {
 }
 
 // LoadDir reads every *.toml case in dir, sorted by id. It returns the
-// cases and every problem of every file (unknown keys, wrong types, missing
-// or inapplicable keys, bad regexes, bad config overrides, duplicate ids);
-// callers run nothing unless problems is empty.
+// cases and every problem of every file (unknown keys, missing or
+// inapplicable keys, bad regexes, bad config overrides, duplicate ids; a
+// value of a wrong type stops its file's decoding: ParseCase); callers run
+// nothing unless problems is empty.
 func LoadDir(dir string) ([]*Case, Problems, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if err != nil {
@@ -188,138 +189,115 @@ func LoadFiles(files []string) ([]*Case, Problems, error) {
 	return cases, probs, nil
 }
 
-// ParseCase decodes one case file. file is its absolute path (paths in the
-// case resolve against its directory). It returns nil and the problems when
-// the file cannot be used.
+// ParseCase decodes one case file with go-toml's strict decoder. file is
+// its absolute path (paths in the case resolve against its directory). It
+// returns nil and the problems when the file cannot be used: every
+// unknown key and every value the case cannot take, or the first value of
+// a wrong type (which stops the decoding), each at its line and column.
 func ParseCase(file string, data []byte) (*Case, Problems) {
-	r, root, ok := newReader(file, data)
-	if !ok {
-		return nil, r.probs
+	d := &decoder{file: file}
+	var doc caseDoc
+	if !d.decode(data, &doc) {
+		return nil, d.sorted()
 	}
 	dir := filepath.Dir(file)
 	c := &Case{File: file, RootNext: "decompose", TimeoutSecs: DefaultTimeoutSecs, Config: map[string]any{}, Backends: map[string]Backend{}}
-	if ct := root.table("case", true); ct != nil {
-		ct.caseTable(c, file, dir)
+	if doc.Case == nil {
+		d.at(nil, -1, "the file: missing [case]: add the table")
+	} else {
+		d.caseTable(doc.Case, c, file, dir)
 	}
-	if cfg := root.table("config", false); cfg != nil {
-		c.Config = cfg.m
-		r.checkConfig(cfg)
+	if doc.Config != nil {
+		c.Config = doc.Config
+		d.checkConfig(doc.Config)
 	}
-	if bt := root.table("backends", false); bt != nil {
-		for _, name := range bt.keys() {
-			t := bt.table(name, true)
-			if t == nil {
-				continue
-			}
-			c.Backends[name] = t.backend(name, dir)
-		}
+	for _, name := range slices.Sorted(maps.Keys(doc.Backends)) {
+		c.Backends[name] = d.backend(doc.Backends[name], []string{"backends", name}, dir)
 	}
-	c.Checks = root.checks()
+	for i, ct := range doc.Checks {
+		c.Checks = append(c.Checks, d.check(ct, i))
+	}
 	if len(c.Checks) == 0 {
-		r.problem("", "a case needs at least one [[checks]] entry")
+		d.at(nil, -1, "a case needs at least one [[checks]] entry")
 	}
-	root.finish()
-	if len(r.probs) > 0 {
-		sort.SliceStable(r.probs, func(i, j int) bool {
-			a, b := r.probs[i], r.probs[j]
-			return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
-		})
-		return nil, r.probs
+	if len(d.probs) > 0 {
+		return nil, d.sorted()
 	}
 	return c, nil
 }
 
 // caseTable reads [case] of the case file (its directory dir) into c.
-func (t *table) caseTable(c *Case, file, dir string) {
-	c.ID = t.str("id", true)
-	if c.ID != "" && !tree.ValidID(c.ID) {
-		t.bad("id", "id %q must match %s (it becomes a directory name)", c.ID, tree.IDPattern)
-	} else if base := strings.TrimSuffix(filepath.Base(file), ".toml"); c.ID != "" && c.ID != base {
-		t.bad("id", "id %q differs from the file name: name the file %s.toml or the case %q", c.ID, c.ID, base)
-	}
-	c.Description = t.str("description", false)
-	t.goal(c, dir)
-	if fx := t.str("fixture", false); fx != "" {
-		c.Fixture = filepath.Join(dir, fx)
-		if st, err := os.Stat(c.Fixture); err != nil || !st.IsDir() {
-			t.bad("fixture", "fixture %q is not a directory next to the case file", fx)
+func (d *decoder) caseTable(t *caseTable, c *Case, file, dir string) {
+	key := func(k string) []string { return []string{"case", k} }
+	switch {
+	case t.ID == nil:
+		d.at(key("id"), -1, "[case]: missing id: add id = \"…\"")
+	case *t.ID == "":
+		d.at(key("id"), -1, "id must not be empty")
+	case !tree.ValidID(*t.ID):
+		d.at(key("id"), -1, "id %q must match %s (it becomes a directory name)", *t.ID, tree.IDPattern)
+	default:
+		c.ID = *t.ID
+		if base := strings.TrimSuffix(filepath.Base(file), ".toml"); c.ID != base {
+			d.at(key("id"), -1, "id %q differs from the file name: name the file %s.toml or the case %q", c.ID, c.ID, base)
 		}
 	}
-	if n := t.str("root_next", false); n != "" {
+	c.Description = t.Description
+	d.goal(t, c, dir)
+	if t.Fixture != "" {
+		c.Fixture = filepath.Join(dir, t.Fixture)
+		if st, err := os.Stat(c.Fixture); err != nil || !st.IsDir() {
+			d.at(key("fixture"), -1, "fixture %q is not a directory next to the case file", t.Fixture)
+		}
+	}
+	if n := t.RootNext; n != "" {
 		if n != "decompose" && n != "execute" {
-			t.bad("root_next", "root_next must be \"decompose\" or \"execute\", got %q", n)
+			d.at(key("root_next"), -1, "root_next must be \"decompose\" or \"execute\", got %q", n)
 		}
 		c.RootNext = n
 	}
-	if n, ok := t.int("timeout_secs"); ok {
-		if n < 1 {
-			t.bad("timeout_secs", "timeout_secs must be at least 1, got %d", n)
+	if t.TimeoutSecs != nil {
+		if *t.TimeoutSecs < 1 {
+			d.at(key("timeout_secs"), -1, "timeout_secs must be at least 1, got %d", *t.TimeoutSecs)
 		}
-		c.TimeoutSecs = n
+		c.TimeoutSecs = *t.TimeoutSecs
 	}
-	if e := t.str("expect", false); e != "" {
+	if e := t.Expect; e != "" {
 		if !slices.Contains(Outcomes, e) {
-			t.bad("expect", "expect must be one of %s, got %q", strings.Join(Outcomes, ", "), e)
+			d.at(key("expect"), -1, "expect must be one of %s, got %q", strings.Join(Outcomes, ", "), e)
 		}
 		c.Expect = e
 	}
-	t.finish()
 }
 
 // goal reads [case]'s goal or goal_file (relative to dir) into c.Goal.
-func (t *table) goal(c *Case, dir string) {
-	goal, goalFile := t.str("goal", false), t.str("goal_file", false)
+func (d *decoder) goal(t *caseTable, c *Case, dir string) {
 	switch {
-	case goal != "" && goalFile != "":
-		t.bad("goal_file", "give goal or goal_file, not both")
-	case goalFile != "":
-		b, err := os.ReadFile(filepath.Join(dir, goalFile))
+	case t.Goal != "" && t.GoalFile != "":
+		d.at([]string{"case", "goal_file"}, -1, "give goal or goal_file, not both")
+	case t.GoalFile != "":
+		b, err := os.ReadFile(filepath.Join(dir, t.GoalFile))
 		if err != nil {
-			t.bad("goal_file", "goal_file: %v", cause(err))
+			d.at([]string{"case", "goal_file"}, -1, "goal_file: %v", cause(err))
 		}
 		c.Goal = string(b)
-	case goal != "":
-		c.Goal = goal
+	case t.Goal != "":
+		c.Goal = t.Goal
 	default:
-		t.missing("goal", "needs goal (text) or goal_file (a GOAL.md)")
+		d.at([]string{"case"}, -1, "[case]: missing goal: needs goal (text) or goal_file (a GOAL.md)")
 	}
 	if c.Goal != "" && !strings.HasPrefix(strings.TrimLeft(c.Goal, "\n"), "# ") {
 		// runner-init takes the first "# " heading as the root's title.
 		key := "goal"
-		if goalFile != "" {
+		if t.GoalFile != "" {
 			key = "goal_file"
 		}
-		t.bad(key, "the goal must start with a \"# \" heading (the root node's title)")
+		d.at([]string{"case", key}, -1, "the goal must start with a \"# \" heading (the root node's title)")
 	}
-}
-
-// checks reads the document's [[checks]] array.
-func (t *table) checks() []Check {
-	arr, ok := t.m["checks"]
-	if !ok {
-		return nil
-	}
-	t.used["checks"] = true
-	list, isList := arr.([]any)
-	if !isList {
-		t.bad("checks", "checks must be an array of tables ([[checks]])")
-	}
-	var out []Check
-	for i, e := range list {
-		m, isMap := e.(map[string]any)
-		path := "checks." + strconv.Itoa(i)
-		if !isMap {
-			t.r.problem(path, "checks[%d] must be a table", i)
-			continue
-		}
-		t := &table{r: t.r, path: path, m: m, used: map[string]bool{}}
-		out = append(out, t.check(i))
-	}
-	return out
 }
 
 // BackendsFile reads eval/backends.toml: one [NAME] table per backend, keys
-// as in a case's [backends.NAME].
+// as in a case's [backends.NAME], decoded strictly as a case is.
 func BackendsFile(file string) (map[string]Backend, Problems, error) {
 	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
@@ -328,17 +306,16 @@ func BackendsFile(file string) (map[string]Backend, Problems, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r, root, ok := newReader(file, data)
-	if !ok {
-		return nil, r.probs, nil
+	d := &decoder{file: file}
+	var doc map[string]*backendTable
+	if !d.decode(data, &doc) {
+		return nil, d.sorted(), nil
 	}
 	out := map[string]Backend{}
-	for _, name := range root.keys() {
-		if t := root.table(name, true); t != nil {
-			out[name] = t.backend(name, filepath.Dir(file))
-		}
+	for _, name := range slices.Sorted(maps.Keys(doc)) {
+		out[name] = d.backend(doc[name], []string{name}, filepath.Dir(file))
 	}
-	return out, r.probs, nil
+	return out, d.sorted(), nil
 }
 
 // ResolveBackend finds the agent configuration for --backend name: the
@@ -358,54 +335,12 @@ func ResolveBackend(c *Case, name string, shared map[string]Backend) (Backend, e
 		c.ID, name, name, filepath.Base(c.File), name, strings.Join(slices.DeleteFunc(slices.Clone(config.Backends), func(s string) bool { return s == "replay" }), ", "))
 }
 
-// reader decodes a TOML document by hand so that every problem is found,
-// each at its key's line and column.
-type reader struct {
-	file  string
-	pos   map[string][2]int // dotted path ("checks.2.type") → line, col
-	probs Problems
-}
-
-func newReader(file string, data []byte) (*reader, *table, bool) {
-	r := &reader{file: file, pos: indexPositions(data)}
-	var m map[string]any
-	if err := toml.Unmarshal(data, &m); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			line, col := de.Position()
-			r.probs = append(r.probs, Problem{File: file, Line: line, Col: col, Msg: strings.TrimPrefix(de.Error(), "toml: ")})
-		} else {
-			r.probs = append(r.probs, Problem{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: ")})
-		}
-		return r, nil, false
-	}
-	return r, &table{r: r, m: m, used: map[string]bool{}}, true
-}
-
-// problem records a problem at path's position (or the nearest enclosing
-// table's).
-func (r *reader) problem(path, format string, args ...any) {
-	p := Problem{File: r.file, Msg: fmt.Sprintf(format, args...)}
-	for q := path; ; {
-		if lc, ok := r.pos[q]; ok {
-			p.Line, p.Col = lc[0], lc[1]
-			break
-		}
-		i := strings.LastIndexByte(q, '.')
-		if i < 0 {
-			break
-		}
-		q = q[:i]
-	}
-	r.probs = append(r.probs, p)
-}
-
 // checkConfig validates [config] as a config.toml would be: unknown keys,
 // wrong types and bad values, each at its line in the case file.
-func (r *reader) checkConfig(t *table) {
-	data, err := toml.Marshal(t.m)
+func (d *decoder) checkConfig(m map[string]any) {
+	data, err := toml.Marshal(m)
 	if err != nil {
-		r.problem(t.path, "[config]: %v", err)
+		d.at([]string{"config"}, -1, "[config]: %v", err)
 		return
 	}
 	_, err = config.Parse("", data)
@@ -421,7 +356,7 @@ func (r *reader) checkConfig(t *table) {
 	case errors.As(err, &e1):
 		list = []*config.Error{e1}
 	default:
-		r.problem(t.path, "[config]: %v", err)
+		d.at([]string{"config"}, -1, "[config]: %v", err)
 		return
 	}
 	for _, e := range list {
@@ -429,294 +364,169 @@ func (r *reader) checkConfig(t *table) {
 		if i := strings.IndexByte(key, '['); i >= 0 {
 			key = key[:i]
 		}
-		r.problem("config."+key, "[config] %s", e.Msg)
+		d.at(append([]string{"config"}, strings.Split(key, ".")...), -1, "[config] %s", e.Msg)
 	}
 }
 
-// table is one TOML table being read; used marks the keys consumed.
-type table struct {
-	r    *reader
-	path string
-	m    map[string]any
-	used map[string]bool
-}
-
-func (t *table) keyPath(key string) string {
-	if t.path == "" {
-		return key
-	}
-	return t.path + "." + key
-}
-
-func (t *table) bad(key, format string, args ...any) {
-	t.r.problem(t.keyPath(key), format, args...)
-}
-
-func (t *table) missing(key, format string, args ...any) {
-	name := t.path
-	if name == "" {
-		name = "the file"
-	} else if strings.HasPrefix(name, "checks.") {
-		name = "checks[" + strings.TrimPrefix(name, "checks.") + "]"
-	} else {
-		name = "[" + name + "]"
-	}
-	t.r.problem(t.path, "%s: missing %s: %s", name, key, fmt.Sprintf(format, args...))
-}
-
-func (t *table) keys() []string {
-	ks := make([]string, 0, len(t.m))
-	for k := range t.m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-// finish reports every key nobody consumed.
-func (t *table) finish() {
-	for _, k := range t.keys() {
-		if !t.used[k] {
-			t.bad(k, "unknown key %q", t.keyPath(k))
-		}
-	}
-}
-
-func (t *table) table(key string, required bool) *table {
-	v, ok := t.m[key]
-	t.used[key] = true
-	if !ok {
-		if required {
-			t.missing("["+t.keyPath(key)+"]", "add the table")
-		}
-		return nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		t.bad(key, "%s must be a table, got %s", t.keyPath(key), tomlType(v))
-		return nil
-	}
-	return &table{r: t.r, path: t.keyPath(key), m: m, used: map[string]bool{}}
-}
-
-func (t *table) str(key string, required bool) string {
-	v, ok := t.m[key]
-	t.used[key] = true
-	if !ok {
-		if required {
-			t.missing(key, "add %s = \"…\"", key)
-		}
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
-		t.bad(key, "%s must be a string, got %s", key, tomlType(v))
-		return ""
-	}
-	if s == "" && required {
-		t.bad(key, "%s must not be empty", key)
-	}
-	return s
-}
-
-func (t *table) strs(key string) ([]string, bool) {
-	v, ok := t.m[key]
-	t.used[key] = true
-	if !ok {
-		return nil, false
-	}
-	list, isList := v.([]any)
-	if !isList {
-		t.bad(key, "%s must be an array of strings, got %s", key, tomlType(v))
-		return nil, true
-	}
-	out := make([]string, 0, len(list))
-	for i, e := range list {
-		s, isStr := e.(string)
-		if !isStr {
-			t.bad(key, "%s[%d] must be a string, got %s", key, i, tomlType(e))
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, true
-}
-
-func (t *table) int(key string) (int, bool) {
-	v, ok := t.m[key]
-	t.used[key] = true
-	if !ok {
-		return 0, false
-	}
-	n, isInt := v.(int64)
-	if !isInt {
-		t.bad(key, "%s must be an integer, got %s", key, tomlType(v))
-		return 0, false
-	}
-	return int(n), true
-}
-
-func (t *table) boolean(key string) *bool {
-	v, ok := t.m[key]
-	t.used[key] = true
-	if !ok {
-		return nil
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		t.bad(key, "%s must be true or false, got %s", key, tomlType(v))
-		return nil
-	}
-	return &b
-}
-
-// backend reads a backend table; dir resolves a relative bin with a slash.
-func (t *table) backend(name, dir string) Backend {
+// backend reads a backend table at key; dir resolves a relative bin with
+// a slash.
+func (d *decoder) backend(t *backendTable, key []string, dir string) Backend {
+	name := key[len(key)-1]
 	b := Backend{Name: name, ExtraArgs: []string{}}
 	if !tree.ValidID(name) {
-		t.r.problem(t.path, "backend name %q must match %s", name, tree.IDPattern)
+		d.at(key, -1, "backend name %q must match %s", name, tree.IDPattern)
 	}
-	b.Backend = t.str("backend", true)
-	if b.Backend != "" && !slices.Contains(config.Backends, b.Backend) {
-		t.bad("backend", "backend must be one of %s, got %q", strings.Join(config.Backends, ", "), b.Backend)
+	at := func(k string) []string { return append(slices.Clone(key), k) }
+	if t == nil {
+		t = &backendTable{}
 	}
-	b.Bin = t.str("bin", false)
+	switch {
+	case t.Backend == nil:
+		d.at(key, -1, "[%s]: missing backend: add backend = \"…\"", tomlkey.Join(key))
+	case !slices.Contains(config.Backends, *t.Backend):
+		d.at(at("backend"), -1, "backend must be one of %s, got %q", strings.Join(config.Backends, ", "), *t.Backend)
+		b.Backend = *t.Backend
+	default:
+		b.Backend = *t.Backend
+	}
+	b.Bin = t.Bin
 	if strings.ContainsRune(b.Bin, '/') && !filepath.IsAbs(b.Bin) {
 		b.Bin = filepath.Join(dir, b.Bin)
 	}
-	b.Model = t.str("model", false)
-	b.DecomposeModel = t.str("decompose_model", false)
-	b.ExecuteModel = t.str("execute_model", false)
-	b.LastAttemptModel = t.str("last_attempt_model", false)
-	if a, ok := t.strs("extra_args"); ok {
-		b.ExtraArgs = a
+	b.Model, b.DecomposeModel, b.ExecuteModel, b.LastAttemptModel = t.Model, t.DecomposeModel, t.ExecuteModel, t.LastAttemptModel
+	if t.ExtraArgs != nil {
+		b.ExtraArgs = t.ExtraArgs
 	}
-	if e, ok := t.strs("env"); ok {
-		for _, kv := range e {
-			if k, _, found := strings.Cut(kv, "="); !found || k == "" {
-				t.bad("env", "env entries are KEY=VALUE, got %q", kv)
-			}
+	for _, kv := range t.Env {
+		if k, _, found := strings.Cut(kv, "="); !found || k == "" {
+			d.at(at("env"), -1, "env entries are KEY=VALUE, got %q", kv)
 		}
-		b.Env = e
 	}
-	t.finish()
+	b.Env = t.Env
 	return b
 }
 
 // check reads checks[i].
-func (t *table) check(i int) Check {
-	var c Check
-	c.Type = t.str("type", true)
-	c.Name = t.str("name", false)
-	if !t.checkKeys(c.Type) {
+func (d *decoder) check(t checkTable, i int) Check {
+	c := Check{Name: t.Name}
+	at := func(k string) []string { return []string{"checks", k} }
+	need := func(k string, v *string) string {
+		switch {
+		case v == nil:
+			d.at(at(k), i, "checks[%d]: missing %s: add %s = \"…\"", i, k, k)
+		case *v == "":
+			d.at(at(k), i, "%s must not be empty", k)
+		default:
+			return *v
+		}
+		return ""
+	}
+	c.Type = need("type", t.Type)
+	if !d.checkKeys(t, c.Type, i) {
 		return c
 	}
-	need := func(key string) string { return t.str(key, true) }
 	switch c.Type {
 	case FileExists:
-		c.Path = need("path")
+		c.Path = need("path", t.Path)
 	case FileContains:
-		c.Path = need("path")
-		c.Pattern = need("pattern")
+		c.Path = need("path", t.Path)
+		c.Pattern = need("pattern", t.Pattern)
 		if c.Pattern != "" {
 			if _, err := regexp.Compile(c.Pattern); err != nil {
-				t.bad("pattern", "pattern: %v", err)
+				d.at(at("pattern"), i, "pattern: %v", err)
 			} else {
 				c.re = regexp.MustCompile("(?m)" + c.Pattern)
 			}
 		}
 	case CommandSucceeds:
-		t.commandCheck(&c)
+		d.commandCheck(t, &c, i)
 	case JSONPath:
-		c.Path = need("path")
-		c.Query = need("query")
-		c.Equals, c.HasEquals = t.m["equals"]
-		t.used["equals"] = true
-		c.Exists = t.boolean("exists")
+		c.Path = need("path", t.Path)
+		c.Query = need("query", t.Query)
+		c.Equals, c.HasEquals = t.Equals, t.Equals != nil
+		c.Exists = t.Exists
 		if c.HasEquals == (c.Exists != nil) {
-			t.r.problem(t.path, "checks[%d]: a json_path check takes either equals or exists", i)
+			d.at([]string{"checks"}, i, "checks[%d]: a json_path check takes either equals or exists", i)
 		}
 	case TreePassedCount, TreeMaxDepth:
-		t.boundsCheck(&c, i)
+		d.boundsCheck(t, &c, i)
 	}
 	if c.Path != "" && (filepath.IsAbs(c.Path) || strings.HasPrefix(filepath.Clean(c.Path), "..")) {
-		t.bad("path", "path %q must be relative to the workspace and stay inside it", c.Path)
+		d.at(at("path"), i, "path %q must be relative to the workspace and stay inside it", c.Path)
 	}
 	if c.Name == "" {
 		c.Name = defaultName(c)
 	}
-	t.finish()
 	return c
 }
 
 // checkKeys reports whether typ is a known check type, and refuses the
-// keys a check of that type does not take (all keys are consumed when
-// the type is unknown: its problem is the type's).
-func (t *table) checkKeys(typ string) bool {
+// keys checks[i] (t) has that a check of that type does not take: one no
+// check takes as well as one of another kind.
+func (d *decoder) checkKeys(t checkTable, typ string, i int) bool {
 	allowed, known := checkKeys[typ]
 	if typ != "" && !known {
-		t.bad("type", "unknown check type %q (want one of %s)", typ, strings.Join(CheckTypes, ", "))
+		d.at([]string{"checks", "type"}, i, "unknown check type %q (want one of %s)", typ, strings.Join(CheckTypes, ", "))
 	}
-	for _, k := range t.keys() {
-		if k == "type" || k == "name" {
-			continue
+	takesNo := func(k string) string {
+		if len(allowed) == 0 {
+			return fmt.Sprintf("a %s check takes no %q", typ, k)
 		}
-		if known && !slices.Contains(allowed, k) {
-			t.used[k] = true
-			if len(allowed) == 0 {
-				t.bad(k, "a %s check takes no %q", typ, k)
-			} else {
-				t.bad(k, "a %s check takes no %q (it takes %s)", typ, k, strings.Join(allowed, ", "))
-			}
+		return fmt.Sprintf("a %s check takes no %q (it takes %s)", typ, k, strings.Join(allowed, ", "))
+	}
+	// Keys no check takes (go-toml's strict decoding found them).
+	for _, p := range d.inCheck[i] {
+		msg := fmt.Sprintf("unknown key %q", joinElem(p))
+		if known {
+			msg = takesNo(p.Key[1])
 		}
+		d.probs = append(d.probs, Problem{File: d.file, Line: p.Line, Col: p.Col, Msg: msg})
 	}
 	if !known {
-		for _, k := range t.keys() {
-			t.used[k] = true
+		return false
+	}
+	// Keys another kind of check takes.
+	for _, k := range t.keys() {
+		if !slices.Contains(allowed, k) {
+			d.at([]string{"checks", k}, i, "%s", takesNo(k))
 		}
 	}
-	return known
+	return true
 }
 
-// commandCheck reads a command_succeeds check's cmd and timeout_secs.
-func (t *table) commandCheck(c *Check) {
-	cmd, ok := t.strs("cmd")
+// commandCheck reads checks[i]'s cmd and timeout_secs (t) into c.
+func (d *decoder) commandCheck(t checkTable, c *Check, i int) {
 	switch {
-	case !ok:
-		t.missing("cmd", "add cmd = [\"program\", \"arg\", …]")
-	case cmd == nil: // not an array: already reported
-	case len(cmd) == 0 || cmd[0] == "":
-		t.bad("cmd", "cmd must be a non-empty argv")
+	case t.Cmd == nil:
+		d.at([]string{"checks", "cmd"}, i, "checks[%d]: missing cmd: add cmd = [\"program\", \"arg\", …]", i)
+	case len(*t.Cmd) == 0 || (*t.Cmd)[0] == "":
+		d.at([]string{"checks", "cmd"}, i, "cmd must be a non-empty argv")
+		c.Cmd = *t.Cmd
+	default:
+		c.Cmd = *t.Cmd
 	}
-	c.Cmd = cmd
 	c.TimeoutSecs = DefaultCheckTimeoutSecs
-	if n, ok := t.int("timeout_secs"); ok {
-		if n < 1 {
-			t.bad("timeout_secs", "timeout_secs must be at least 1, got %d", n)
+	if t.TimeoutSecs != nil {
+		if *t.TimeoutSecs < 1 {
+			d.at([]string{"checks", "timeout_secs"}, i, "timeout_secs must be at least 1, got %d", *t.TimeoutSecs)
 		}
-		c.TimeoutSecs = n
+		c.TimeoutSecs = *t.TimeoutSecs
 	}
 }
 
-// boundsCheck reads the min and max of checks[i], a tree count check.
-func (t *table) boundsCheck(c *Check, i int) {
-	for _, k := range []string{"min", "max"} {
-		if n, ok := t.int(k); ok {
-			if n < 0 {
-				t.bad(k, "%s must be 0 or more, got %d", k, n)
-			}
-			if k == "min" {
-				c.Min = &n
-			} else {
-				c.Max = &n
-			}
+// boundsCheck reads checks[i]'s min and max (t), a tree count check.
+func (d *decoder) boundsCheck(t checkTable, c *Check, i int) {
+	c.Min, c.Max = t.Min, t.Max
+	for k, v := range map[string]*int{"min": c.Min, "max": c.Max} {
+		if v != nil && *v < 0 {
+			d.at([]string{"checks", k}, i, "%s must be 0 or more, got %d", k, *v)
 		}
 	}
 	switch {
 	case c.Min == nil && c.Max == nil:
-		t.r.problem(t.path, "checks[%d]: a %s check needs min, max or both", i, c.Type)
+		d.at([]string{"checks"}, i, "checks[%d]: a %s check needs min, max or both", i, c.Type)
 	case c.Min != nil && c.Max != nil && *c.Min > *c.Max:
-		t.bad("min", "min %d is more than max %d", *c.Min, *c.Max)
+		d.at([]string{"checks", "min"}, i, "min %d is more than max %d", *c.Min, *c.Max)
 	}
 }
 
@@ -732,81 +542,12 @@ func defaultName(c Check) string {
 	return c.Type
 }
 
-func tomlType(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case int64:
-		return "an integer"
-	case float64:
-		return "a float"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 func cause(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err
-}
-
-// indexPositions maps the dotted path of every table header and key of a
-// document to its line and column; array tables are numbered
-// ("checks.0.type").
-func indexPositions(data []byte) map[string][2]int {
-	pos := map[string][2]int{}
-	var p unstable.Parser
-	p.Reset(data)
-	counts := map[string]int{}
-	var table string
-	keyOf := func(n *unstable.Node) (string, [2]int) {
-		var parts []string
-		var lc [2]int
-		it := n.Key()
-		for it.Next() {
-			k := it.Node()
-			if lc[0] == 0 {
-				s := p.Shape(k.Raw).Start
-				lc = [2]int{s.Line, s.Column}
-			}
-			parts = append(parts, string(k.Data))
-		}
-		return strings.Join(parts, "."), lc
-	}
-	join := func(a, b string) string {
-		if a == "" {
-			return b
-		}
-		return a + "." + b
-	}
-	for p.NextExpression() {
-		n := p.Expression()
-		switch n.Kind {
-		case unstable.Table:
-			k, lc := keyOf(n)
-			table = k
-			pos[table] = lc
-		case unstable.ArrayTable:
-			k, lc := keyOf(n)
-			table = k + "." + strconv.Itoa(counts[k])
-			counts[k]++
-			pos[table] = lc
-		case unstable.KeyValue:
-			k, lc := keyOf(n)
-			if _, ok := pos[join(table, k)]; !ok {
-				pos[join(table, k)] = lc
-			}
-		}
-	}
-	return pos
 }
 
 // GoalBytes is the goal as runner-init takes it (a trailing newline added).

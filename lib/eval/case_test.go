@@ -299,14 +299,6 @@ func TestProblemText(t *testing.T) {
 	if got := (Problem{File: "f.toml", Line: 1, Col: 1, Msg: "m"}).Error(); got != "f.toml:1:1: m" {
 		t.Errorf("first line: %q", got)
 	}
-	for v, want := range map[any]string{"s": "a string", int64(1): "an integer", 1.5: "a float", true: "a boolean", int32(1): "int32"} {
-		if got := tomlType(v); got != want {
-			t.Errorf("tomlType(%T) = %q", v, got)
-		}
-	}
-	if tomlType([]any{}) != "an array" || tomlType(map[string]any{}) != "a table" {
-		t.Error("tomlType of an array or a table")
-	}
 }
 
 // caseProblems are case files and the problems ParseCase finds in each.
@@ -373,31 +365,76 @@ type = "runner_completed"`, []string{
 		"c.toml:7:1: expect must be one of success, fail, stuck, limit, timeout, error, got \"win\"",
 		"c.toml:8:1: unknown key \"case.extra\"",
 	}},
+	// A value of a wrong type stops the decoding: one problem, at its key.
 	{`[case]
 id = "c"
 goal = "# G"
 timeout_secs = "1"
 description = 5
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:4:1: timeout_secs must be an integer, got a string",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+description = 5
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:4:1: description must be a string, got an integer",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
 [config]
 max_iterations = "x"
 nope = 1
 [[checks]]
 type = "runner_completed"`, []string{
-		"c.toml:4:1: timeout_secs must be an integer, got a string",
-		"c.toml:5:1: description must be a string, got an integer",
-		"c.toml:7:1: [config] max_iterations: cannot decode string into int",
+		"c.toml:5:1: [config] max_iterations: cannot decode string into int",
 	}},
 	{`case = 1
 checks = 1`, []string{
-		"c.toml: a case needs at least one [[checks]] entry",
 		"c.toml:1:1: case must be a table, got an integer",
-		"c.toml:2:1: checks must be an array of tables ([[checks]])",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+checks = 1`, []string{
+		"c.toml: a case needs at least one [[checks]] entry",
+		"c.toml:4:1: unknown key \"case.checks\"",
+	}},
+	{`checks = 1`, []string{
+		"c.toml:1:1: checks must be an array of tables ([[checks]]), got an integer",
 	}},
 	{`checks = [1, 2]`, []string{
-		"c.toml: the file: missing [case]: add the table",
-		"c.toml: a case needs at least one [[checks]] entry",
-		"c.toml:1:1: checks[0] must be a table",
-		"c.toml:1:1: checks[1] must be a table",
+		"c.toml:1:1: checks must be an array of tables ([[checks]]), got an array holding an integer",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+[[checks]]
+type = "command_succeeds"
+cmd = "ls"`, []string{
+		"c.toml:6:1: cmd must be an array of strings, got a string",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+[[checks]]
+type = "command_succeeds"
+cmd = [
+  "ls",
+  1,
+]`, []string{
+		"c.toml:6:1: cmd must be an array of strings, got an array holding an integer",
+	}},
+	{`[case]
+id = "c"
+goal = "# G"
+[[checks]]
+name = 5`, []string{
+		"c.toml:5:1: name must be a string, got an integer",
 	}},
 	{`[case
 id = 1`, []string{
@@ -409,20 +446,27 @@ goal = "# G"
 [backends]
 "bad name" = {backend = "command"}
 b1 = {bin = "x"}
-b2 = {backend = "nope", extra_args = "x", env = ["=x", "NOEQ", "K=v"], other = 1}
-b3 = {backend = "command", extra_args = [1, "a"]}
-b4 = 5
+b2 = {backend = "nope", env = ["=x", "NOEQ", "K=v"], other = 1}
 [[checks]]
 type = "runner_completed"`, []string{
 		"c.toml:5:1: backend name \"bad name\" must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
 		"c.toml:6:1: [backends.b1]: missing backend: add backend = \"…\"",
-		"c.toml:7:1: backend must be one of command, codex, claude, opencode, gemini, replay, got \"nope\"",
-		"c.toml:7:1: extra_args must be an array of strings, got a string",
-		"c.toml:7:1: env entries are KEY=VALUE, got \"=x\"",
-		"c.toml:7:1: env entries are KEY=VALUE, got \"NOEQ\"",
-		"c.toml:7:1: unknown key \"backends.b2.other\"",
-		"c.toml:8:1: extra_args[0] must be a string, got an integer",
-		"c.toml:9:1: backends.b4 must be a table, got an integer",
+		"c.toml:7:7: backend must be one of command, codex, claude, opencode, gemini, replay, got \"nope\"",
+		"c.toml:7:25: env entries are KEY=VALUE, got \"=x\"",
+		"c.toml:7:25: env entries are KEY=VALUE, got \"NOEQ\"",
+		"c.toml:7:54: unknown key \"backends.b2.other\"",
+	}},
+	{`[backends]
+b2 = {backend = "command", extra_args = "x"}`, []string{
+		"c.toml:2:28: extra_args must be an array of strings, got a string",
+	}},
+	{`[backends]
+b3 = {backend = "command", extra_args = [1, "a"]}`, []string{
+		"c.toml:2:28: extra_args must be an array of strings, got an array holding an integer",
+	}},
+	{`[backends]
+b4 = 5`, []string{
+		"c.toml:2:1: backends.b4 must be a table, got an integer",
 	}},
 	{`[case]
 id = "c"
@@ -448,7 +492,7 @@ cmd = []
 timeout_secs = 0
 [[checks]]
 type = "command_succeeds"
-cmd = "ls"
+cmd = ["ls"]
 [[checks]]
 type = "command_succeeds"
 cmd = ["", "x"]
@@ -472,8 +516,9 @@ max = 2
 type = "tree_passed_count"
 min = -1
 [[checks]]
-name = 5`, []string{
+name = "no type"`, []string{
 		"c.toml:5:1: unknown check type \"nope\" (want one of file_exists, file_contains, command_succeeds, runner_completed, json_path, tree_passed_count, tree_max_depth)",
+		"c.toml:6:1: unknown key \"checks[0].what\"",
 		"c.toml:9:1: a runner_completed check takes no \"path\"",
 		"c.toml:10:3: checks[2]: missing path: add path = \"…\"",
 		"c.toml:12:1: a file_exists check takes no \"pattern\" (it takes path)",
@@ -482,7 +527,6 @@ name = 5`, []string{
 		"c.toml:17:3: checks[4]: missing cmd: add cmd = [\"program\", \"arg\", …]",
 		"c.toml:21:1: cmd must be a non-empty argv",
 		"c.toml:22:1: timeout_secs must be at least 1, got 0",
-		"c.toml:25:1: cmd must be an array of strings, got a string",
 		"c.toml:28:1: cmd must be a non-empty argv",
 		"c.toml:29:3: checks[8]: a json_path check takes either equals or exists",
 		"c.toml:31:1: path \"../x.json\" must be relative to the workspace and stay inside it",
@@ -491,6 +535,48 @@ name = 5`, []string{
 		"c.toml:43:1: min 3 is more than max 2",
 		"c.toml:47:1: min must be 0 or more, got -1",
 		"c.toml:48:3: checks[13]: missing type: add type = \"…\"",
-		"c.toml:49:1: name must be a string, got an integer",
 	}},
+}
+
+// TestParseCaseUnknownKeys: go-toml's strict decoding refuses every key a
+// case file does not have, each named with its table (an array table's
+// element numbered; in a check of a known type, with the keys it takes)
+// at its line and column, together with the problems found in the values
+// it did decode.
+func TestParseCaseUnknownKeys(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.toml")
+	doc := `title = "x"
+[case]
+id = "c"
+goal = "# G"
+colour = "blue"
+timeout_secs = 0
+[case.extra]
+a = 1
+[[checks]]
+type = "runner_completed"
+[[checks]]
+type = "file_exists"
+path = "a"
+"odd key" = 1
+[[checks]]
+colour = 1
+`
+	c, ps := ParseCase(file, []byte(doc))
+	if c != nil {
+		t.Fatalf("parsed into %+v", c)
+	}
+	got := strings.Split(strings.ReplaceAll(ps.Error(), file, "c.toml"), "\n")
+	want := []string{
+		`c.toml:1:1: unknown key "title"`,
+		`c.toml:5:1: unknown key "case.colour"`,
+		"c.toml:6:1: timeout_secs must be at least 1, got 0",
+		`c.toml:7:2: unknown table "case.extra"`,
+		`c.toml:14:1: a file_exists check takes no "odd key" (it takes path)`,
+		`c.toml:15:3: checks[2]: missing type: add type = "…"`,
+		`c.toml:16:1: unknown key "checks[2].colour"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -144,3 +144,21 @@ func Join(key []string) string {
 	}
 	return strings.Join(parts, ".")
 }
+
+// Owner is the key under key (or key itself) that a position at
+// line:col, a value perhaps on a later line than its key, belongs to:
+// the last one at or before it. go-toml names a value inside an inline
+// table by the inline table's key; Owner finds the value's own.
+func (idx Index) Owner(key []string, line, col int) (Pos, bool) {
+	var found Pos
+	ok := false
+	for _, k := range idx {
+		if k.Line > line || k.Line == line && k.Col > col {
+			break
+		}
+		if len(k.Key) >= len(key) && slices.Equal(k.Key[:len(key)], key) {
+			found, ok = k, true
+		}
+	}
+	return found, ok
+}

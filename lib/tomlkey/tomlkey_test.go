@@ -79,3 +79,25 @@ func TestLookups(t *testing.T) {
 		t.Errorf("broken document: %+v", got)
 	}
 }
+
+// TestOwner: a value's position leads to its own key, inside an inline
+// table too, and on a later line than the key.
+func TestOwner(t *testing.T) {
+	idx := Of([]byte("[b]\nx = {bin = 1, args = [\n  2,\n]}\ny = 3\n"))
+	for _, tt := range []struct {
+		key       []string
+		line, col int
+		want      string
+	}{
+		{[]string{"b", "x"}, 2, 12, "b.x.bin"},
+		{[]string{"b", "x"}, 3, 3, "b.x.args"},
+		{[]string{"b", "y"}, 5, 5, "b.y"},
+	} {
+		if p, ok := idx.Owner(tt.key, tt.line, tt.col); !ok || Join(p.Key) != tt.want {
+			t.Errorf("Owner(%v, %d:%d) = %+v, %v; want %s", tt.key, tt.line, tt.col, p, ok, tt.want)
+		}
+	}
+	if _, ok := idx.Owner([]string{"b", "z"}, 5, 5); ok {
+		t.Error("Owner found an absent key")
+	}
+}
