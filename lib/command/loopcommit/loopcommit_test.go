@@ -17,10 +17,7 @@ import (
 // characters dropped (git refuses a NUL), trailing blanks and empty lines
 // gone, capped at MaxBodyBytes on a rune boundary; no body when empty.
 func TestFullMessage(t *testing.T) {
-	subject := Message("r1", 4, "a.b", "done", "pass")
-	if subject != "chore(loop): run r1 iter 4 node a.b status=done guard=pass" {
-		t.Fatalf("Message = %q", subject)
-	}
+	subject := "chore(loop): run r1 iter 4 node a.b status=done guard=pass"
 	tests := []struct{ summary, want string }{
 		{"", subject},
 		{" \n\t\n", subject},
