@@ -28,6 +28,7 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/runlock"
@@ -357,8 +358,8 @@ func describe(prev, next *tree.Node, id string) string {
 		return strings.Join(lines, "\n")
 	}
 	add := func(name string, x, y any) {
-		xs, _ := json.Marshal(x)
-		ys, _ := json.Marshal(y)
+		xs, _ := jsondoc.Compact(x)
+		ys, _ := jsondoc.Compact(y)
 		if string(xs) != string(ys) {
 			lines = append(lines, fmt.Sprintf("%s: %s -> %s", name, xs, ys))
 		}
@@ -372,8 +373,8 @@ func describe(prev, next *tree.Node, id string) string {
 	add("max_attempts", a.MaxAttempts, b.MaxAttempts)
 	if len(b.Answers) > len(a.Answers) {
 		last := b.Answers[len(b.Answers)-1]
-		q, _ := json.Marshal(last.Question)
-		ans, _ := json.Marshal(last.Answer)
+		q, _ := jsondoc.Compact(last.Question)
+		ans, _ := jsondoc.Compact(last.Answer)
 		lines = append(lines, "question: "+string(q), "answer: "+string(ans))
 	}
 	return strings.Join(lines, "\n")
