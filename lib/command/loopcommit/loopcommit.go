@@ -217,6 +217,10 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
 	subj := subject.Iteration{Run: m.RunID, Iter: m.Iteration, Node: m.NodeID, Status: vocab.Status(m.Status), Guard: vocab.Guard(m.Guard)}.String()
+	// What no reader would take for the iteration's commit is not written.
+	if _, ok := subject.ParseIteration(subj); !ok {
+		return exit.Errorf(exit.RunnerError, "%s makes no valid commit subject (%q): rerun iter-log end for it", filepath.Join(c.Iter, iterdir.MetaFile), subj)
+	}
 	msg := FullMessage(subj, m.Summary)
 	if t := trailers(m); len(t) > 0 {
 		msg += "\n\n" + strings.Join(t, "\n")

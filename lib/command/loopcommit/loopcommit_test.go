@@ -173,4 +173,18 @@ func TestCommitRecordsOnce(t *testing.T) {
 	if n := gittest.Run(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
 		t.Fatalf("%s commits, want 2", n)
 	}
+	// A meta.json whose words no reader would take back (a status outside
+	// the vocabulary) is not committed.
+	m.RunID, m.Iteration, m.Status = "r1", 2, "finished"
+	bad := layout.IterDir("r1", 2)
+	os.MkdirAll(filepath.Join(dir, bad), 0o755)
+	if err := iterdir.Write(filepath.Join(dir, bad), iterdir.MetaFile, m); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(dir, "commit", "--iter", bad); code != exit.RunnerError || !strings.Contains(errs, `makes no valid commit subject ("chore(loop): run r1 iter 2 node a status=finished guard=pass")`) {
+		t.Fatalf("a status outside the vocabulary: exit %d %q", code, errs)
+	}
+	if n := gittest.Run(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
+		t.Fatalf("%s commits, want 2", n)
+	}
 }
