@@ -51,7 +51,7 @@ type Options struct {
 
 // Main runs tree-edit and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer), validated and committed as "+subject.Operator("<action>", "<id>")+". Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Operator is the value of TREELOOP_COMMIT that tree-edit commits with:
