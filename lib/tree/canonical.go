@@ -44,10 +44,8 @@ func normalize(n *Node) {
 // HTML escaping, a trailing newline. It sorts and normalizes n in place.
 // The bytes are those of the one JSON writer, jsondoc.Marshal
 // (encoding/json, SetEscapeHTML(false), SetIndent("", "  ")), written by
-// hand: the reflective encoder and its re-indenting cost several
-// milliseconds for a 1,000-node tree, which iter-log pays twice a step.
-// FuzzEncodeMatchesEncodingJSON and TestEncodeEscapesAsJSONDoc hold the
-// two together.
+// hand for speed (bench/fastpaths.md): FuzzEncodeMatchesEncodingJSON and
+// TestEncodeEscapesAsJSONDoc hold the two together.
 func Encode(n *Node) []byte {
 	Sort(n)
 	normalize(n)
