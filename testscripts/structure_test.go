@@ -256,3 +256,59 @@ func TestCommentsQuoteNoMeasurements(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// jsonEncoders are the files that may encode JSON with encoding/json
+// directly; every other file writes JSON through lib/jsondoc, so that
+// every JSON file and --json output is indented and escaped alike (the
+// task tree's canonical encoder is held to it by its own tests).
+var jsonEncoders = map[string]string{
+	"lib/jsondoc/jsondoc.go": "the one writer",
+	// The scripted model server speaks the model APIs' wire protocols to
+	// the agent CLIs under test: neither a file nor --json.
+	"testscripts/modelserver/modelserver.go": "a model API's wire",
+}
+
+// No JSON is encoded outside lib/jsondoc (tests and jsonEncoders aside):
+// no json.Marshal, json.MarshalIndent or json.NewEncoder elsewhere.
+func TestOneJSONWriter(t *testing.T) {
+	seen := map[string]bool{}
+	goFiles(t, func(rel string, file *ast.File, fset *token.FileSet) {
+		if strings.HasSuffix(rel, "_test.go") {
+			return
+		}
+		name := ""
+		for _, imp := range file.Imports {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == "encoding/json" {
+				name = "json"
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+			}
+		}
+		if name == "" {
+			return
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != name {
+				return true
+			}
+			switch sel.Sel.Name {
+			case "Marshal", "MarshalIndent", "NewEncoder", "Encoder":
+				seen[rel] = true
+				if _, ok := jsonEncoders[rel]; !ok {
+					t.Errorf("%s:%d: json.%s: write JSON with lib/jsondoc (Marshal for documents, Compact for one line)", rel, fset.Position(sel.Pos()).Line, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	})
+	for rel := range jsonEncoders {
+		if !seen[rel] {
+			t.Errorf("%s encodes no JSON now: take it off jsonEncoders", rel)
+		}
+	}
+}

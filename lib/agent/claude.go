@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/schemas"
 )
 
@@ -221,6 +222,6 @@ func CLISchema() (string, error) {
 	delete(m, "$schema")
 	delete(m, "$id")
 	delete(m, "allOf")
-	b, err := json.Marshal(m)
+	b, err := jsondoc.Compact(m)
 	return string(b), err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"io"
 	"strings"
 )
@@ -140,7 +141,7 @@ func argSummary(input any) string {
 			}
 		}
 	}
-	b, _ := json.Marshal(input)
+	b, _ := jsondoc.Compact(input)
 	return string(b)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/proc"
 )
 
@@ -70,11 +71,11 @@ func Record(dir string, s Session, output []byte, eventsPath string, patch []byt
 		return err
 	}
 	s.Version = 1
-	data, err := json.MarshalIndent(s, "", "  ")
+	data, err := jsondoc.Marshal(s)
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteAtomic(filepath.Join(dir, CassetteSession), append(data, '\n'), 0o644); err != nil {
+	if err := fsutil.WriteAtomic(filepath.Join(dir, CassetteSession), data, 0o644); err != nil {
 		return err
 	}
 	if output != nil {

@@ -11,7 +11,6 @@ package answer
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tree"
@@ -90,8 +90,8 @@ func Parse(data []byte) (Queued, error) {
 // encode is q's file bytes.
 func encode(q Queued) []byte {
 	q.Version = 1
-	data, _ := json.MarshalIndent(q, "", "  ")
-	return append(data, '\n')
+	data, _ := jsondoc.Marshal(q) // a Queued always encodes
+	return data
 }
 
 // Queue writes q into root's queue (.runner/answers/), named after the

@@ -48,14 +48,3 @@ func TestRunReportsFault(t *testing.T) {
 		t.Errorf("stderr = %q, want one line naming the fault", got)
 	}
 }
-
-func TestWriteJSON(t *testing.T) {
-	var b strings.Builder
-	if err := WriteJSON(&b, map[string]any{"a": []int{1}, "h": "<&>"}); err != nil {
-		t.Fatal(err)
-	}
-	want := "{\n  \"a\": [\n    1\n  ],\n  \"h\": \"<&>\"\n}\n"
-	if b.String() != want {
-		t.Errorf("WriteJSON = %q, want %q", b.String(), want)
-	}
-}

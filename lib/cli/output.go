@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 )
 
 // Get is the --get flag of every command that prints JSON: one
@@ -29,7 +30,7 @@ func (g Get) PrintJSON(env *Env, v any) error {
 		}
 		return nil
 	}
-	data, err := MarshalJSON(v)
+	data, err := jsondoc.Marshal(v)
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
@@ -41,7 +42,7 @@ func (g Get) PrintJSON(env *Env, v any) error {
 // a --get path that matches nothing prints nothing and is no error.
 func (g Get) PrintJSONIfAny(env *Env, v any) error {
 	if g.Get != "" {
-		data, err := MarshalJSON(v)
+		data, err := jsondoc.Marshal(v)
 		if err != nil {
 			return exit.Wrap(exit.RunnerError, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,7 +242,7 @@ func (n node) depth() int {
 // canonicalJSON encodes v with sorted keys (encoding/json sorts map keys),
 // numbers as JSON numbers whatever their Go type.
 func canonicalJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
+	b, err := jsondoc.Compact(v)
 	if err != nil {
 		return "", err
 	}
@@ -249,7 +250,7 @@ func canonicalJSON(v any) (string, error) {
 	if err := json.Unmarshal(b, &x); err != nil {
 		return "", err
 	}
-	b, err = json.Marshal(x)
+	b, err = jsondoc.Compact(x)
 	return string(b), err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/schema"
 	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -98,13 +99,14 @@ func LoadResult(path string) (Result, error) {
 	return r, nil
 }
 
-// Encode is r as indented JSON with a trailing newline.
+// Encode is v as a JSON document (jsondoc.Marshal); it panics when v
+// does not encode (a programming error: results are plain structs).
 func Encode(v any) []byte {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := jsondoc.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
-	return append(b, '\n')
+	return b
 }
 
 // Classify maps runner-loop's exit code and the checks to an outcome and

@@ -11,29 +11,6 @@ import (
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
-func TestParseSubject(t *testing.T) {
-	for _, tt := range []struct {
-		subject             string
-		iter                int
-		node, status, guard string
-		ok                  bool
-	}{
-		{"chore(loop): run r1 iter 3 node a.1 status=done guard=pass", 3, "a.1", "done", "pass", true},
-		{"chore(loop): run r1 iter 12 node root status=retry guard=skipped", 12, "root", "retry", "skipped", true},
-		{"chore(loop): run r10 iter 3 node a status=done guard=pass", 0, "", "", "", false}, // another run
-		{"chore(loop): run r1 iter x node a status=done guard=pass", 0, "", "", "", false},
-		{"chore(loop): run r1 iter 0 node a status=done guard=pass", 0, "", "", "", false},
-		{"chore(loop): run r1 iter 3 node a status=done", 0, "", "", "", false},
-		{"chore(loop): start run r1", 0, "", "", "", false},
-		{"chore(loop): operator retry node a", 0, "", "", "", false},
-	} {
-		iter, node, status, guard, ok := ParseSubject(tt.subject, "r1")
-		if iter != tt.iter || node != tt.node || status != tt.status || guard != tt.guard || ok != tt.ok {
-			t.Errorf("ParseSubject(%q) = %d %q %q %q %v", tt.subject, iter, node, status, guard, ok)
-		}
-	}
-}
-
 func TestNodeMessage(t *testing.T) {
 	n := &tree.Node{ID: "a.2", Title: "  Parse\nthe input ", Goal: "Read it.\n\n\n\nAll of it.   \n", Acceptance: []string{"tests\npass", "no panic"}}
 	want := "Parse the input\n\nRead it.\n\nAll of it.\n\nAcceptance:\n- tests pass\n- no panic\n\nTreeloop-Node: a.2\nTreeloop-Guard: pass\nTreeloop-Run: r1\n"

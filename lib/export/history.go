@@ -10,23 +10,17 @@ package export
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/vocab"
+	"github.com/treeloop/treeloop/lib/subject"
 )
 
 // Commit is one commit of a run's history, with what its subject says
-// when it is an iteration commit (loop-commit's "chore(loop): run <id>
-// iter <n> node <id> status=<s> guard=<g>").
+// when it is an iteration commit of the run (lib/subject).
 type Commit struct {
 	git.LogEntry
-	Iter   int    // 0: not an iteration commit
-	Node   string // the iteration's node
-	Status string // the iteration's status
-	Guard  string // the iteration's guard
+	subject.Iteration // Iter 0: not an iteration commit of the run
 }
 
 // History is a run's first-parent history: from the commit the run
@@ -36,7 +30,7 @@ type History struct {
 	Branch string // runner/<id>
 	Tip    string
 	// Base is the commit the run started from, the parent of its first
-	// bootstrap commit ("chore(loop): start run <id>"); "" when that
+	// bootstrap commit (subject.Start); "" when that
 	// commit is a root commit.
 	Base     string
 	BaseTree string   // Base's tree; "" with Base ""
@@ -61,13 +55,13 @@ func ReadHistory(repo *git.Repo, runID string) (History, error) {
 	}
 	start := -1
 	for i, e := range log {
-		if e.Subject == StartSubject(runID) {
+		if e.Subject == subject.Start(runID) {
 			start = i
 			break
 		}
 	}
 	if start < 0 {
-		return h, fmt.Errorf("%s has no commit %q: it is not the branch of run %s", h.Branch, StartSubject(runID), runID)
+		return h, fmt.Errorf("%s has no commit %q: it is not the branch of run %s", h.Branch, subject.Start(runID), runID)
 	}
 	h.Tip = log[len(log)-1].SHA
 	if start > 0 {
@@ -75,34 +69,10 @@ func ReadHistory(repo *git.Repo, runID string) (History, error) {
 	}
 	for _, e := range log[start:] {
 		c := Commit{LogEntry: e}
-		c.Iter, c.Node, c.Status, c.Guard, _ = ParseSubject(e.Subject, runID)
+		c.Iteration, _ = subject.ParseRunIteration(e.Subject, runID)
 		h.Commits = append(h.Commits, c)
 	}
 	return h, nil
-}
-
-// StartSubject is the subject of run runID's bootstrap commit (runner-start).
-func StartSubject(runID string) string { return "chore(loop): start run " + runID }
-
-// ParseSubject reads an iteration commit's subject of run runID:
-// "chore(loop): run <id> iter <n> node <node> status=<s> guard=<g>". ok is
-// false for any other subject.
-func ParseSubject(subject, runID string) (iter int, node, status, guard string, ok bool) {
-	rest, found := strings.CutPrefix(subject, "chore(loop): run "+runID+" iter ")
-	if !found {
-		return 0, "", "", "", false
-	}
-	f := strings.Fields(rest)
-	if len(f) != 5 || f[1] != "node" {
-		return 0, "", "", "", false
-	}
-	n, err := strconv.Atoi(f[0])
-	st, okS := strings.CutPrefix(f[3], "status=")
-	g, okG := strings.CutPrefix(f[4], "guard=")
-	if err != nil || n < 1 || !okS || !okG {
-		return 0, "", "", "", false
-	}
-	return n, f[2], st, g, true
 }
 
 // PassedBy maps each node an iteration of h passed to that iteration's
@@ -113,7 +83,7 @@ func ParseSubject(subject, runID string) (iter int, node, status, guard string, 
 func PassedBy(h History) map[string]Commit {
 	m := map[string]Commit{}
 	for _, c := range h.Commits {
-		if c.Iter > 0 && c.Status == string(vocab.StatusDone) && c.Guard == string(vocab.GuardPass) {
+		if c.Passed() {
 			m[c.Node] = c
 		}
 	}

@@ -284,9 +284,9 @@ func (b Body) writeIterations(w *strings.Builder) {
 // subjectResult is an iteration's result as its commit subject tells it
 // (an agent error reads as retry there: its status).
 func subjectResult(c Commit) string {
-	switch vocab.Status(c.Status) {
+	switch c.Status {
 	case vocab.StatusDone:
-		if c.Guard == string(vocab.GuardPass) {
+		if c.Guard == vocab.GuardPass {
 			return string(vocab.ResultPassed)
 		}
 		return string(vocab.ResultFailed)

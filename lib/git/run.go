@@ -3,6 +3,8 @@ package git
 import (
 	"bytes"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/subject"
 )
 
 // RunCommit is one of a run's commits in git history.
@@ -14,18 +16,10 @@ type RunCommit struct {
 	Values []string
 }
 
-// Subjects of the runner's commits (DESIGN.md decision 11): a run's
-// bootstrap commit (runner-start) and its iteration commits (loop-commit).
-const (
-	startSubject = "chore(loop): start run "
-	iterSubject  = "chore(loop): run "
-)
-
 // RunCommits lists run runID's commits reachable from rev, newest first:
-// its iteration commits ("chore(loop): run <id> iter …") and its bootstrap
-// commit ("chore(loop): start run <id>"), as loop-commit and runner-start
-// write them, with the values of trailer (a git trailer key; "" for none)
-// in each. One git log.
+// its iteration commits and its bootstrap commit, as loop-commit and
+// runner-start write them (subject.OfRun), with the values of trailer (a
+// git trailer key; "" for none) in each. One git log.
 func (r *Repo) RunCommits(rev, runID, trailer string) ([]RunCommit, error) {
 	format := "--format=%H%x1f%s%x1e"
 	if trailer != "" {
@@ -35,12 +29,10 @@ func (r *Repo) RunCommits(rev, runID, trailer string) ([]RunCommit, error) {
 	if err != nil {
 		return nil, err
 	}
-	iter := iterSubject + runID + " iter "
-	start := startSubject + runID
 	var cs []RunCommit
 	for _, rec := range bytes.Split(out, []byte{0x1e}) {
 		f := strings.Split(strings.TrimSpace(string(rec)), "\x1f")
-		if len(f) < 2 || !(strings.HasPrefix(f[1], iter) || f[1] == start) {
+		if len(f) < 2 || !subject.OfRun(f[1], runID) {
 			continue
 		}
 		c := RunCommit{SHA: f[0], Subject: f[1]}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/layout"
 )
 
@@ -207,13 +208,14 @@ type Update struct {
 	Guard       string   `json:"guard"` // the guard outcome applied: pass, fail, skipped
 }
 
-// Write stores v as indented JSON in dir/name, atomically.
+// Write stores v as a JSON document (jsondoc.Marshal) in dir/name,
+// atomically.
 func Write(dir, name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := jsondoc.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteAtomic(filepath.Join(dir, name), append(data, '\n'), 0o644)
+	return fsutil.WriteAtomic(filepath.Join(dir, name), data, 0o644)
 }
 
 // WriteAfter is Write made once first has returned
@@ -221,11 +223,11 @@ func Write(dir, name string, v any) error {
 // first runs, and appears only after first succeeded. firstErr is first's
 // error (the record is then not written), err the record's.
 func WriteAfter(dir, name string, v any, first func() error) (firstErr, err error) {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := jsondoc.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return fsutil.WriteAtomicAfter(filepath.Join(dir, name), append(data, '\n'), 0o644, first)
+	return fsutil.WriteAtomicAfter(filepath.Join(dir, name), data, 0o644, first)
 }
 
 // Read loads dir/name into v. A missing file gives an error wrapping

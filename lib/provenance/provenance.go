@@ -22,13 +22,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/subject"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -261,35 +260,11 @@ func passCommits(repo *git.Repo, runID, head string) (map[string][]passCommit, e
 	}
 	m := map[string][]passCommit{}
 	for i := len(cs) - 1; i >= 0; i-- {
-		node, iter, ok := ParsePass(cs[i].Subject, runID)
-		if ok {
-			m[node] = append(m[node], passCommit{sha: cs[i].SHA, iter: iter})
+		if it, ok := subject.ParseRunIteration(cs[i].Subject, runID); ok && it.Passed() {
+			m[it.Node] = append(m[it.Node], passCommit{sha: cs[i].SHA, iter: it.Iter})
 		}
 	}
 	return m, nil
-}
-
-// ParsePass reads a loop commit's subject, `chore(loop): run <run> iter <n>
-// node <id> status=done guard=pass` (loop-commit's message for a node
-// passed by a green guard); ok is false for any other subject.
-func ParsePass(subject, runID string) (node string, iter int, ok bool) {
-	rest, found := strings.CutPrefix(subject, "chore(loop): run "+runID+" iter ")
-	if !found {
-		return "", 0, false
-	}
-	n, rest, found := strings.Cut(rest, " node ")
-	if !found {
-		return "", 0, false
-	}
-	node, found = strings.CutSuffix(rest, " status=done guard=pass")
-	if !found || !tree.ValidID(node) {
-		return "", 0, false
-	}
-	iter, err := strconv.Atoi(n)
-	if err != nil || iter < 1 || strconv.Itoa(iter) != n {
-		return "", 0, false
-	}
-	return node, iter, true
 }
 
 func short(sha string) string {

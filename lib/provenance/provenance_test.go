@@ -6,30 +6,6 @@ import (
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
-func TestParsePass(t *testing.T) {
-	for _, c := range []struct {
-		subject string
-		node    string
-		iter    int
-		ok      bool
-	}{
-		{"chore(loop): run r1 iter 7 node a.2 status=done guard=pass", "a.2", 7, true},
-		{"chore(loop): run r1 iter 7 node a.2 status=done guard=fail", "", 0, false},
-		{"chore(loop): run r1 iter 7 node a.2 status=retry guard=skipped", "", 0, false},
-		{"chore(loop): run r2 iter 7 node a.2 status=done guard=pass", "", 0, false},
-		{"chore(loop): run r1 iter 07 node a.2 status=done guard=pass", "", 0, false},
-		{"chore(loop): run r1 iter 0 node a.2 status=done guard=pass", "", 0, false},
-		{"chore(loop): run r1 iter 7 node a b status=done guard=pass", "", 0, false},
-		{"chore(loop): operator retry node a.2", "", 0, false},
-		{"mark a.2 done", "", 0, false},
-	} {
-		node, iter, ok := ParsePass(c.subject, "r1")
-		if node != c.node || iter != c.iter || ok != c.ok {
-			t.Errorf("ParsePass(%q) = %q, %d, %v; want %q, %d, %v", c.subject, node, iter, ok, c.node, c.iter, c.ok)
-		}
-	}
-}
-
 func node(id string, passes bool) *tree.Node {
 	return &tree.Node{ID: id, Title: id, Goal: id, Acceptance: []string{}, Next: tree.NextExecute, Passes: passes, MaxAttempts: 3, Children: []*tree.Node{}}
 }

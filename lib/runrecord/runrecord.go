@@ -9,7 +9,6 @@
 package runrecord
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -214,12 +214,8 @@ func Encode(r Record) []byte {
 		t := r.FinishedAt.UTC()
 		r.FinishedAt = &t
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(r)
-	return buf.Bytes()
+	data, _ := jsondoc.Marshal(r) // a Record always encodes
+	return data
 }
 
 // Save writes r to path atomically, creating the directory. It refuses

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
 )
@@ -89,12 +90,8 @@ func Load(path string) (State, error) {
 // Encode returns the canonical bytes of s: keys in schema order, 2-space
 // indent, trailing newline.
 func Encode(s State) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(s)
-	return buf.Bytes()
+	data, _ := jsondoc.Marshal(s) // a State always encodes
+	return data
 }
 
 // Save writes s to path atomically.

@@ -42,11 +42,10 @@ func normalize(n *Node) {
 // Encode returns the canonical bytes of the tree (DESIGN.md decision 9):
 // children sorted by (order, id), keys in schema order, 2-space indent, no
 // HTML escaping, a trailing newline. It sorts and normalizes n in place.
-// The bytes are those of encoding/json (SetEscapeHTML(false), SetIndent("",
-// "  ")), written by hand: the reflective encoder and its re-indenting
-// cost several milliseconds for a 1,000-node tree, which iter-log pays
-// twice a step. FuzzEncodeMatchesEncodingJSON holds the two
-// together.
+// The bytes are those of the one JSON writer, jsondoc.Marshal
+// (encoding/json, SetEscapeHTML(false), SetIndent("", "  ")), written by
+// hand for speed (bench/fastpaths.md): FuzzEncodeMatchesEncodingJSON and
+// TestEncodeEscapesAsJSONDoc hold the two together.
 func Encode(n *Node) []byte {
 	Sort(n)
 	normalize(n)

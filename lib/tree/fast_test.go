@@ -3,12 +3,13 @@ package tree
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/treeloop/treeloop/lib/jsondoc"
 )
 
 // FuzzFastParse: whatever the streaming check accepts, the full path
@@ -131,17 +132,34 @@ func depth(n *Node) int {
 
 // encodeReflect is Encode through encoding/json, the definition the hand
 // encoder keeps.
+// encodeReflect is n as the one JSON writer (lib/jsondoc) writes it:
+// Encode is held to it, so the tree file and every other JSON file escape
+// alike.
 func encodeReflect(n *Node) []byte {
 	Sort(n)
 	normalize(n)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(n); err != nil {
+	data, err := jsondoc.Marshal(n)
+	if err != nil {
 		panic(err)
 	}
-	return buf.Bytes()
+	return data
+}
+
+// TestEncodeEscapesAsJSONDoc: the tree's encoder and the one JSON writer
+// write HTML characters as themselves and escape control characters,
+// U+2028/U+2029 and invalid UTF-8 the same way.
+func TestEncodeEscapesAsJSONDoc(t *testing.T) {
+	text := "<b>a & b</b> \x00\x01\b\f\n\r\t\x1f\x7f \u2028\u2029 \xff \"q\" \\"
+	n := &Node{ID: "r", Title: text, Goal: text, Acceptance: []string{text}, Next: NextExecute, Waiting: text,
+		Answers: []Answer{{Question: text, Answer: text}}}
+	got := Encode(n.Clone())
+	if want := encodeReflect(n); !bytes.Equal(got, want) {
+		t.Fatalf("Encode:\n%s\njsondoc.Marshal:\n%s", got, want)
+	}
+	want := `"title": "<b>a & b</b> \u0000\u0001\b\f\n\r\t\u001f` + "\x7f" + ` \u2028\u2029 \ufffd \"q\" \\"`
+	if !bytes.Contains(got, []byte(want)) {
+		t.Errorf("Encode's title is not %s:\n%s", want, got)
+	}
 }
 
 // FuzzEncodeMatchesEncodingJSON: Encode writes the bytes encoding/json

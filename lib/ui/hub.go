@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"net/http"
 	"strconv"
 	"sync"
@@ -191,7 +191,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	send := func(id uint64, ev Event) bool {
-		data, _ := json.Marshal(ev)
+		data, _ := jsondoc.Compact(ev)
 		rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, ev.Kind, data); err != nil {
 			return false

@@ -16,7 +16,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -26,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/layout"
 )
 
@@ -231,9 +231,8 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	data, _ := jsondoc.Compact(v)
+	_, _ = w.Write(append(data, '\n'))
 }
 
 // apiError is every error body: {"error": code, "message": …}.

@@ -8,7 +8,6 @@
 package contextwrite
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/prompt"
 	"github.com/treeloop/treeloop/lib/runstate"
@@ -354,8 +354,8 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 	// The answers are in the node's brief above, not twice in the prompt.
 	shown := *in.node
 	shown.Answers = nil
-	sub, _ := json.MarshalIndent(&shown, "", "  ")
-	ss = append(ss, prompt.Section{Name: prompt.Node, Heading: "## Selected node as stored (" + layout.Tree + ")", Body: "Path: `" + in.path + "`\n\n```json\n" + string(sub) + "\n```", Required: true})
+	sub, _ := jsondoc.Marshal(&shown)
+	ss = append(ss, prompt.Section{Name: prompt.Node, Heading: "## Selected node as stored (" + layout.Tree + ")", Body: "Path: `" + in.path + "`\n\n```json\n" + string(sub) + "```", Required: true})
 	ss = append(ss, prompt.Section{Name: prompt.Tree, Heading: "## The whole tree (summary; full tree: " + layout.Tree + ")", Body: in.summary()})
 	for _, side := range []struct{ name, rel, title string }{
 		{prompt.Assumptions, layout.Assumptions, "Assumptions"},

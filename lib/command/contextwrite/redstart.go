@@ -1,11 +1,11 @@
 package contextwrite
 
 import (
-	"strings"
-
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/subject"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // redStart is the note that goes into the goal section while the run's
@@ -31,7 +31,7 @@ func redStart(root string, begin iterdir.Begin) string {
 		return ""
 	}
 	for _, c := range cs {
-		if strings.HasSuffix(c.Subject, " guard=pass") {
+		if it, ok := subject.ParseRunIteration(c.Subject, begin.RunID); ok && it.Guard == vocab.GuardPass {
 			return ""
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/subject"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -35,11 +36,6 @@ type Options struct {
 // Main runs loop-commit and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cli.Run("loop-commit", "Check the git policy before a step (check), or commit one iteration with its deterministic message (commit, the default).", &Options{}, args, stdin, stdout, stderr)
-}
-
-// Message is the commit message of an iteration (seed 000 §9).
-func Message(runID string, iter int, nodeID, status, guard string) string {
-	return fmt.Sprintf("chore(loop): run %s iter %d node %s status=%s guard=%s", runID, iter, nodeID, status, guard)
 }
 
 // MaxBodyBytes caps the agent's summary in a commit message body.
@@ -220,12 +216,16 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	} else if branch != layout.BranchPrefix+m.RunID {
 		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
-	subject := Message(m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
-	msg := FullMessage(subject, m.Summary)
+	subj := subject.Iteration{Run: m.RunID, Iter: m.Iteration, Node: m.NodeID, Status: vocab.Status(m.Status), Guard: vocab.Guard(m.Guard)}.String()
+	// What no reader would take for the iteration's commit is not written.
+	if _, ok := subject.ParseIteration(subj); !ok {
+		return exit.Errorf(exit.RunnerError, "%s makes no valid commit subject (%q): rerun iter-log end for it", filepath.Join(c.Iter, iterdir.MetaFile), subj)
+	}
+	msg := FullMessage(subj, m.Summary)
 	if t := trailers(m); len(t) > 0 {
 		msg += "\n\n" + strings.Join(t, "\n")
 	}
-	sha, err := c.commit(repo, subject, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
+	sha, err := c.commit(repo, subj, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
@@ -239,7 +239,7 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	if c.JSON || c.Wanted() {
 		return c.PrintJSON(env, res)
 	}
-	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subject)
+	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subj)
 	return nil
 }
 

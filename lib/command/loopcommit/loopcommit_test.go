@@ -17,10 +17,7 @@ import (
 // characters dropped (git refuses a NUL), trailing blanks and empty lines
 // gone, capped at MaxBodyBytes on a rune boundary; no body when empty.
 func TestFullMessage(t *testing.T) {
-	subject := Message("r1", 4, "a.b", "done", "pass")
-	if subject != "chore(loop): run r1 iter 4 node a.b status=done guard=pass" {
-		t.Fatalf("Message = %q", subject)
-	}
+	subject := "chore(loop): run r1 iter 4 node a.b status=done guard=pass"
 	tests := []struct{ summary, want string }{
 		{"", subject},
 		{" \n\t\n", subject},
@@ -172,6 +169,20 @@ func TestCommitRecordsOnce(t *testing.T) {
 	}
 	if code, _, errs := run(dir, "commit", "--iter", other); code != exit.RunnerError || !strings.Contains(errs, `on branch "runner/r1", not runner/r2`) {
 		t.Fatalf("another run's iteration: exit %d %q", code, errs)
+	}
+	if n := gittest.Run(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
+		t.Fatalf("%s commits, want 2", n)
+	}
+	// A meta.json whose words no reader would take back (a status outside
+	// the vocabulary) is not committed.
+	m.RunID, m.Iteration, m.Status = "r1", 2, "finished"
+	bad := layout.IterDir("r1", 2)
+	os.MkdirAll(filepath.Join(dir, bad), 0o755)
+	if err := iterdir.Write(filepath.Join(dir, bad), iterdir.MetaFile, m); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(dir, "commit", "--iter", bad); code != exit.RunnerError || !strings.Contains(errs, `makes no valid commit subject ("chore(loop): run r1 iter 2 node a status=finished guard=pass")`) {
+		t.Fatalf("a status outside the vocabulary: exit %d %q", code, errs)
 	}
 	if n := gittest.Run(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
 		t.Fatalf("%s commits, want 2", n)

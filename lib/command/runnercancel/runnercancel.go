@@ -5,7 +5,6 @@
 package runnercancel
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,9 +52,7 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	res := Result{Version: 1, Cancel: "requested", By: o.By, File: layout.Cancel}
 	if o.JSON {
-		out, _ := json.Marshal(res)
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(res)
 	}
 	fmt.Fprintf(env.Stdout, "cancel=requested by=%q file=%s\n", res.By, res.File)
 	return nil
@@ -75,9 +72,7 @@ func (o *Options) clear(env *cli.Env) error {
 		res.Cancel, res.By, res.At = "cleared", p.By, p.At.Format(time.RFC3339)
 	}
 	if o.JSON {
-		out, _ := json.Marshal(res)
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		return env.PrintJSON(res)
 	}
 	if p == nil {
 		fmt.Fprintln(env.Stdout, "cancel=none")

@@ -28,6 +28,7 @@ import (
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/setup"
+	"github.com/treeloop/treeloop/lib/subject"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -103,9 +104,6 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer 
 	}
 	return trailer, nil
 }
-
-// BootstrapMessage is the bootstrap commit's message.
-func BootstrapMessage(runID string) string { return "chore(loop): start run " + runID }
 
 // Run starts or resumes the run.
 func (o *Options) Run(env *cli.Env) error {
@@ -300,7 +298,7 @@ func bootstrapCommit(repo *git.Repo, id, trailer string) (string, error) {
 		}
 		return head, nil
 	}
-	msg := BootstrapMessage(id)
+	msg := subject.Start(id)
 	if trailer != "" {
 		msg += "\n\n" + trailer
 	}

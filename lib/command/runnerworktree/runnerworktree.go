@@ -5,7 +5,6 @@
 package runnerworktree
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -51,12 +50,10 @@ func (c *ListCmd) Run(env *cli.Env) error {
 		if ws == nil {
 			ws = []worktree.Worktree{}
 		}
-		out, _ := json.MarshalIndent(struct {
+		return env.PrintJSON(struct {
 			Version   int                 `json:"version"`
 			Worktrees []worktree.Worktree `json:"worktrees"`
-		}{1, ws}, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return nil
+		}{1, ws})
 	}
 	for _, w := range ws {
 		fmt.Fprintf(env.Stdout, "run=%s branch=%s path=%s head=%.12s dirty=%v running=%v\n", w.RunID, w.Branch, w.Path, w.Head, w.Dirty, w.Running)

@@ -16,6 +16,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runlock"
+	"github.com/treeloop/treeloop/lib/subject"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -47,7 +48,7 @@ func (c *AnswerCmd) Run(env *cli.Env) error {
 	release, err := lock(env)
 	if err == nil {
 		defer release()
-		_, err = editHeld(env, "answer", c.ID, answerChange(text, ""))
+		_, err = editHeld(env, subject.ActionAnswer, c.ID, answerChange(text, ""))
 		return err
 	}
 	var ee *exit.Error
@@ -153,7 +154,7 @@ func (c *ApplyCmd) Run(env *cli.Env) error {
 		}
 	}
 	for _, q := range qs {
-		if _, err := editHeld(env, "answer", q.NodeID, answerChange(q.Answer, q.Question)); err != nil {
+		if _, err := editHeld(env, subject.ActionAnswer, q.NodeID, answerChange(q.Answer, q.Question)); err != nil {
 			var ee *exit.Error
 			if !errors.As(err, &ee) || ee.Code != exit.Negative {
 				return err

@@ -28,9 +28,11 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/jsondoc"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/runlock"
+	"github.com/treeloop/treeloop/lib/subject"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -49,16 +51,13 @@ type Options struct {
 
 // Main runs tree-edit and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer), validated and committed as chore(loop): operator <action> node <id>. Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer), validated and committed as "+subject.Operator("<action>", "<id>")+". Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Operator is the value of TREELOOP_COMMIT that tree-edit commits with:
 // the pre-commit hook lets operator commits change attempts, max_attempts
 // and next of open nodes (never passes).
 const Operator = "operator"
-
-// Message is the commit message of an operator edit.
-func Message(action, id string) string { return "chore(loop): operator " + action + " node " + id }
 
 // RetryCmd is `tree-edit retry`.
 type RetryCmd struct {
@@ -71,7 +70,7 @@ func (c *RetryCmd) Run(env *cli.Env) error {
 	if c.Attempts < 0 {
 		return exit.Errorf(exit.Usage, "--attempts must be 1 or more, got %d", c.Attempts)
 	}
-	return edit(env, "retry", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+	return edit(env, subject.ActionRetry, c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
 		data, err := reopen(n, at, data)
 		if err == nil {
 			data, err = sjson.SetBytes(data, field(at, "attempts"), 0)
@@ -90,7 +89,7 @@ type DecomposeCmd struct {
 
 // Run makes the leaf a decomposition target.
 func (c *DecomposeCmd) Run(env *cli.Env) error {
-	return edit(env, "decompose", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+	return edit(env, subject.ActionDecompose, c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
 		if !n.IsLeaf() {
 			return nil, refused("node %s has children: only a leaf is decomposed", n.ID)
 		}
@@ -111,7 +110,7 @@ type SetCmd struct {
 
 // Run sets the field.
 func (c *SetCmd) Run(env *cli.Env) error {
-	return edit(env, "set", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+	return edit(env, subject.ActionSet, c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
 		if c.Field != "acceptance" {
 			return sjson.SetBytes(data, field(at, c.Field), c.Value)
 		}
@@ -130,7 +129,7 @@ type RemoveCmd struct {
 
 // Run removes the node and its subtree.
 func (c *RemoveCmd) Run(env *cli.Env) error {
-	return edit(env, "remove", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+	return edit(env, subject.ActionRemove, c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
 		if err := movable(n, at, "removed"); err != nil {
 			return nil, err
 		}
@@ -150,7 +149,7 @@ func (c *MoveCmd) Run(env *cli.Env) error {
 	if !tree.ValidID(c.Parent) {
 		return exit.Errorf(exit.Usage, "--parent %q is not a node id", c.Parent)
 	}
-	return edit(env, "move", c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+	return edit(env, subject.ActionMove, c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
 		if err := movable(n, at, "moved"); err != nil {
 			return nil, err
 		}
@@ -225,7 +224,7 @@ func refused(format string, args ...any) error { return exit.Errorf(exit.Negativ
 
 // edit runs one operator edit: lock, read, locate, change, validate,
 // write, commit.
-func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) error {
+func edit(env *cli.Env, action subject.Action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) error {
 	if !tree.ValidID(id) {
 		return exit.Errorf(exit.Usage, "%q is not a node id", id)
 	}
@@ -240,16 +239,16 @@ func edit(env *cli.Env, action, id string, change func(n *tree.Node, at string, 
 
 // editHeld is edit with .runner/lock held by the caller; it returns the
 // commit.
-func editHeld(env *cli.Env, action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
+func editHeld(env *cli.Env, action subject.Action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
 	sha, err := editTree(env, action, id, change)
 	if err == nil {
-		fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, Message(action, id))
+		fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subject.Operator(action, id))
 	}
 	return sha, err
 }
 
 // editTree reads, locates, changes, validates, writes and commits.
-func editTree(env *cli.Env, action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
+func editTree(env *cli.Env, action subject.Action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
 		return "", refused("%v", err)
@@ -283,7 +282,7 @@ func editTree(env *cli.Env, action, id string, change func(n *tree.Node, at stri
 	// retry reopens it (lib/provenance).
 	var unbacked []provenance.Unbacked
 	if n.Passes {
-		if action != "retry" {
+		if action != subject.ActionRetry {
 			return "", refused("node %s has passed: passed nodes are immutable", id)
 		}
 		rep, err := provenance.AuditRepo(env.Dir, prev)
@@ -322,7 +321,7 @@ func editTree(env *cli.Env, action, id string, change func(n *tree.Node, at stri
 	if err := fsutil.WriteAtomic(path, tree.Encode(next), 0o644); err != nil {
 		return "", exit.Errorf(exit.RunnerError, "write %s: %w", layout.Tree, err)
 	}
-	msg := Message(action, id) + "\n\n" + describe(prev, next, id)
+	msg := subject.Operator(action, id) + "\n\n" + describe(prev, next, id)
 	sha, err := repo.CommitPaths(msg, []string{"TREELOOP_COMMIT=" + Operator}, layout.Tree)
 	if err != nil {
 		// Leave nothing half-done: the tree goes back to what was committed.
@@ -359,8 +358,8 @@ func describe(prev, next *tree.Node, id string) string {
 		return strings.Join(lines, "\n")
 	}
 	add := func(name string, x, y any) {
-		xs, _ := json.Marshal(x)
-		ys, _ := json.Marshal(y)
+		xs, _ := jsondoc.Compact(x)
+		ys, _ := jsondoc.Compact(y)
 		if string(xs) != string(ys) {
 			lines = append(lines, fmt.Sprintf("%s: %s -> %s", name, xs, ys))
 		}
@@ -374,8 +373,8 @@ func describe(prev, next *tree.Node, id string) string {
 	add("max_attempts", a.MaxAttempts, b.MaxAttempts)
 	if len(b.Answers) > len(a.Answers) {
 		last := b.Answers[len(b.Answers)-1]
-		q, _ := json.Marshal(last.Question)
-		ans, _ := json.Marshal(last.Answer)
+		q, _ := jsondoc.Compact(last.Question)
+		ans, _ := jsondoc.Compact(last.Answer)
 		lines = append(lines, "question: "+string(q), "answer: "+string(ans))
 	}
 	return strings.Join(lines, "\n")
