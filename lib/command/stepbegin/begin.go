@@ -10,6 +10,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/plumbing"
 )
 
 // step is the start of one runner-step.
@@ -20,16 +21,16 @@ type step struct {
 	facts facts
 	// The first commands: loop-commit check, tree-validate, tree-select
 	// and runner-check.
-	check, validate, sel, runnerCheck *job
-	ahead                             *job   // the iteration allocated ahead, once started
-	allocated                         string // an allocated iteration's directory, until it begins
-	signaled                          int    // a signal the step got before it started (--signaled)
-	jobs                              []*job // every job started, waited for before the step goes on
+	check, validate, sel, runnerCheck *plumbing.Job
+	ahead                             *plumbing.Job   // the iteration allocated ahead, once started
+	allocated                         string          // an allocated iteration's directory, until it begins
+	signaled                          int             // a signal the step got before it started (--signaled)
+	jobs                              []*plumbing.Job // every job started, waited for before the step goes on
 }
 
 // start runs argv in the background as one of the step's jobs.
-func (s *step) start(argv ...string) *job {
-	j := start(argv...)
+func (s *step) start(argv ...string) *plumbing.Job {
+	j := plumbing.Start(argv...)
 	s.jobs = append(s.jobs, j)
 	return j
 }
@@ -38,7 +39,7 @@ func (s *step) start(argv ...string) *job {
 // none outlives the start of the step.
 func (s *step) waitAll() {
 	for _, j := range s.jobs {
-		<-j.done
+		j.Wait()
 	}
 }
 
@@ -65,8 +66,8 @@ func (s *step) firstCommands() {
 
 // waitFirst waits for the first commands, showing nothing.
 func (s *step) waitFirst() {
-	for _, j := range []*job{s.check, s.validate, s.sel, s.runnerCheck} {
-		j.peek()
+	for _, j := range []*plumbing.Job{s.check, s.validate, s.sel, s.runnerCheck} {
+		j.Peek()
 	}
 }
 
@@ -162,8 +163,8 @@ func (s *step) discardAhead() {
 	if s.ahead == nil {
 		return
 	}
-	_, out := s.ahead.peek()
-	if d := fields(out)["dir"]; d != "" {
+	_, out := s.ahead.Peek()
+	if d := plumbing.Fields(out)["dir"]; d != "" {
 		if st, err := os.Stat(s.env.Abs(d)); err == nil && st.IsDir() {
 			os.RemoveAll(s.env.Abs(d))
 		}
@@ -176,15 +177,15 @@ func (s *step) discardAhead() {
 // recover ran beside the first commands, which read what it leaves as it
 // is when there is nothing to recover; when there is, they run again
 // once the iteration is committed.
-func (s *step) recover(recovery *job) int {
-	code, out := recovery.collect(nil, s.env.Stderr)
+func (s *step) recover(recovery *plumbing.Job) int {
+	code, out := recovery.Collect(nil, s.env.Stderr)
 	if code != exit.OK {
 		if c := s.interrupted(); c != exit.OK {
 			return c
 		}
 		return exit.RunnerError
 	}
-	kv := fields(out)
+	kv := plumbing.Fields(out)
 	action, dir := kv["action"], kv["dir"]
 	if action == "" || action == "none" {
 		return exit.OK
@@ -208,7 +209,7 @@ func (s *step) recover(recovery *job) int {
 		if argv[0] == "agent-exec" {
 			stdout = s.env.Stderr
 		}
-		if held(stdout, s.env.Stderr, argv...) != exit.OK {
+		if plumbing.Held(stdout, s.env.Stderr, argv...) != exit.OK {
 			return exit.RunnerError
 		}
 	}
@@ -223,14 +224,14 @@ func (s *step) recover(recovery *job) int {
 // runner lock and the one that took them is gone.
 func (s *step) removeStaleLocks() {
 	var ref strings.Builder
-	held(&ref, io.Discard, "git", "symbolic-ref", "-q", "HEAD")
+	plumbing.Held(&ref, io.Discard, "git", "symbolic-ref", "-q", "HEAD")
 	names := []string{"index.lock", "HEAD.lock", "packed-refs.lock"}
 	if r := strings.TrimSpace(ref.String()); r != "" {
 		names = append(names, r+".lock")
 	}
 	for _, name := range names {
 		var p strings.Builder
-		held(&p, io.Discard, "git", "rev-parse", "--git-path", name)
+		plumbing.Held(&p, io.Discard, "git", "rev-parse", "--git-path", name)
 		stale := strings.TrimRight(p.String(), "\n")
 		if _, err := os.Stat(s.env.Abs(stale)); stale != "" && err == nil {
 			fmt.Fprintf(s.env.Stderr, "runner-step: removing %s left by the interrupted step\n", stale)
@@ -248,7 +249,7 @@ func (s *step) applyAnswers() int {
 		return exit.OK
 	}
 	s.waitFirst()
-	if held(s.env.Stderr, s.env.Stderr, "tree-edit", "apply-answers") != exit.OK {
+	if plumbing.Held(s.env.Stderr, s.env.Stderr, "tree-edit", "apply-answers") != exit.OK {
 		return exit.RunnerError
 	}
 	s.firstCommands()

@@ -10,6 +10,7 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/plumbing"
 )
 
 // openRecord opens the run record when the step runs alone (runner-loop
@@ -19,7 +20,7 @@ func (s *step) openRecord() {
 	record, underLoop := os.LookupEnv("TREELOOP_RECORD")
 	if !underLoop {
 		record = ""
-		code, out := start("runner-record", "begin", "--pid", strconv.Itoa(s.pid)).collect(nil, s.env.Stderr)
+		code, out := plumbing.Start("runner-record", "begin", "--pid", strconv.Itoa(s.pid)).Collect(nil, s.env.Stderr)
 		if code == exit.OK {
 			record = strings.TrimPrefix(out, "record=")
 		}
@@ -32,7 +33,7 @@ func (s *step) openRecord() {
 	}
 	s.facts["record"] = record
 	if record != "" && s.facts["recovered"] == "1" {
-		held(s.env.Stdout, s.env.Stderr, "runner-record", "update", "--record", record)
+		plumbing.Held(s.env.Stdout, s.env.Stderr, "runner-record", "update", "--record", record)
 	}
 }
 
@@ -41,12 +42,12 @@ func (s *step) openRecord() {
 // passed and nothing asks the step to stop.
 func (s *step) checks() int {
 	s.openRecord()
-	if code, _ := s.validate.peek(); code == exit.OK {
-		if code, _ := s.sel.peek(); code == exit.OK {
-			if code, _ := s.runnerCheck.peek(); code == exit.OK && !s.canceled() && s.signal() == 0 {
-				_, sel := s.sel.peek()
-				if id := fields(sel)["id"]; id != "" {
-					s.ahead = spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
+	if code, _ := s.validate.Peek(); code == exit.OK {
+		if code, _ := s.sel.Peek(); code == exit.OK {
+			if code, _ := s.runnerCheck.Peek(); code == exit.OK && !s.canceled() && s.signal() == 0 {
+				_, sel := s.sel.Peek()
+				if id := plumbing.Fields(sel)["id"]; id != "" {
+					s.ahead = plumbing.Spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
 					s.jobs = append(s.jobs, s.ahead)
 				}
 			}
@@ -55,15 +56,15 @@ func (s *step) checks() int {
 	if code := s.interrupted(); code != exit.OK {
 		return code
 	}
-	code, out := s.check.collect(nil, s.env.Stderr)
+	code, out := s.check.Collect(nil, s.env.Stderr)
 	if code != exit.OK {
 		s.discardAhead()
 		return code
 	}
-	if code := s.commit(fields(out)); code != exit.OK {
+	if code := s.commit(plumbing.Fields(out)); code != exit.OK {
 		return code
 	}
-	if code, _ := s.validate.collect(s.env.Stdout, s.env.Stderr); code != exit.OK {
+	if code, _ := s.validate.Collect(s.env.Stdout, s.env.Stderr); code != exit.OK {
 		s.discardAhead()
 		return code
 	}
@@ -88,7 +89,7 @@ func (s *step) commit(kv map[string]string) int {
 	base, branch := kv["head"], kv["branch"]
 	if base == "" || branch == "" {
 		var out strings.Builder
-		if held(&out, s.env.Stderr, "git", "rev-parse", "--verify", "HEAD") != exit.OK {
+		if plumbing.Held(&out, s.env.Stderr, "git", "rev-parse", "--verify", "HEAD") != exit.OK {
 			return exit.RunnerError
 		}
 		base, branch = strings.TrimRight(out.String(), "\n"), ""
@@ -106,7 +107,7 @@ func (s *step) commit(kv map[string]string) int {
 // selection takes tree-select's answer: the node and the mode, or the
 // end of the run (complete, stuck, waiting).
 func (s *step) selection() int {
-	code, sel := s.sel.collect(nil, s.env.Stderr)
+	code, sel := s.sel.Collect(nil, s.env.Stderr)
 	switch code {
 	case exit.OK:
 	case exit.Complete:
@@ -124,7 +125,7 @@ func (s *step) selection() int {
 	default:
 		return code
 	}
-	kv := fields(sel)
+	kv := plumbing.Fields(sel)
 	s.facts["id"], s.facts["mode"] = kv["id"], kv["next"]
 	return exit.OK
 }
@@ -134,7 +135,7 @@ func (s *step) selection() int {
 // the budgets) is checked before one is allocated, so a bad
 // configuration costs no iteration.
 func (s *step) needs() int {
-	code, out := s.runnerCheck.collect(nil, s.env.Stderr)
+	code, out := s.runnerCheck.Collect(nil, s.env.Stderr)
 	if code == exit.OK {
 		return code
 	}
@@ -164,13 +165,13 @@ func (s *step) needs() int {
 // "context=failed" when context-write failed.
 func allocate(id string, stdout, stderr io.Writer) int {
 	var out strings.Builder
-	code := held(&out, stderr, "iter-log", "begin", "--selected", id)
+	code := plumbing.Held(&out, stderr, "iter-log", "begin", "--selected", id)
 	line := strings.TrimRight(out.String(), "\n")
 	fmt.Fprintln(stdout, line)
 	if code != exit.OK {
 		return code
 	}
-	if held(io.Discard, stderr, "context-write", "--iter", fields(line)["dir"]) != exit.OK {
+	if plumbing.Held(io.Discard, stderr, "context-write", "--iter", plumbing.Fields(line)["dir"]) != exit.OK {
 		fmt.Fprintln(stdout, "context=failed")
 	}
 	return exit.OK
@@ -184,9 +185,9 @@ func (s *step) allocate() int {
 	j := s.ahead
 	if j == nil {
 		id := s.facts["id"]
-		j = spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
+		j = plumbing.Spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
 	}
-	code, begin := j.collect(nil, s.env.Stderr)
+	code, begin := j.Collect(nil, s.env.Stderr)
 	s.ahead = nil // taken: from here its directory is allocated's to remove
 	if strings.Contains(begin, "context=failed") {
 		s.facts["context_failed"] = "1"
@@ -202,7 +203,7 @@ func (s *step) allocate() int {
 	if code != exit.OK {
 		return code
 	}
-	kv := fields(begin)
+	kv := plumbing.Fields(begin)
 	s.facts["dir"], s.facts["iter"] = kv["dir"], kv["iter"]
 	s.allocated = kv["dir"]
 	return exit.OK

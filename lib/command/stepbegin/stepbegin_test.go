@@ -9,16 +9,8 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/plumbing"
 )
-
-// done is a job that has ended with code, having printed out and errs.
-func done(code int, out, errs string) *job {
-	j := &job{done: make(chan struct{}), code: code}
-	j.stdout.WriteString(out)
-	j.stderr.WriteString(errs)
-	close(j.done)
-	return j
-}
 
 func testStep(t *testing.T) (*step, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
@@ -27,23 +19,6 @@ func testStep(t *testing.T) (*step, *bytes.Buffer, *bytes.Buffer) {
 	s := newStep(env, 1)
 	t.Cleanup(s.in.Stop)
 	return s, &out, &errs
-}
-
-// TestHeldRunsAgain: a command the signal killed at its very start runs
-// again; its output is the run's that ended.
-func TestHeldRunsAgain(t *testing.T) {
-	mark := filepath.Join(t.TempDir(), "ran")
-	var out, errs bytes.Buffer
-	code := held(&out, &errs, "sh", "-c", `if [ ! -e "$0" ]; then : > "$0"; echo early; kill -INT $$; fi; echo ok`, mark)
-	if code != 0 || out.String() != "ok\n" {
-		t.Fatalf("held: %d %q %q", code, out.String(), errs.String())
-	}
-	if code := held(&out, &errs, "sh", "-c", "exit 7"); code != 7 {
-		t.Errorf("exit 7: %d", code)
-	}
-	if code := held(&out, &errs, filepath.Join(t.TempDir(), "nothing")); code != 127 {
-		t.Errorf("a command that cannot start: %d", code)
-	}
 }
 
 // TestSelection: tree-select's answers, each as runner-step says it.
@@ -60,7 +35,7 @@ func TestSelection(t *testing.T) {
 		{1, "", "", "", ""},
 	} {
 		s, out, _ := testStep(t)
-		s.sel = done(c.code, c.sel+"\n", "")
+		s.sel = plumbing.Ended(c.code, c.sel+"\n", "")
 		if code := s.selection(); code != c.code || out.String() != c.stdout || s.facts["end_reason"] != c.reason || s.facts["mode"] != c.mode {
 			t.Errorf("tree-select exit %d: %d %q %+v", c.code, code, out.String(), s.facts)
 		}
@@ -70,7 +45,7 @@ func TestSelection(t *testing.T) {
 // TestNeeds: runner-check's first problem, and how many more.
 func TestNeeds(t *testing.T) {
 	s, _, errs := testStep(t)
-	s.runnerCheck = done(1, "config: ok\nagent: the agent's program x: not found\nguard: skipped: config invalid\nbudget: no\n", "")
+	s.runnerCheck = plumbing.Ended(1, "config: ok\nagent: the agent's program x: not found\nguard: skipped: config invalid\nbudget: no\n", "")
 	if code := s.needs(); code != exit.Negative {
 		t.Fatalf("needs: %d", code)
 	}
@@ -78,7 +53,7 @@ func TestNeeds(t *testing.T) {
 		t.Errorf("needs: %q, want %q", errs.String(), want)
 	}
 	s, _, errs = testStep(t)
-	s.runnerCheck = done(6, "", "runner-check: broke\n")
+	s.runnerCheck = plumbing.Ended(6, "", "runner-check: broke\n")
 	if code := s.needs(); code != 6 || errs.String() != "runner-check: broke\n" {
 		t.Errorf("needs, exit 6: %d %q", code, errs.String())
 	}

@@ -1,0 +1,153 @@
+// Package plumbing runs the plumbing commands of a step on behalf of the
+// Go halves of runner-step (step-begin, step-end; DESIGN.md decision 12):
+// each command runs again should SIGINT or SIGTERM kill it at its very
+// start, before it could hold signals (it had done nothing yet), and its
+// output is kept in memory until the step takes it, so commands can run
+// side by side and still be shown in sequence.
+package plumbing
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runlock"
+	"github.com/treeloop/treeloop/lib/trace"
+)
+
+// Job is one command the step starts, its output kept until it is taken
+// (Collect): the first that refuses ends the step as it would have in
+// sequence, and what the later ones printed is not shown.
+type Job struct {
+	done           chan struct{}
+	stdout, stderr bytes.Buffer
+	code           int
+}
+
+// Start runs argv in the background (Held).
+func Start(argv ...string) *Job {
+	return Spawn(func(stdout, stderr io.Writer) int { return Held(stdout, stderr, argv...) })
+}
+
+// Spawn runs f in the background as a job writing to its buffers.
+func Spawn(f func(stdout, stderr io.Writer) int) *Job {
+	j := &Job{done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.code = f(&j.stdout, &j.stderr)
+	}()
+	return j
+}
+
+// Ended is a job that has ended with code, having printed stdout and
+// stderr (what a test hands a step).
+func Ended(code int, stdout, stderr string) *Job {
+	j := &Job{done: make(chan struct{}), code: code}
+	j.stdout.WriteString(stdout)
+	j.stderr.WriteString(stderr)
+	close(j.done)
+	return j
+}
+
+// Wait waits for the job to end.
+func (j *Job) Wait() { <-j.done }
+
+// Peek waits for the job and returns its exit code and its stdout
+// without the trailing newlines (as the shell's $(...) gives it), showing
+// nothing.
+func (j *Job) Peek() (int, string) {
+	<-j.done
+	return j.code, strings.TrimRight(j.stdout.String(), "\n")
+}
+
+// Collect is Peek that passes the job's stderr on to stderr, and with
+// stdout != nil its stdout (a line, when it printed any).
+func (j *Job) Collect(stdout, stderr io.Writer) (int, string) {
+	code, out := j.Peek()
+	if stdout != nil && out != "" {
+		fmt.Fprintln(stdout, out)
+	}
+	stderr.Write(j.stderr.Bytes())
+	return code, out
+}
+
+// Held runs argv with its output on stdout and stderr (one stream, in the
+// order written, when they are the same writer), again should SIGINT or
+// SIGTERM kill it at its very start, before it could hold signals (at
+// most 10 times: it had done nothing yet), and returns its exit code
+// (128+N killed by signal N, 127 when it cannot start).
+func Held(stdout, stderr io.Writer, argv ...string) int {
+	for try := 0; ; try++ {
+		out, errb := &bytes.Buffer{}, &bytes.Buffer{}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdout, cmd.Stderr = out, errb
+		if stdout == stderr {
+			cmd.Stderr = out
+		}
+		cmd.ExtraFiles = lockFiles
+		if trace.On {
+			t := time.Now()
+			cmd.Env = append(os.Environ(), trace.LaunchEnv+"="+strconv.FormatInt(t.Unix(), 10)+"."+fmt.Sprintf("%06d", t.Nanosecond()/1000))
+		}
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && killedAtStart(ee) && try < 9 {
+			continue
+		}
+		stdout.Write(out.Bytes())
+		stderr.Write(errb.Bytes())
+		switch {
+		case err == nil:
+			return exit.OK
+		case ee != nil && ee.Exited():
+			return ee.ExitCode()
+		case ee != nil:
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return exit.RunnerError
+		default:
+			fmt.Fprintf(stderr, "%s: %s: %v\n", filepath.Base(os.Args[0]), argv[0], err)
+			return 127
+		}
+	}
+}
+
+// killedAtStart reports whether SIGINT or SIGTERM killed the command: one
+// run with signals held dies of them only before it holds them.
+func killedAtStart(ee *exec.ExitError) bool {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
+}
+
+// lockFiles hands the runner lock's descriptor on as runner-step does: a
+// command of the step (tree-edit apply-answers) shares the step's hold.
+var lockFiles = func() []*os.File {
+	if !runlock.Shares(runlock.FD, layout.Lock) {
+		return nil
+	}
+	files := make([]*os.File, runlock.FD-2)
+	files[runlock.FD-3] = os.NewFile(runlock.FD, layout.Lock)
+	return files
+}()
+
+// Fields reads "k=v k=v" words (as the commands print them) into a map.
+func Fields(s string) map[string]string {
+	m := map[string]string{}
+	for _, w := range strings.Fields(s) {
+		if k, v, ok := strings.Cut(w, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}

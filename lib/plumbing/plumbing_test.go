@@ -1,0 +1,50 @@
+package plumbing
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+)
+
+// TestHeldRunsAgain: a command the signal killed at its very start runs
+// again; its output is the run's that ended.
+func TestHeldRunsAgain(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "ran")
+	var out, errs bytes.Buffer
+	code := Held(&out, &errs, "sh", "-c", `if [ ! -e "$0" ]; then : > "$0"; echo early; kill -INT $$; fi; echo ok`, mark)
+	if code != 0 || out.String() != "ok\n" {
+		t.Fatalf("held: %d %q %q", code, out.String(), errs.String())
+	}
+	if code := Held(&out, &errs, "sh", "-c", "exit 7"); code != 7 {
+		t.Errorf("exit 7: %d", code)
+	}
+	if code := Held(&out, &errs, filepath.Join(t.TempDir(), "nothing")); code != 127 {
+		t.Errorf("a command that cannot start: %d", code)
+	}
+}
+
+// TestHeldOneStream: given one writer for both, the command's stdout and
+// stderr come in the order it wrote them.
+func TestHeldOneStream(t *testing.T) {
+	var b bytes.Buffer
+	if code := Held(&b, &b, "sh", "-c", "echo one; echo two >&2; echo three"); code != 0 || b.String() != "one\ntwo\nthree\n" {
+		t.Errorf("one stream: %d %q", code, b.String())
+	}
+}
+
+// TestJobs: a job's output is kept until it is taken, in the shell's
+// $(...) shape.
+func TestJobs(t *testing.T) {
+	j := Start("sh", "-c", "echo a=1 b=2; echo; echo warn >&2; exit 3")
+	var out, errs bytes.Buffer
+	code, text := j.Collect(&out, &errs)
+	if code != 3 || text != "a=1 b=2" || out.String() != "a=1 b=2\n" || errs.String() != "warn\n" {
+		t.Errorf("collect: %d %q %q %q", code, text, out.String(), errs.String())
+	}
+	if f := Fields(text); f["a"] != "1" || f["b"] != "2" || len(f) != 2 {
+		t.Errorf("fields: %v", f)
+	}
+	if code, text := Ended(5, "x\n\n", "").Peek(); code != 5 || text != "x" {
+		t.Errorf("ended: %d %q", code, text)
+	}
+}
