@@ -48,16 +48,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cli.Run("runner-record", "Write the run record of a runner session, .runner/runs/<id>.json (used by runner-step and runner-loop). Hook failures are logged in the record and never change the exit code.", &Options{}, args, stdin, stdout, stderr)
 }
 
-// testNow, when set (RUNNER_RECORD_NOW, RFC 3339), fixes the clock for
-// reproducible records in tests.
-func now() time.Time {
-	if s := os.Getenv("RUNNER_RECORD_NOW"); s != "" {
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			return t.UTC()
-		}
-	}
-	return time.Now().UTC()
-}
+// now is the time the records are stamped with (runrecord.Now).
+func now() time.Time { return runrecord.Now() }
 
 // recordFlag names the record the porcelain got from begin.
 type recordFlag struct {
@@ -230,16 +222,10 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	if err := rp.Refresh(&r, true); err != nil {
+	in := cli.NotifyInterrupt()
+	defer in.Stop()
+	if err := rp.Iterated(&r, now(), hooksOf(env, in)); err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
-	}
-	r.UpdatedAt = now()
-	runHook(env, &r, "on_iteration", rp.Config.Hooks)
-	// An agent asked the operator: the leaf waits for an answer.
-	if li := r.LastIteration; li != nil && li.Status == tree.AgentBlocked {
-		if n, _ := tree.Find(rp.Tree, li.NodeID); n != nil && n.IsWaiting() {
-			runHook(env, &r, "on_question", rp.Config.Hooks, "RUNNER_QUESTION="+n.Waiting)
-		}
 	}
 	if u.Detach {
 		r.Runner = runrecord.Runner{}

@@ -304,9 +304,6 @@ func TestHookFor(t *testing.T) {
 			t.Errorf("hookFor(%s) = %q, want %q", status, got, want)
 		}
 	}
-	if got := lastLine("a\n" + strings.Repeat("x", 250) + "\n\n"); got != strings.Repeat("x", 200) {
-		t.Errorf("lastLine kept %d bytes", len(got))
-	}
 	if got := oneLine("\n\n  first  \nsecond"); got != "first" {
 		t.Errorf("oneLine: %q", got)
 	}

@@ -1,7 +1,8 @@
-package runnerrecord
+package runrecord
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,5 +15,13 @@ func TestHookEnv(t *testing.T) {
 	want := []string{"PATH=/bin", "RUNNER_AGENT=codex", "RUNNER_EVENT=on_complete", "RUNNER_STATUS=complete"}
 	if !slices.Equal(got, want) {
 		t.Errorf("hookEnv = %q, want %q", got, want)
+	}
+}
+
+// A failing hook's message keeps its output's last line, at most 200
+// bytes.
+func TestLastLine(t *testing.T) {
+	if got := lastLine("a\n" + strings.Repeat("x", 250) + "\n\n"); got != strings.Repeat("x", 200) {
+		t.Errorf("lastLine kept %d bytes", len(got))
 	}
 }
