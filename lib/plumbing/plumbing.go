@@ -14,11 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runlock"
@@ -150,4 +152,34 @@ func Fields(s string) map[string]string {
 		}
 	}
 	return m
+}
+
+// Facts are what a step's Go half learns, for runner-step: names and
+// values, "exit" the step's exit code.
+type Facts map[string]string
+
+// Write prints the facts on descriptor fd as shell assignments for
+// runner-step to eval, sorted by name, each value quoted, and
+// exit=<code> last and bare (runner-step's session reads its exit there).
+func (f Facts) Write(fd int) error {
+	names := make([]string, 0, len(f))
+	for k := range f {
+		if k != "exit" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		fmt.Fprintf(&b, "%s=%s\n", k, cli.ShellQuote(f[k]))
+	}
+	fmt.Fprintf(&b, "exit=%s\n", f["exit"])
+	file := os.NewFile(uintptr(fd), "data")
+	if file == nil {
+		return fmt.Errorf("descriptor %d is not open", fd)
+	}
+	if _, err := file.WriteString(b.String()); err != nil {
+		return fmt.Errorf("write the step's facts on descriptor %d: %w", fd, err)
+	}
+	return nil
 }

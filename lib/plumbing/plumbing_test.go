@@ -2,6 +2,7 @@ package plumbing
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -46,5 +47,24 @@ func TestJobs(t *testing.T) {
 	}
 	if code, text := Ended(5, "x\n\n", "").Peek(); code != 5 || text != "x" {
 		t.Errorf("ended: %d %q", code, text)
+	}
+}
+
+// TestFacts: shell assignments, quoted, exit last and bare.
+func TestFacts(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Facts{"owned": "0", "end_reason": "it's done", "context_failed": "0", "exit": "3"}
+	if err := f.Write(int(w.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var b bytes.Buffer
+	b.ReadFrom(r)
+	want := "context_failed='0'\nend_reason='it'\\''s done'\nowned='0'\nexit=3\n"
+	if b.String() != want {
+		t.Errorf("facts %q, want %q", b.String(), want)
 	}
 }

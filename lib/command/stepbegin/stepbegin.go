@@ -17,12 +17,10 @@ package stepbegin
 import (
 	"fmt"
 	"io"
-	"os"
-	"sort"
-	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/plumbing"
 )
 
 // Options is the command line of step-begin.
@@ -38,7 +36,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // facts is what the step learns, for runner-step.
-type facts map[string]string
+type facts = plumbing.Facts
 
 // Run begins the iteration.
 func (o *Options) Run(env *cli.Env) error {
@@ -48,36 +46,11 @@ func (o *Options) Run(env *cli.Env) error {
 	code := s.begin()
 	s.waitAll()
 	s.facts["exit"] = fmt.Sprint(code)
-	s.writeFacts(o.DataFD)
+	if err := s.facts.Write(o.DataFD); err != nil {
+		s.env.Warnf("%v", err)
+	}
 	if code != exit.OK {
 		return cli.Silent(code)
 	}
 	return nil
-}
-
-// writeFacts prints the facts as shell assignments on descriptor fd.
-func (s *step) writeFacts(fd int) {
-	names := make([]string, 0, len(s.facts))
-	for k := range s.facts {
-		if k != "exit" {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	names = append(names, "exit") // last: the step's exit, as the step says it
-	var b strings.Builder
-	for _, k := range names {
-		if k == "exit" {
-			fmt.Fprintf(&b, "exit=%s\n", s.facts[k]) // a number
-			continue
-		}
-		fmt.Fprintf(&b, "%s=%s\n", k, cli.ShellQuote(s.facts[k]))
-	}
-	f := os.NewFile(uintptr(fd), "data")
-	if f == nil {
-		return
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		s.env.Warnf("write the step's facts on descriptor %d: %v", fd, err)
-	}
 }

@@ -93,22 +93,3 @@ func TestStoppedBeforeIteration(t *testing.T) {
 		t.Errorf("cancel file: %d %q %q %+v", code, out.String(), line, s.facts)
 	}
 }
-
-// TestFacts: shell assignments, quoted, exit last and bare.
-func TestFacts(t *testing.T) {
-	s, _, _ := testStep(t)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.facts["end_reason"] = "it's done"
-	s.facts["exit"] = "3"
-	s.writeFacts(int(w.Fd()))
-	w.Close()
-	var b bytes.Buffer
-	b.ReadFrom(r)
-	want := "context_failed='0'\nend_reason='it'\\''s done'\nowned='0'\nexit=3\n"
-	if b.String() != want {
-		t.Errorf("facts %q, want %q", b.String(), want)
-	}
-}
