@@ -25,6 +25,7 @@ import (
 	"github.com/treeloop/treeloop/lib/command/runnerstatus"
 	"github.com/treeloop/treeloop/lib/command/runnerworktree"
 	"github.com/treeloop/treeloop/lib/command/stepbegin"
+	"github.com/treeloop/treeloop/lib/command/stepend"
 	"github.com/treeloop/treeloop/lib/command/treeedit"
 	"github.com/treeloop/treeloop/lib/command/treeimport"
 	"github.com/treeloop/treeloop/lib/command/treeselect"
@@ -57,6 +58,7 @@ var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io
 	"runner-status":   runnerstatus.Main,
 	"runner-worktree": runnerworktree.Main,
 	"step-begin":      stepbegin.Main,
+	"step-end":        stepend.Main,
 	"tree-edit":       treeedit.Main,
 	"tree-import":     treeimport.Main,
 	"tree-select":     treeselect.Main,

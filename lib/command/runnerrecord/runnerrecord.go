@@ -56,17 +56,21 @@ type recordFlag struct {
 	Record string `required:"" placeholder:"ID" help:"The record id printed by runner-record begin."`
 }
 
-func (f recordFlag) load(env *cli.Env) (string, runrecord.Record, error) {
+// check refuses a --record that is not a record id.
+func (f recordFlag) check() error {
 	if !tree.ValidID(f.Record) {
-		return "", runrecord.Record{}, exit.Errorf(exit.Usage, "--record %q is not a record id", f.Record)
+		return exit.Errorf(exit.Usage, "--record %q is not a record id", f.Record)
 	}
-	path := env.Abs(layout.RunRecord(f.Record))
-	r, err := runrecord.Load(path)
+	return nil
+}
+
+func (f recordFlag) load(env *cli.Env) (string, runrecord.Record, error) {
+	if err := f.check(); err != nil {
+		return "", runrecord.Record{}, err
+	}
+	path, r, err := runrecord.OpenLive(env.Dir, f.Record)
 	if err != nil {
-		return "", r, exit.Errorf(exit.RunnerError, "read the run record: %v", fsutil.Cause(err))
-	}
-	if runrecord.Finished(r) {
-		return "", r, exit.Errorf(exit.RunnerError, "run record %s is finished (%s) and is never rewritten", f.Record, r.Status)
+		return "", r, exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	return path, r, nil
 }
@@ -214,23 +218,15 @@ type UpdateCmd struct {
 // Run refreshes the record and runs on_iteration; with --detach it also
 // clears the runner.
 func (u *UpdateCmd) Run(env *cli.Env) error {
-	path, r, err := u.load(env)
-	if err != nil {
+	if err := u.check(); err != nil {
 		return err
-	}
-	rp, err := runrecord.ReadRepo(env.Dir)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
-	if err := rp.Iterated(&r, now(), hooksOf(env, in)); err != nil {
+	if err := runrecord.Update(env.Dir, u.Record, hooksOf(env, in), u.Detach); err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	if u.Detach {
-		r.Runner = runrecord.Runner{}
-	}
-	return save(path, r)
+	return nil
 }
 
 // EndCmd is `runner-record end`.

@@ -1,0 +1,137 @@
+package stepend
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/exit"
+)
+
+func ptr(n int) *int { return &n }
+
+// TestJudge: what the session's exits make of the iteration, as
+// runner-step's table had it.
+func TestJudge(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		agent     *int
+		done      bool
+		guardExit *int
+		signal    int
+		want      verdict
+	}{
+		{"context-write failed", nil, false, nil, 0, verdict{"agent", "skipped", 0, "context-write failed"}},
+		{"not done", ptr(0), false, nil, 0, verdict{"agent", "skipped", 0, ""}},
+		{"agent error", ptr(5), false, nil, 0, verdict{"agent", "skipped", 5, ""}},
+		{"paused", ptr(8), false, nil, 0, verdict{"paused", "skipped", 8, ""}},
+		{"agent timeout", ptr(124), true, nil, 0, verdict{"timeout", "skipped", 124, ""}},
+		{"agent SIGTERM", ptr(143), true, nil, 143, verdict{"interrupted", "skipped", 143, ""}},
+		{"agent-exec broke", ptr(2), true, nil, 0, verdict{"agent", "skipped", 0, "agent-exec failed (exit 2)"}},
+		{"guard pass", ptr(0), true, ptr(0), 0, verdict{"agent", "pass", 0, ""}},
+		{"guard fail", ptr(0), true, ptr(1), 0, verdict{"agent", "fail", 0, ""}},
+		{"guard timeout", ptr(0), true, ptr(124), 0, verdict{"timeout", "skipped", 124, ""}},
+		{"guard SIGINT", ptr(0), true, ptr(130), 130, verdict{"interrupted", "skipped", 130, ""}},
+		{"guard-run broke", ptr(0), true, ptr(6), 0, verdict{"agent", "skipped", 0, "guard-run failed (exit 6)"}},
+		{"no guard after SIGTERM", ptr(0), true, nil, 143, verdict{"interrupted", "skipped", 143, ""}},
+		{"no guard after the cancel file", ptr(0), true, nil, 0, verdict{"interrupted", "skipped", 130, ""}},
+	} {
+		if got := judge(c.agent, c.done, c.guardExit, c.signal); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func testStep(t *testing.T, signaled int) (*step, *bytes.Buffer) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	env := &cli.Env{Name: "step-end", Stdout: &out, Stderr: &errs, Dir: t.TempDir()}
+	s := &step{env: env, in: cli.NotifyInterrupt(), signaled: signaled, facts: map[string]string{}}
+	t.Cleanup(s.in.Stop)
+	return s, &errs
+}
+
+// TestFinish: a signal ends the step as interrupted after what it
+// committed; the record's end says why.
+func TestFinish(t *testing.T) {
+	const line = "run=r iter=1 node=a status=done guard=pass"
+	for _, c := range []struct {
+		final, signal, want int
+		status, reason      string
+	}{
+		{0, 0, 0, "", ""},
+		{5, 0, 5, "", ""},
+		{8, 0, 8, "", ""},
+		{0, 130, 130, "", "interrupted by SIGINT: " + line},
+		{5, 143, 143, "", "interrupted by SIGTERM: " + line},
+		{8, 143, 8, "", ""},
+		{6, 130, 6, "", ""},
+		{124, 130, 124, "", "the iteration timed out: " + line},
+		{130, 143, 143, "", "interrupted by SIGTERM: " + line},
+		{130, 0, 130, "canceled", "canceled by .runner/cancel: " + line},
+	} {
+		s, _ := testStep(t, c.signal)
+		if got := s.finish(c.final, line); got != c.want || s.facts["end_status"] != c.status || s.facts["end_reason"] != c.reason {
+			t.Errorf("final %d, signal %d: %d %+v", c.final, c.signal, got, s.facts)
+		}
+	}
+	for _, c := range []int{0, 5, 8} {
+		if !goesOn(c) {
+			t.Errorf("exit %d goes on", c)
+		}
+	}
+	if goesOn(6) || goesOn(130) {
+		t.Error("a runner error or an interrupt lets the run go on")
+	}
+}
+
+// TestRestoreLogsOnly: a runner error that is not a session's (context-write
+// failed) is logged, and nothing is put back.
+func TestRestoreLogsOnly(t *testing.T) {
+	s, errs := testStep(t, 0)
+	dir := "iter"
+	if err := os.Mkdir(s.env.Abs(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{Iter: dir}
+	if code := s.restore(o, "context-write failed"); code != exit.OK || errs.Len() != 0 {
+		t.Fatalf("restore: %d %q", code, errs.String())
+	}
+	if code := s.restore(o, "context-write failed"); code != exit.OK {
+		t.Fatalf("restore again: %d", code)
+	}
+	data, _ := os.ReadFile(filepath.Join(s.env.Abs(dir), runnerErrorLog))
+	if string(data) != "context-write failed\ncontext-write failed\n" {
+		t.Errorf("runner_error.log: %q", data)
+	}
+}
+
+// TestRestoreFails: agent-exec's restore that cannot run leaves the
+// iteration uncommitted, saying so (exit 6).
+func TestRestoreFails(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	s, errs := testStep(t, 0)
+	if err := os.Mkdir(s.env.Abs("iter"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code := s.restore(&Options{Iter: "iter"}, "agent-exec failed (exit 2)")
+	if code != exit.RunnerError || !strings.Contains(errs.String(), "runner-step: cannot put back what the session changed; the iteration in iter is not committed") {
+		t.Errorf("restore: %d %q", code, errs.String())
+	}
+	data, _ := os.ReadFile(filepath.Join(s.env.Abs("iter"), runnerErrorLog))
+	if !strings.HasPrefix(string(data), "agent-exec failed (exit 2)\n") || !strings.Contains(string(data), "agent-exec") {
+		t.Errorf("runner_error.log: %q", data)
+	}
+}
+
+// TestRefreshRefusesBadID: a record id that is not one is said as
+// runner-record says it, and the record is not detached.
+func TestRefreshRefusesBadID(t *testing.T) {
+	s, errs := testStep(t, 0)
+	if s.refresh("../x", true) || errs.String() != "runner-record: --record \"../x\" is not a record id\n" {
+		t.Errorf("refresh: %q", errs.String())
+	}
+}
