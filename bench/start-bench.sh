@@ -7,7 +7,7 @@
 # work tree's, so load hits both alike. Each row: median wall ms of RUNS
 # spawns (posix_spawn, waited for), its ratio to gostart, and the median
 # minor page faults.
-# Then the composition floor (the step's 17 command starts, --version,
+# Then the composition floor (the step's 16 command starts, --version,
 # summed from the medians) for each build.
 # Usage: bench/start-bench.sh [RUNS] [BASE]   (default 200 runs, no base)
 set -euo pipefail
@@ -57,7 +57,7 @@ python3 - "$work" "$runs" "${builds[@]}" <<'PY'
 import os, statistics, sys, time
 work, runs, builds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 # The step's commands and how many times a step starts each.
-step = {"runner-enter": 2, "step-begin": 1, "step-end": 1, "iter-log": 3, "runner-record": 1, "loop-commit": 2, "tree-validate": 1, "tree-select": 1,
+step = {"runner-enter": 1, "step-begin": 1, "step-end": 1, "iter-log": 3, "runner-record": 1, "loop-commit": 2, "tree-validate": 1, "tree-select": 1,
         "runner-check": 1, "context-write": 1, "agent-exec": 1, "guard-run": 1, "tree-update": 1}
 real = [["tree-validate"], ["tree-select"], ["loop-commit", "check"], ["iter-log", "recover"],
         ["iter-log", "list"], ["runner-check"]]

@@ -15,6 +15,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
 // FD is the descriptor the porcelain holds the lock on.
@@ -104,3 +106,39 @@ func Holder(path string) string {
 func WriteHolder(path string, pid int, command string) error {
 	return os.WriteFile(path, fmt.Appendf(nil, "pid=%d command=%s\n", pid, command), 0o666)
 }
+
+// Enter takes the runner lock for the porcelain command (runner-step,
+// runner-loop) whose process id is pid, on descriptor FD, open on path
+// (runner-enter env opened it; shown is how the lock is named, the path
+// relative to the repository's root): shared when FD's description holds
+// it already (a step under runner-loop), else taken and the holder's line
+// written. err is one line saying what to do, wrapping ErrHeld when
+// another runner holds it; warn says the holder's line was not written.
+func Enter(path, shown string, pid int, command string) (warn, err error) {
+	inherited, err := TakeFD(FD, path)
+	if errors.Is(err, ErrHeld) {
+		holder := Holder(path)
+		if holder == "" {
+			holder = "holder unknown"
+		}
+		return nil, heldError(fmt.Sprintf("another runner holds %s (%s); wait for it or stop it", shown, holder))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot lock %s: %v", shown, fsutil.Cause(err))
+	}
+	if !inherited {
+		if err := WriteHolder(path, pid, command); err != nil {
+			return fmt.Errorf("write the holder's line in %s: %v", shown, fsutil.Cause(err)), nil
+		}
+	}
+	return nil, nil
+}
+
+// heldError is the refusal when another runner holds the lock, naming
+// the holder.
+type heldError string
+
+func (e heldError) Error() string { return string(e) }
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e heldError) Is(target error) bool { return target == ErrHeld }

@@ -93,3 +93,44 @@ func TestLockDiesWithHolder(t *testing.T) {
 	}
 	release()
 }
+
+// TestEnter: the porcelain's way in takes the lock on descriptor 9 and
+// names itself, shares a hold its description has, and refuses a lock
+// another runner holds, naming it.
+func TestEnter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	if err := CanOpen(path); err != nil {
+		t.Fatal(err)
+	}
+	onFD := func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Dup2(int(f.Fd()), FD); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onFD()
+	defer syscall.Close(FD)
+	if warn, err := Enter(path, "lk", 42, "runner-step"); warn != nil || err != nil {
+		t.Fatalf("a free lock: %v %v", warn, err)
+	}
+	if h := Holder(path); h != "pid=42 command=runner-step" {
+		t.Fatalf("holder %q", h)
+	}
+	if warn, err := Enter(path, "lk", 43, "runner-loop"); warn != nil || err != nil || Holder(path) != "pid=42 command=runner-step" {
+		t.Fatalf("a hold shared: %v %v, holder %q", warn, err, Holder(path))
+	}
+	keep, err := syscall.Dup(FD) // the earlier description, holding on
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(keep)
+	onFD() // a description of its own: the hold is the earlier one's
+	_, err = Enter(path, "lk", 44, "runner-step")
+	if !errors.Is(err, ErrHeld) || err.Error() != "another runner holds lk (pid=42 command=runner-step); wait for it or stop it" {
+		t.Fatalf("a lock held: %v", err)
+	}
+}

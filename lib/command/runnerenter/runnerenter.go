@@ -132,22 +132,15 @@ type LockCmd struct {
 
 // Run takes the lock on descriptor 9.
 func (l *LockCmd) Run(env *cli.Env) error {
-	path := env.Abs(layout.Lock)
-	inherited, err := runlock.TakeFD(runlock.FD, path)
+	warn, err := runlock.Enter(env.Abs(layout.Lock), layout.Lock, l.PID, l.As)
 	if errors.Is(err, runlock.ErrHeld) {
-		holder := runlock.Holder(path)
-		if holder == "" {
-			holder = "holder unknown"
-		}
-		return l.fail(env, exit.Negative, "another runner holds %s (%s); wait for it or stop it", layout.Lock, holder)
+		return l.fail(env, exit.Negative, "%v", err)
 	}
 	if err != nil {
-		return l.fail(env, exit.RunnerError, "cannot lock %s: %v", layout.Lock, fsutil.Cause(err))
+		return l.fail(env, exit.RunnerError, "%v", err)
 	}
-	if !inherited {
-		if err := runlock.WriteHolder(path, l.PID, l.As); err != nil {
-			env.Warnf("write the holder's line in %s: %v", layout.Lock, fsutil.Cause(err))
-		}
+	if warn != nil {
+		env.Warnf("%v", warn)
 	}
 	return nil
 }

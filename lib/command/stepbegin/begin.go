@@ -1,6 +1,7 @@
 package stepbegin
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
+	"github.com/treeloop/treeloop/lib/runlock"
 )
 
 // step is the start of one runner-step.
@@ -69,6 +71,25 @@ func (s *step) waitFirst() {
 	for _, j := range []*plumbing.Job{s.check, s.validate, s.sel, s.runnerCheck} {
 		j.Peek()
 	}
+}
+
+// lock takes the runner lock as runner-step (runner-enter lock): one
+// runner per repository, held until runner-step exits.
+func (s *step) lock() int {
+	warn, err := runlock.Enter(s.env.Abs(layout.Lock), layout.Lock, s.pid, "runner-step")
+	if warn != nil {
+		s.env.Warnf("%v", warn)
+	}
+	switch {
+	case errors.Is(err, runlock.ErrHeld):
+		fmt.Fprintf(s.env.Stderr, "runner-step: %v\n", err)
+		s.facts["lock"] = "refused"
+		return exit.Negative
+	case err != nil:
+		fmt.Fprintf(s.env.Stderr, "runner-step: %v\n", err)
+		return exit.RunnerError
+	}
+	return exit.OK
 }
 
 // begin runs the start of the step and returns its exit code.

@@ -25,14 +25,15 @@ import (
 
 // Options is the command line of step-begin.
 type Options struct {
-	PID      int `required:"" help:"The step's process id (runner-step's), for the run record the step opens when it runs alone."`
-	Signaled int `placeholder:"CODE" help:"A signal the step got already, 130 (SIGINT) or 143 (SIGTERM), as if it came now: the step starts no iteration (0: none)."`
-	DataFD   int `name:"data-fd" default:"3" placeholder:"FD" help:"The descriptor the step's facts go to, as shell assignments for runner-step to eval, whatever the exit code: record, owned (1: the step opened the run record and ends it), run, base, branch, id, mode, dir, iter, context_failed (1: context-write failed), end_status and end_reason (for the run record), then exit=<code>."`
+	PID      int  `required:"" help:"The step's process id (runner-step's), for the run record the step opens when it runs alone, and the lock's holder line (--lock)."`
+	Lock     bool `help:"First take the runner lock as runner-step, on descriptor 9 that runner-enter env opened on .runner/lock (as runner-enter lock does; shared when it holds the loop's lock already): exit 1 when another runner holds it."`
+	Signaled int  `placeholder:"CODE" help:"A signal the step got already, 130 (SIGINT) or 143 (SIGTERM), as if it came now: the step starts no iteration (0: none)."`
+	DataFD   int  `name:"data-fd" default:"3" placeholder:"FD" help:"The descriptor the step's facts go to, as shell assignments for runner-step to eval, whatever the exit code: lock (refused: another runner holds it, the step did not run), record, owned (1: the step opened the run record and ends it), run, base, branch, id, mode, dir, iter, context_failed (1: context-write failed), end_status and end_reason (for the run record), then exit=<code>."`
 }
 
 // Main runs step-begin and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("step-begin", "Begin an iteration of runner-step in the current directory, the repository's root: commit an iteration a crash or kill left unfinished (as interrupted), commit the answers operators queued, open the run record (unless TREELOOP_RECORD is set: runner-loop owns it), check the git policy, the tree, the selection and what the iteration needs (loop-commit check, tree-validate --audit, tree-select, runner-check: side by side), and allocate the iteration (iter-log begin, context-write). Prints the step's lines as runner-step prints them (\"step: recovered …\", \"step: status=complete\", \"step: limit reason=…\", \"step: interrupted reason=…\") and the step's facts on --data-fd. Exit 0 an iteration is allocated, otherwise the step's exit code (runner-step --help): 1 refused, 2 complete, 3 stuck, 4 a limit, 6 runner error, 7 waiting, 130/143 interrupted (a signal, or .runner/cancel) before an iteration began.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("step-begin", "Begin an iteration of runner-step in the current directory, the repository's root: take the runner lock (--lock), commit an iteration a crash or kill left unfinished (as interrupted), commit the answers operators queued, open the run record (unless TREELOOP_RECORD is set: runner-loop owns it), check the git policy, the tree, the selection and what the iteration needs (loop-commit check, tree-validate --audit, tree-select, runner-check: side by side), and allocate the iteration (iter-log begin, context-write). Prints the step's lines as runner-step prints them (\"step: recovered …\", \"step: status=complete\", \"step: limit reason=…\", \"step: interrupted reason=…\") and the step's facts on --data-fd. Exit 0 an iteration is allocated, otherwise the step's exit code (runner-step --help): 1 refused (another runner holds the lock among others), 2 complete, 3 stuck, 4 a limit, 6 runner error, 7 waiting, 130/143 interrupted (a signal, or .runner/cancel) before an iteration began.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // facts is what the step learns, for runner-step.
@@ -43,7 +44,13 @@ func (o *Options) Run(env *cli.Env) error {
 	s := newStep(env, o.PID)
 	defer s.in.Stop()
 	s.signaled = o.Signaled
-	code := s.begin()
+	code := exit.OK
+	if o.Lock {
+		code = s.lock()
+	}
+	if code == exit.OK {
+		code = s.begin()
+	}
 	s.waitAll()
 	s.facts["exit"] = fmt.Sprint(code)
 	if err := s.facts.Write(o.DataFD); err != nil {
