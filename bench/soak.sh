@@ -21,6 +21,8 @@
 # Usage: bench/soak.sh [STEPS] [FILES] [NODES]   (defaults: 2000 1000 6000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 steps=${1:-2000}
 files=${2:-1000}
 nodes=${3:-6000}
@@ -37,12 +39,7 @@ install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
 mkdir -p "$work/home"
 export PATH="$work/bin:$PATH" HOME="$work/home" GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=soak GIT_AUTHOR_EMAIL=soak@example.com GIT_COMMITTER_NAME=soak GIT_COMMITTER_EMAIL=soak@example.com
-cat > "$work/agent" <<'SH'
-#!/bin/sh
-cat >/dev/null
-echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
-SH
-chmod +x "$work/agent"
+bench_agent "$work/agent"
 export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps + 10))
 # The sandbox a user gets (runner-init's auto: bwrap where it works), unless
 # RUNNER_SANDBOX chooses one.
@@ -53,15 +50,7 @@ repo=$work/repo
 mkdir -p "$repo"
 cd "$repo"
 git init -q -b main
-python3 - "$files" <<'PY'
-import os, sys
-for i in range(int(sys.argv[1])):
-    d, f = divmod(i, 50)
-    os.makedirs(f"src/d{d}", exist_ok=True)
-    with open(f"src/d{d}/f{f}.go", "w") as fh:
-        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
-PY
-printf 'ci:\n    @true\n' > justfile
+bench_files "$files"
 git add -A
 git commit -qm initial
 # The goal is gentree's root, so runner-start takes the tree as it is.

@@ -18,6 +18,8 @@
 # Usage: bench/step-bench.sh [ITERATIONS] [FILES...]   (defaults: 21 1000 50000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 iters=${1:-21}
 shift || true
 sizes=("$@")
@@ -32,12 +34,7 @@ export RUNNER_SANDBOX=${RUNNER_SANDBOX:-none}
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-cat > "$work/agent" <<'SH'
-#!/bin/sh
-cat >/dev/null
-echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
-SH
-chmod +x "$work/agent"
+bench_agent "$work/agent"
 export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=100000
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -48,16 +45,7 @@ setup() {
   mkdir -p "$repo"
   cd "$repo"
   git init -q -b main
-  python3 - "$files" <<'PY'
-import os, sys
-n = int(sys.argv[1])
-for i in range(n):
-    d, f = divmod(i, 50)
-    os.makedirs(f"src/d{d}", exist_ok=True)
-    with open(f"src/d{d}/f{f}.go", "w") as fh:
-        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
-PY
-  printf 'ci:\n    @true\n' > justfile
+  bench_files "$files"
   # Packed, as a real repository of that size is: the initial commit's
   # loose objects would otherwise start git gc --auto in the background,
   # and it would run during the measured steps.

@@ -14,6 +14,8 @@
 #        (defaults: 21 rounds, 1,000 files; REV as git rev-parse takes it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 rounds=21 files=1000
 while getopts n:f: opt; do
   case $opt in
@@ -30,12 +32,7 @@ trap 'rm -rf "$work"' EXIT
 export RUNNER_SANDBOX=none RUNNER_MAX_ITERATIONS=100000
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 CGO_ENABLED=0 go build -o "$work/tools/" ./bench/gentree
-cat > "$work/agent" <<'SH'
-#!/bin/sh
-cat >/dev/null
-echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
-SH
-chmod +x "$work/agent"
+bench_agent "$work/agent"
 export RUNNER_AGENT_BIN=$work/agent
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -60,15 +57,7 @@ setup() {
     cd "$repo"
     PATH="$work/bin-$1:$PATH"; export PATH  # this subshell only
     git init -q -b main
-    python3 - "$files" <<'PY'
-import os, sys
-for i in range(int(sys.argv[1])):
-    d, f = divmod(i, 50)
-    os.makedirs(f"src/d{d}", exist_ok=True)
-    with open(f"src/d{d}/f{f}.go", "w") as fh:
-        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
-PY
-    printf 'ci:\n    @true\n' > justfile
+    bench_files "$files"
     git add -A && git -c gc.auto=0 commit -qm initial && git gc -q
     runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
     "$work/tools/gentree" -n 1000 -passed 0 > .runner/state/tree.json

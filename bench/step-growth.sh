@@ -21,6 +21,8 @@
 # Usage: bench/step-growth.sh [STEPS] [FILES] [NODES]   (defaults: 1000 1000 6000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 steps=${1:-1000}
 files=${2:-1000}
 nodes=${3:-6000}
@@ -31,12 +33,7 @@ install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
 export PATH="$work/bin:$PATH" RUNNER_SANDBOX=${RUNNER_SANDBOX:-none}
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-cat > "$work/agent" <<'SH'
-#!/bin/sh
-cat >/dev/null
-echo '{"status":"done","summary":"no-op","children":[]}' > "$RUNNER_OUTPUT"
-SH
-chmod +x "$work/agent"
+bench_agent "$work/agent"
 export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps * 2 + 100))
 echo "step growth: $steps steps, $files files, a $nodes-node tree; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -44,15 +41,7 @@ repo=$work/repo
 mkdir -p "$repo"
 cd "$repo"
 git init -q -b main
-python3 - "$files" <<'PY'
-import os, sys
-for i in range(int(sys.argv[1])):
-    d, f = divmod(i, 50)
-    os.makedirs(f"src/d{d}", exist_ok=True)
-    with open(f"src/d{d}/f{f}.go", "w") as fh:
-        fh.write(f"package d{d}\n\n// F{f} is file {f}.\nconst F{f} = {f}\n")
-PY
-printf 'ci:\n    @true\n' > justfile
+bench_files "$files"
 git add -A && git -c gc.auto=0 commit -qm initial && git gc -q
 printf '# Node 0\n\nDeliver part 0 of the benchmark goal, with tests.\n' > "$work/goal.md"
 runner-init --goal "$work/goal.md" >/dev/null

@@ -128,6 +128,7 @@ func (s *step) end(o *Options) int {
 		s.facts["detach"] = "1"
 	}
 	fmt.Fprintln(s.env.Stdout, "step: "+line)
+	s.facts["committed"] = line
 	return s.finish(v.final, line)
 }
 

@@ -32,7 +32,7 @@ type Options struct {
 	Record    string `placeholder:"ID" help:"The run record to refresh once the iteration is committed (runner-record update; none without it)."`
 	Detach    bool   `help:"The step runs alone and opened the record: when it goes on (exit 0, 5, 8) and no signal came, the refresh leaves the record running with no runner attached (runner-record update --detach)."`
 	Signaled  int    `placeholder:"CODE" help:"A signal the step got already, 130 (SIGINT) or 143 (SIGTERM), as if it came now (0: none)."`
-	DataFD    int    `name:"data-fd" default:"3" placeholder:"FD" help:"The descriptor the step's facts go to, as shell assignments for runner-step to eval: end_status and end_reason (for the run record), detach (1: the refresh left the record running with no runner), then exit=<code>."`
+	DataFD    int    `name:"data-fd" default:"3" placeholder:"FD" help:"The descriptor the step's facts go to, as shell assignments for runner-step to eval: end_status and end_reason (for the run record), detach (1: the refresh left the record running with no runner), committed (the step's last line without \"step: \", once the iteration is committed), then exit=<code>."`
 }
 
 // Main runs step-end and returns its exit code.
