@@ -113,8 +113,10 @@ type Result struct {
 	Idle bool
 	// Canceled reports that ctx was canceled (an interruption).
 	Canceled bool
-	// Started is when the command (or its init) started; zero when it
-	// did not.
+	// Started is when Run decided to start the command (or its init),
+	// just before its last look at ctx: an interruption noted after it
+	// found the command starting and stopped it at once, one noted before
+	// it started nothing. Zero when nothing started.
 	Started time.Time
 	// Duration is the wall time from start until the process exited and
 	// its output was drained.
@@ -188,15 +190,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
+	decided := time.Now()
 	if err := ctx.Err(); err != nil {
 		setCtxReason(&res, err)
 		return res, nil
 	}
-	if !s.Deadline.IsZero() && !time.Now().Before(s.Deadline) {
+	if !s.Deadline.IsZero() && !decided.Before(s.Deadline) {
 		res.TimedOut = true
 		return res, nil
 	}
-	cmd, p, status, err := start(s, &res)
+	cmd, p, status, err := start(s, &res, decided)
 	if err != nil {
 		return res, err
 	}
@@ -243,9 +246,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 
 // start starts s.Argv in a new process group (a session under its own
 // init where s asks for it and the kernel allows, res.Contained), with
-// the pipes of its output and input, and sets res.Started. status is the
+// the pipes of its output and input, and sets res.Started to started. status is the
 // init's report pipe, nil without an init. The error is a *StartError.
-func start(s Spec, res *Result) (cmd *exec.Cmd, p *pipes, status *os.File, err error) {
+func start(s Spec, res *Result, started time.Time) (cmd *exec.Cmd, p *pipes, status *os.File, err error) {
 	// A bad Dir would otherwise surface as "fork/exec <binary>: no such
 	// file or directory", blaming the binary.
 	if err := checkDir(s.Dir); err != nil {
@@ -268,7 +271,6 @@ func start(s Spec, res *Result) (cmd *exec.Cmd, p *pipes, status *os.File, err e
 	if err != nil {
 		return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
 	}
-	started := time.Now()
 	if s.KillEscaped && !s.OwnNamespace {
 		// A session: under its own init in a PID namespace (contain.go),
 		// else, where the kernel refuses, as a child subreaper.
