@@ -84,8 +84,16 @@ func (u Unbacked) Message() string {
 }
 
 // AuditRepo audits t, the tree of the repository at dir, against HEAD's
-// history, the run and its next iteration read from run_state.json.
-func AuditRepo(dir string, t *tree.Node) (Report, error) {
+// history, the run and its next iteration read from run_state.json,
+// reading the step's cache (CacheFile) where it serves.
+func AuditRepo(dir string, t *tree.Node) (Report, error) { return auditRepo(dir, t, false) }
+
+// AuditRepoKeep is AuditRepo that also writes the cache for the next
+// audit: runner-step's start alone, between sessions (tree-validate
+// --audit --keep-audit).
+func AuditRepoKeep(dir string, t *tree.Node) (Report, error) { return auditRepo(dir, t, true) }
+
+func auditRepo(dir string, t *tree.Node, keep bool) (Report, error) {
 	repo, err := git.Open(dir)
 	if err != nil {
 		return Report{}, err
@@ -98,7 +106,7 @@ func AuditRepo(dir string, t *tree.Node) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return Audit(repo, repo.Root(), runstate.Val(rs.RunID), head, rs.NextIter, t)
+	return audit(repo, repo.Root(), runstate.Val(rs.RunID), head, rs.NextIter, t, true, keep)
 }
 
 // Reopen returns prev with every node of unbacked that next has open set
@@ -166,11 +174,24 @@ type passCommit struct {
 // next_iter; 0 when unknown): a pass claimed by iteration nextIter or later
 // backs nothing. Errors are git's or the logs' I/O, never an unbacked node.
 func Audit(repo *git.Repo, root, runID, head string, nextIter int, t *tree.Node) (Report, error) {
+	return audit(repo, root, runID, head, nextIter, t, false, false)
+}
+
+// audit is Audit, through the cache when cached (head must then be a
+// full commit id), writing it again when keep.
+func audit(repo *git.Repo, root, runID, head string, nextIter int, t *tree.Node, cached, keep bool) (Report, error) {
 	rep := Report{Run: runID, Head: head, Passes: []Pass{}, Unbacked: []Unbacked{}}
 	if t == nil || !tree.AnyPassed(t) {
 		return rep, nil
 	}
-	commits, err := passCommits(repo, runID, head)
+	var commits map[string][]passCommit
+	confirmed := map[string]bool{}
+	var err error
+	if cached {
+		commits, confirmed, err = history(repo, root, runID, head)
+	} else {
+		commits, err = passCommits(repo, runID, head)
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -205,7 +226,7 @@ func Audit(repo *git.Repo, root, runID, head string, nextIter int, t *tree.Node)
 			rep.Passes = append(rep.Passes, Pass{Node: n.ID, Path: path, Log: true})
 			return "", nil
 		}
-		pass, reason, err := leaf(commits[n.ID], n.ID, runID, nextIter, logs)
+		pass, reason, err := leaf(commits[n.ID], n.ID, runID, nextIter, logs, confirmed)
 		if err != nil {
 			return "", err
 		}
@@ -220,12 +241,19 @@ func Audit(repo *git.Repo, root, runID, head string, nextIter int, t *tree.Node)
 	if _, err := walk(t, ""); err != nil {
 		return rep, err
 	}
+	if keep && objectID(head) {
+		// A cache that cannot be written slows the next audit down, and
+		// nothing else.
+		_ = keepCache(root, runID, head, commits, confirmed)
+	}
 	return rep, nil
 }
 
 // leaf checks a passed leaf's pass commits (oldest first): the first that
-// its log, where kept, confirms backs it; reason says why none does.
-func leaf(cs []passCommit, id, runID string, nextIter int, logs string) (Pass, string, error) {
+// its log, where kept, confirms backs it; reason says why none does. A
+// commit in confirmed had its log read and agree already; one whose log
+// agrees now is added to it.
+func leaf(cs []passCommit, id, runID string, nextIter int, logs string, confirmed map[string]bool) (Pass, string, error) {
 	if len(cs) == 0 {
 		return Pass{}, fmt.Sprintf("no commit of run %s passed it", runID), nil
 	}
@@ -234,6 +262,9 @@ func leaf(cs []passCommit, id, runID string, nextIter int, logs string) (Pass, s
 		if nextIter > 0 && c.iter >= nextIter {
 			reason = fmt.Sprintf("commit %s claims iteration %d, which run %s never reached", short(c.sha), c.iter, runID)
 			continue
+		}
+		if confirmed[c.sha] {
+			return Pass{Node: id, Commit: c.sha, Iteration: c.iter, Log: true}, "", nil
 		}
 		var m iterdir.Meta
 		err := iterdir.Read(filepath.Join(logs, layout.IterName(c.iter)), iterdir.MetaFile, &m)
@@ -246,6 +277,7 @@ func leaf(cs []passCommit, id, runID string, nextIter int, logs string) (Pass, s
 			reason = fmt.Sprintf("commit %s claims iteration %d, whose log records node %s, result %s, commit %s", short(c.sha), c.iter, m.NodeID, m.Result, short(m.Commit))
 			continue
 		}
+		confirmed[c.sha] = true
 		return Pass{Node: id, Commit: c.sha, Iteration: c.iter, Log: true}, "", nil
 	}
 	return Pass{}, reason, nil

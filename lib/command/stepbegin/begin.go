@@ -61,7 +61,7 @@ func newStep(env *cli.Env, pid int) *step {
 // firstCommands (re)starts the first commands.
 func (s *step) firstCommands() {
 	s.check = s.start("loop-commit", "check")
-	s.validate = s.start("tree-validate", "--audit")
+	s.validate = s.start("tree-validate", "--audit", "--keep-audit")
 	s.sel = s.start("tree-select")
 	s.runnerCheck = s.start("runner-check")
 }

@@ -35,6 +35,7 @@ type Options struct {
 	By        string `name:"by" enum:",human,operator,loop" default:"" help:"Who changes the tree, for the runner-owned fields (passes, attempts, max_attempts, next, waiting, answers) of existing nodes against the previous tree: human (the default) may change none, operator (tree-edit) attempts, max_attempts, next, waiting and answers of open nodes (and reopen a passed node no loop commit backs, --audit), loop (loop-commit) the transitions tree-update judged. passes never becomes true but through the loop. Not with --staged, which tells who commits from the processes (the committing loop-commit or tree-edit holding .runner/lock), never from a variable."`
 	Canonical bool   `help:"Also demand canonical bytes (keys in schema order, 2-space indent, sorted children, trailing newline)."`
 	Audit     bool   `help:"Also check that every passed node passed through the loop (DESIGN.md decision 16): a passed leaf needs a commit of the run, reachable from HEAD, saying it passed on a green guard (chore(loop): run <run> iter <n> node <id> status=done guard=pass), confirmed by that iteration's local log where it is kept; a passed inner node needs its children backed. Each node without one is an error naming the fix (tree-edit retry ID); with --json, the report lists each passed node's backing commit (audit.passes)."`
+	KeepAudit bool   `name:"keep-audit" help:"With --audit, keep what the audit read (the commit it read the history up to, the run's pass commits, the logs that confirmed them) in .runner/iterations/<run>/audit-cache.json, so the next audit reads only what changed since: runner-step's start, between sessions. Without it the cache is only read."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
 	cli.Get
 }
@@ -97,7 +98,11 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	var audit *provenance.Report
 	if o.Audit && root != nil && len(ps) == 0 {
-		rep, err := provenance.AuditRepo(env.Dir, root)
+		auditRepo := provenance.AuditRepo
+		if o.KeepAudit {
+			auditRepo = provenance.AuditRepoKeep
+		}
+		rep, err := auditRepo(env.Dir, root)
 		if err != nil {
 			return exit.Errorf(exit.RunnerError, "audit the passed nodes against the run's history: %v", err)
 		}
