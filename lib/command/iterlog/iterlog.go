@@ -395,94 +395,15 @@ func guardState(g string) string {
 // RecoverCmd is `iter-log recover`.
 type RecoverCmd struct{}
 
-// Recovery actions printed by `iter-log recover`, in the order a step does
-// them: update (tree-update --outcome interrupted), then end (iter-log end),
-// then commit (loop-commit).
-const (
-	RecoverNone      = "none"
-	RecoverCommit    = "commit"
-	RecoverEnd       = "end"
-	RecoverUpdate    = "update"
-	RecoverDiscarded = "discarded"
-)
-
-// Run diagnoses the run's last iteration.
+// Run diagnoses the run's last iteration (iterdir.Recover).
 func (r *RecoverCmd) Run(env *cli.Env) error {
-	rs, err := runstate.Load(env.Abs(layout.RunState))
+	rec, err := iterdir.Recover(env.Dir)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	runID := runstate.Val(rs.RunID)
-	if runID == "" {
-		fmt.Fprintf(env.Stdout, "action=%s\n", RecoverNone)
-		return nil
+	if rec.Warning != "" {
+		env.Warnf("%s", rec.Warning)
 	}
-	runDir := env.Abs(filepath.Join(layout.Iterations, runID))
-	entries, err := os.ReadDir(runDir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return exit.Errorf(exit.RunnerError, "read %s: %v", env.Rel(runDir), fsutil.Cause(err))
-	}
-	last, lastName := 0, ""
-	for _, e := range entries {
-		if n, ok := iterNumber(e.Name()); ok && e.IsDir() && n > last {
-			last, lastName = n, e.Name()
-		}
-	}
-	if last == 0 {
-		fmt.Fprintf(env.Stdout, "action=%s\n", RecoverNone)
-		return nil
-	}
-	dir := filepath.Join(runDir, lastName)
-	rel := env.Rel(dir)
-	var m iterdir.Meta
-	switch err := iterdir.Read(dir, iterdir.MetaFile, &m); {
-	case err == nil && m.Commit != "":
-		fmt.Fprintf(env.Stdout, "action=%s\n", RecoverNone)
-		return nil
-	case err == nil:
-		fmt.Fprintf(env.Stdout, "action=%s dir=%s selected=%s\n", RecoverCommit, rel, m.NodeID)
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		// A torn meta.json cannot happen (atomic writes); an unreadable one
-		// is rewritten by iter-log end.
-		env.Warnf("%s: %v; rewriting it", iterdir.MetaFile, err)
-	}
-	var begin iterdir.Begin
-	if err := iterdir.Read(dir, iterdir.BeginFile, &begin); err != nil {
-		// Killed between allocating the directory and recording the start:
-		// nothing ran. Set the directory aside (never reuse or overwrite it).
-		aside := dir + ".aborted"
-		for k := 2; ; k++ {
-			if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			aside = fmt.Sprintf("%s.aborted-%d", dir, k)
-		}
-		if err := os.Rename(dir, aside); err != nil {
-			return exit.Errorf(exit.RunnerError, "set aside %s: %v", rel, fsutil.Cause(err))
-		}
-		fmt.Fprintf(env.Stdout, "action=%s dir=%s\n", RecoverDiscarded, env.Rel(aside))
-		return nil
-	}
-	action := RecoverUpdate
-	if iterdir.Exists(dir, iterdir.UpdateFile) {
-		action = RecoverEnd
-	}
-	fmt.Fprintf(env.Stdout, "action=%s dir=%s selected=%s\n", action, rel, begin.NodeID)
+	fmt.Fprintln(env.Stdout, rec)
 	return nil
-}
-
-// iterNumber parses an iteration directory name ("0007").
-func iterNumber(name string) (int, bool) {
-	if len(name) < 4 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range name {
-		if c < '0' || c > '9' || n > 1e8 {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n > 0
 }
