@@ -13,7 +13,6 @@
 package runnerrecord
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,11 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
-	"github.com/treeloop/treeloop/lib/git"
-	"github.com/treeloop/treeloop/lib/goal"
-	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runrecord"
-	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -80,133 +75,17 @@ type BeginCmd struct {
 	PID int `required:"" help:"The runner's process id (runner-loop's, or runner-step's when run alone)."`
 }
 
-// Run opens the session's record.
+// Run opens the session's record (runrecord.Begin).
 func (b *BeginCmd) Run(env *cli.Env) error {
-	rs, err := runstate.Load(env.Abs(layout.RunState))
-	if errors.Is(err, os.ErrNotExist) {
-		// Not a treeloop repository (yet): the step says so itself.
-		fmt.Fprintln(env.Stdout, "record=none")
-		return nil
-	}
+	id, err := runrecord.Begin(env.Dir, b.PID, func(w string) { env.Warnf("%s", w) })
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	runID := runstate.Val(rs.RunID)
-	if runID == "" {
-		fmt.Fprintln(env.Stdout, "record=none")
-		return nil
+	if id == "" {
+		id = "none"
 	}
-	if !ignored(env.Dir) {
-		env.Warnf("%s/ is not ignored by git: no run record is written (add runs/ to %s, as runner-init does)", layout.Runs, layout.Gitignore)
-		fmt.Fprintln(env.Stdout, "record=none")
-		return nil
-	}
-	t := now()
-	host, _ := os.Hostname()
-	recs, bad, err := runrecord.List(env.Abs(layout.Runs))
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %v", layout.Runs, fsutil.Cause(err))
-	}
-	for _, e := range bad {
-		env.Warnf("%v", e)
-	}
-	var attach *runrecord.Record
-	for i := range recs {
-		r := recs[i]
-		if r.Status == runrecord.Interrupted {
-			// Effective read it as interrupted: is it still running on disk?
-			if disk, err := runrecord.Load(env.Abs(layout.RunRecord(r.ID))); err == nil && !runrecord.Finished(disk) {
-				// The iteration its runner left, committed by the recovery
-				// since, is one it covers.
-				if disk.RunID == runID {
-					if rp, err := runrecord.ReadRepo(env.Dir); err == nil {
-						_ = rp.Refresh(&disk, true)
-					}
-				}
-				finish(env, &disk, runrecord.Interrupted, fmt.Sprintf("the runner (pid %d) ended without finishing the run; recovered by the next runner", disk.Runner.PID), t)
-			}
-			continue
-		}
-		if runrecord.Finished(r) {
-			continue
-		}
-		switch {
-		case r.Runner.PID == 0 && r.RunID == runID:
-			attach = &recs[i]
-		case r.Runner.PID == 0:
-			finish(env, &r, runrecord.Interrupted, "a runner started run "+runID+" while this run waited for its next step", t)
-		case r.Runner.PID != b.PID || r.Runner.Host != host:
-			// The lock keeps a second runner out; a live record of
-			// another runner here is on another host or a pid reused.
-			env.Warnf("run record %s is running under pid %d on %s; leaving it", r.ID, r.Runner.PID, r.Runner.Host)
-		default:
-			attach = &recs[i]
-		}
-	}
-	var r runrecord.Record
-	if attach != nil {
-		// A re-attached record keeps what the last update refreshed: the
-		// repository (a 1,000-node tree, config.toml) is read only for a
-		// new record (runner-step run alone re-attaches every
-		// step).
-		r = *attach
-	} else {
-		rp, err := runrecord.ReadRepo(env.Dir)
-		if err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
-		id := runID
-		for n := 2; fileExists(env.Abs(layout.RunRecord(id))); n++ {
-			id = fmt.Sprintf("%s.%d", runID, n)
-		}
-		r = runrecord.Record{Version: 1, ID: id, RunID: runID, Status: runrecord.Running, StartedAt: t, Log: []runrecord.Entry{}}
-		if data, err := fsutil.ReadFile(env.Abs(layout.Goal), env.Dir, 1<<20); err == nil {
-			if doc, err := goal.Parse(data); err == nil {
-				r.GoalTitle = doc.Title()
-			}
-		}
-		if err := rp.Refresh(&r, false); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
-	}
-	r.Runner = runrecord.Runner{PID: b.PID, Host: host}
-	r.Branch = layout.BranchPrefix + runID
-	r.UpdatedAt = t
-	if err := save(env.Abs(layout.RunRecord(r.ID)), r); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "record=%s\n", r.ID)
+	fmt.Fprintf(env.Stdout, "record=%s\n", id)
 	return nil
-}
-
-// finish writes r as finished, warning (not failing) when it cannot.
-func finish(env *cli.Env, r *runrecord.Record, status, reason string, t time.Time) {
-	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = status, reason, &t, t
-	if err := runrecord.Save(env.Abs(layout.RunRecord(r.ID)), *r); err != nil {
-		env.Warnf("finalise run record %s: %v", r.ID, fsutil.Cause(err))
-		return
-	}
-	env.Warnf("run record %s finalised as %s: %s", r.ID, status, reason)
-}
-
-// ignored reports whether git ignores the run records (runner-init's
-// .runner/.gitignore lists runs/). Without it a record would be committed
-// with the next iteration or make the work tree dirty.
-func ignored(dir string) bool {
-	repo, err := git.Open(dir)
-	if err != nil {
-		return false
-	}
-	// --no-index: a record is never tracked, so only the ignore rules
-	// matter, and git need not read the index (a large one would cost
-	// this check more than the rules: bench/fastpaths.md).
-	_, err = repo.Run("check-ignore", "-q", "--no-index", layout.RunRecord("x"))
-	return err == nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return !errors.Is(err, os.ErrNotExist)
 }
 
 // UpdateCmd is `runner-record update`.

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
+	"github.com/treeloop/treeloop/lib/runrecord"
 )
 
 // openRecord opens the run record when the step runs alone (runner-loop
@@ -19,14 +19,12 @@ import (
 func (s *step) openRecord() {
 	record, underLoop := os.LookupEnv("TREELOOP_RECORD")
 	if !underLoop {
-		record = ""
-		code, out := plumbing.Start("runner-record", "begin", "--pid", strconv.Itoa(s.pid)).Collect(nil, s.env.Stderr)
-		if code == exit.OK {
-			record = strings.TrimPrefix(out, "record=")
+		// runner-record begin, in process.
+		id, err := runrecord.Begin(s.env.Dir, s.pid, func(w string) { fmt.Fprintf(s.env.Stderr, "runner-record: warning: %s\n", w) })
+		if err != nil {
+			fmt.Fprintf(s.env.Stderr, "runner-record: %v\n", err)
 		}
-		if record == "none" {
-			record = ""
-		}
+		record = id
 		if record != "" {
 			s.facts["owned"] = "1"
 		}
