@@ -1,4 +1,4 @@
-package runnercheck
+package runcheck
 
 import (
 	"os"

@@ -10,8 +10,10 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
+	"github.com/treeloop/treeloop/lib/runcheck"
 	"github.com/treeloop/treeloop/lib/runlock"
 )
 
@@ -35,6 +37,44 @@ func (s *step) start(argv ...string) *plumbing.Job {
 	j := plumbing.Start(argv...)
 	s.jobs = append(s.jobs, j)
 	return j
+}
+
+// spawn runs f in process in the background as one of the step's jobs.
+func (s *step) spawn(f func(stdout, stderr io.Writer) int) *plumbing.Job {
+	j := plumbing.Spawn(f)
+	s.jobs = append(s.jobs, j)
+	return j
+}
+
+// recovery is iter-log recover, in process: the line it prints.
+func (s *step) recovery(stdout, stderr io.Writer) int {
+	rec, err := iterdir.Recover(s.env.Dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "iter-log: %v\n", err)
+		return exit.RunnerError
+	}
+	if rec.Warning != "" {
+		fmt.Fprintf(stderr, "iter-log: warning: %s\n", rec.Warning)
+	}
+	fmt.Fprintln(stdout, rec)
+	return exit.OK
+}
+
+// runnerChecks is runner-check, in process: its lines, exit 1 when a
+// check found a problem.
+func (s *step) runnerChecks(stdout, stderr io.Writer) int {
+	if _, err := os.Stat(s.env.Abs(layout.Runner)); err != nil {
+		fmt.Fprintf(stderr, "runner-check: no %s in %s: run runner-init --goal GOAL.md, then runner-start\n", layout.Runner, s.env.Dir)
+		return exit.Negative
+	}
+	rep := runcheck.Load(s.env.Dir).Run()
+	for _, l := range rep.Lines() {
+		fmt.Fprintln(stdout, l)
+	}
+	if !rep.OK {
+		return exit.Negative
+	}
+	return exit.OK
 }
 
 // waitAll waits for the jobs not taken (a refusal ended the step first):
@@ -63,7 +103,7 @@ func (s *step) firstCommands() {
 	s.check = s.start("loop-commit", "check")
 	s.validate = s.start("tree-validate", "--audit", "--keep-audit")
 	s.sel = s.start("tree-select")
-	s.runnerCheck = s.start("runner-check")
+	s.runnerCheck = s.spawn(s.runnerChecks)
 }
 
 // waitFirst waits for the first commands, showing nothing.
@@ -94,7 +134,7 @@ func (s *step) lock() int {
 
 // begin runs the start of the step and returns its exit code.
 func (s *step) begin() int {
-	recovery := s.start("iter-log", "recover")
+	recovery := s.spawn(s.recovery)
 	s.firstCommands()
 	if code := s.recover(recovery); code != exit.OK {
 		return code
