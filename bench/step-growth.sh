@@ -11,7 +11,8 @@
 #     copy of the repository taken before the run's first step;
 #   - per command (RUNNER_TRACE=1 on every tenth step, not counted above):
 #     its median ms near the start and near the end, so a command whose
-#     time grows with the run stands out;
+#     time grows with the run stands out; and the same side by side, ten
+#     traced steps of each copy alternating after the untraced ones;
 #   - the processes one step starts (strace -f, execve), by program, at
 #     the start and at the end;
 #   - the git floor of the same repository (git status --porcelain, git
@@ -87,6 +88,17 @@ for i in $(seq 1 20); do
   echo "end $(overhead "$repo")"
   echo "fresh $(overhead "$work/fresh")"
 done > "$work/side"
+# The same traced (RUNNER_TRACE=1), for the per-command table side by
+# side: which command's time the run's length moved.
+: > "$work/trace-side"
+for i in $(seq 1 10); do
+  for copy in end fresh; do
+    d=$repo
+    [ "$copy" = end ] || d=$work/fresh
+    RUNNER_TRACE=1 runner-step -C "$d" >/dev/null 2> "$work/step.err"
+    sed "s/^/$copy step=$i /" "$work/step.err" >> "$work/trace-side"
+  done
+done
 for i in $(seq 1 21); do
   echo "$i" > src/d1/touched.txt
   t0=$(ms); git status --porcelain >/dev/null; git add -A; git commit -qm "floor $i"; t1=$(ms)
@@ -166,6 +178,20 @@ print("| --- | --- | --- | --- |")
 for c in names:
     a = statistics.median(steps[s].get(c, 0.0) for s in head)
     b = statistics.median(steps[s].get(c, 0.0) for s in tail)
+    print(f"| {c} | {a:.1f} | {b:.1f} | {b - a:+.1f} |")
+side_steps = {"end": collections.defaultdict(lambda: collections.defaultdict(float)), "fresh": collections.defaultdict(lambda: collections.defaultdict(float))}
+for line in open(f"{work}/trace-side"):
+    m = re.match(r"(end|fresh) step=(\d+) trace: (cmd|git)=(\S+) ms=([\d.]+)(?: exit=\d+)?(?: by=(\S+))?", line)
+    if m:
+        copy, step, kind, name, ms, by = m.groups()
+        side_steps[copy][int(step)][name if kind == "cmd" else f"git {name} (by {by})"] += float(ms)
+names = sorted({c for copy in side_steps.values() for s in copy.values() for c in s})
+print(f"\nper command side by side, median ms of 10 traced steps each, alternating: a fresh run's first steps and this run's steps past {len(over) + 20}")
+print("| command | fresh run ms | this run ms | growth |")
+print("| --- | --- | --- | --- |")
+for c in names:
+    a = statistics.median(s.get(c, 0.0) for s in side_steps["fresh"].values())
+    b = statistics.median(s.get(c, 0.0) for s in side_steps["end"].values())
     print(f"| {c} | {a:.1f} | {b:.1f} | {b - a:+.1f} |")
 if have_strace:
     for when in ("start", "end"):

@@ -293,6 +293,18 @@ func (s *Server) handleIterations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer root.Close()
+	if id := r.URL.Query().Get("id"); id != "" {
+		// One iteration, as an event names it: what a page that holds
+		// the list needs after each event, whatever the run's length.
+		idRun, it, _ := strings.Cut(id, "/")
+		n, ok := iterNumber(it)
+		if !idPattern.MatchString(idRun) || !ok || (run != "" && run != idRun) {
+			writeError(w, http.StatusBadRequest, "bad_id", "id must be RUN/ITER, as an event's id (run-1/0007)")
+			return
+		}
+		writeJSON(w, http.StatusOK, Iterations{Version: 1, Iterations: s.iters.one(root, idRun, n)})
+		return
+	}
 	list, err := s.iters.list(root, run)
 	if err != nil {
 		fileError(w, "iterations", err)

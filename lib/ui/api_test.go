@@ -3,9 +3,11 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +173,44 @@ func TestIterations(t *testing.T) {
 		t.Fatalf("an empty list is []: %s", r.body)
 	}
 	wantError(t, get(t, s.url+"/api/iterations?run=../x"), 400, "bad_run")
+}
+
+// TestIterationByID: ?id=RUN/ITER gives one row, the row the whole list
+// has for it, running or not, as an event names it ("run-a/0002") or not;
+// none for an iteration that has not begun; a bad id is refused.
+func TestIterationByID(t *testing.T) {
+	dir := fixture(t)
+	s := start(t, Options{Root: dir})
+	same := func() {
+		t.Helper()
+		all := decode[Iterations](t, get(t, s.url+"/api/iterations")).Iterations
+		for _, want := range all {
+			for _, id := range []string{fmt.Sprintf("%s/%04d", want.Run, want.Iter), fmt.Sprintf("%s/%d", want.Run, want.Iter)} {
+				got := decode[Iterations](t, get(t, s.url+"/api/iterations?id="+id)).Iterations
+				if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+					t.Fatalf("?id=%s = %+v, the list has %+v", id, got, want)
+				}
+			}
+		}
+	}
+	same() // iteration 2 running
+	if err := os.MkdirAll(filepath.Join(dir, ".runner/iterations/run-a/0003"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSONFile(t, filepath.Join(dir, ".runner/iterations/run-a/0003/begin.json"), map[string]any{
+		"version": 1, "run_id": "run-a", "iteration": 3, "node_id": "c", "started_at": t0.Add(3 * time.Minute),
+	})
+	same() // iteration 2 unfinished, 3 running
+	if got := decode[Iterations](t, get(t, s.url+"/api/iterations?id=run-a/0002")).Iterations; len(got) != 1 || got[0].Status != "unfinished" || got[0].Running {
+		t.Fatalf("an open iteration with a later one begun: %+v", got)
+	}
+	if got := decode[Iterations](t, get(t, s.url+"/api/iterations?id=run-a/0009")).Iterations; len(got) != 0 {
+		t.Fatalf("an iteration that has not begun: %+v", got)
+	}
+	for _, bad := range []string{"run-a", "../x/1", "run-a/x", "run-a/0"} {
+		wantError(t, get(t, s.url+"/api/iterations?id="+bad), 400, "bad_id")
+	}
+	wantError(t, get(t, s.url+"/api/iterations?run=other&id=run-a/1"), 400, "bad_id")
 }
 
 func TestIteration(t *testing.T) {

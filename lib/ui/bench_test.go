@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -95,4 +96,19 @@ func BenchmarkAPITree10k(b *testing.B) {
 func BenchmarkAPIIterations1000(b *testing.B) {
 	h := benchServer(b, bigRepo(b, 10, 1000))
 	benchGet(b, h, "/api/iterations", nil)
+}
+
+// BenchmarkAPIIterationEvent: what a page left open asks for after each
+// event of a run of 50 and of 5,000 iterations: the event's iteration
+// alone (?id=), and, for comparison, the whole list it asked for before.
+func BenchmarkAPIIterationEvent(b *testing.B) {
+	for _, n := range []int{50, 5000} {
+		h := benchServer(b, bigRepo(b, 10, n))
+		b.Run(fmt.Sprintf("id/%d", n), func(b *testing.B) {
+			benchGet(b, h, fmt.Sprintf("/api/iterations?id=run-big/%04d", n), nil)
+		})
+		b.Run(fmt.Sprintf("whole/%d", n), func(b *testing.B) {
+			benchGet(b, h, "/api/iterations", nil)
+		})
+	}
 }

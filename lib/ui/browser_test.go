@@ -262,6 +262,17 @@ func TestBrowserLiveRun(t *testing.T) {
 			.observe({type: "layout-shift", buffered: true}); 0`)
 	waitJS(t, ctx, "the tree", `document.querySelector('#tree [data-id="root"]')`)
 
+	// From here the list follows each event's iteration alone
+	// (/api/iterations?id=): the whole list is asked for again only
+	// after a reconnection or a reset (.runner/iterations/ created), which
+	// a second stream counts.
+	eval[chromedp.Void](t, ctx, `window.__whole = 0; window.__byID = 0; window.__reconnects = 0; window.__resets = 0;
+		new EventSource("/events").addEventListener("reset", () => window.__resets++);
+		const f = window.fetch;
+		window.fetch = (u, o) => { const p = String(u); if (p === "/api/iterations") window.__whole++; if (p.startsWith("/api/iterations?id=")) window.__byID++; return f(u, o); };
+		new MutationObserver(() => { if (document.body.dataset.state === "reconnecting") window.__reconnects++; })
+			.observe(document.body, {attributes: true, attributeFilter: ["data-state"]}); 0`)
+
 	loop := startLiveLoop(t, repo.dir, repo.env)
 
 	// Iteration 1 runs: the root is current, and the live tail grows.
@@ -323,6 +334,12 @@ func TestBrowserLiveRun(t *testing.T) {
 	if eval[int](t, ctx, `window.__noReload || 0`) != 1 {
 		t.Fatal("the page reloaded")
 	}
+	byID, whole := eval[int](t, ctx, `window.__byID`), eval[int](t, ctx, `window.__whole`)
+	re, resets := eval[int](t, ctx, `window.__reconnects`), eval[int](t, ctx, `window.__resets`)
+	if byID == 0 || (re == 0 && whole > resets) {
+		t.Fatalf("the list followed the run with %d single-iteration and %d whole-list requests (%d reconnections, %d resets): want single ones", byID, whole, re, resets)
+	}
+	t.Logf("the list followed the run with %d single-iteration and %d whole-list requests (%d reconnections, %d resets)", byID, whole, re, resets)
 	if cls := eval[float64](t, ctx, `window.__cls`); cls > 0.02 {
 		t.Fatalf("cumulative layout shift %.3f while events arrived", cls)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
 )
 
 // IterSummary is one row of /api/iterations: what an iteration's meta.json
@@ -130,6 +131,37 @@ func (c *iterCache) list(root *os.Root, run string) ([]IterSummary, error) {
 		return a.Iter - b.Iter
 	})
 	return out, nil
+}
+
+// one is iteration n of run as list gives it, alone (none without
+// begin.json or meta.json), at the cost of that iteration whatever the
+// run's length: one without meta.json is running when no later iteration
+// of its run has begun (the next two probed, as the tail does,
+// lib/iterdir), else unfinished.
+func (c *iterCache) one(root *os.Root, run string, n int) []IterSummary {
+	sum, ok := c.get(root, run, layout.IterName(n), n)
+	if !ok {
+		return []IterSummary{}
+	}
+	if sum.Status == statusOpen {
+		sum.Status = "unfinished"
+		if !begun(root, run, n+1) && !begun(root, run, n+2) {
+			sum.Status, sum.Running = "running", true
+		}
+	}
+	return []IterSummary{sum}
+}
+
+// begun reports whether iteration n of run has begun (list shows it): its
+// begin.json or meta.json exists.
+func begun(root *os.Root, run string, n int) bool {
+	dir := path.Join("iterations", run, layout.IterName(n))
+	for _, f := range []string{iterdir.BeginFile, iterdir.MetaFile} {
+		if _, err := root.Stat(path.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // statusOpen marks, inside list, an iteration without meta.json.

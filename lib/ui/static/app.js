@@ -107,12 +107,47 @@
     refresh("tail");
   }
 
+  // The iterations: the whole list on connecting (and on a reset); after
+  // that, each event's iteration alone (/api/iterations?id=), so a page
+  // left open costs what changed, not the run's length.
+  let itersWhole = true;
+  const itersPending = new Set();
   async function loadIterations() {
-    state.iterations = (await api("/api/iterations")).body.iterations;
+    if (itersWhole) {
+      itersWhole = false;
+      itersPending.clear();
+      state.iterations = (await api("/api/iterations")).body.iterations;
+    } else {
+      const ids = [...itersPending];
+      itersPending.clear();
+      for (const id of ids) {
+        upsertIteration(evKey(id), (await api("/api/iterations?id=" + encodeURIComponent(id))).body.iterations);
+      }
+    }
     renderTree();
     const r = state.route.name;
     if (r === "overview" || r === "iterations" || r === "chart" || r === "node") refresh("view");
     if (!running()) refresh("tail");
+  }
+
+  // upsertIteration puts rows (the one iteration key names, or none when
+  // it is gone) in the list in the server's order (start, run, iter); a
+  // later iteration of a run ends an earlier one's running, as the
+  // server's list says it.
+  function upsertIteration(key, rows) {
+    const list = state.iterations.filter((it) => iterKey(it) !== key);
+    for (const row of rows) {
+      for (const it of list) {
+        if (it.run === row.run && it.iter < row.iter && it.running) { it.running = false; it.status = "unfinished"; }
+      }
+      const last = list[list.length - 1];
+      list.push(row);
+      if (last && byStart(last, row) > 0) list.sort(byStart);
+    }
+    state.iterations = list;
+  }
+  function byStart(a, b) {
+    return Date.parse(a.started_at) - Date.parse(b.started_at) || (a.run < b.run ? -1 : a.run > b.run ? 1 : a.iter - b.iter);
   }
 
   async function loadRuns() {
@@ -815,7 +850,8 @@
 
   function connect() {
     const es = new EventSource("/events");
-    const all = () => { refresh("tree"); refresh("runState"); refresh("iterations"); refresh("runs"); };
+    const all = () => { itersWhole = true; refresh("tree"); refresh("runState"); refresh("iterations"); refresh("runs"); };
+    const iteration = (ev) => { itersPending.add(ev.id); refresh("iterations"); };
     es.onopen = () => { document.body.dataset.state = "live"; $("#conn").textContent = "live"; };
     es.onerror = () => {
       // EventSource reconnects by itself, with Last-Event-ID.
@@ -830,9 +866,9 @@
     on("reset", all);
     on("tree_changed", () => refresh("tree"));
     on("run_state_changed", () => refresh("runState"));
-    on("iteration_added", () => { refresh("iterations"); refresh("runState"); });
+    on("iteration_added", (ev) => { iteration(ev); refresh("runState"); });
     on("iteration_changed", (ev) => {
-      refresh("iterations");
+      iteration(ev);
       refresh("runState");
       const r = state.route;
       if (r.name === "iter" && r.run + "/" + r.iter === evKey(ev.id)) refresh("view");
