@@ -2,6 +2,8 @@ package agentexec
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,5 +65,29 @@ func TestConfinement(t *testing.T) {
 	if !c.Sandbox.Confined() || c.Root != "/r" || strings.Join(c.Writable, " ") != strings.Join(want, " ") ||
 		!strings.Contains(strings.Join(want, " "), "/r/.runner/state /r/.runner/nodes /r/.runner/iterations/x/0001/output.json") {
 		t.Errorf("bwrap: %+v", c)
+	}
+}
+
+// TestMissingDirs: the directories MkdirAll would make below the root,
+// deepest first; none when the directory exists; never the root or above.
+func TestMissingDirs(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".runner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, ".runner", "nodes", "n1", "artifacts")
+	got := missingDirs(dir, root)
+	want := []string{dir, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("missingDirs = %q, want %q", got, want)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := missingDirs(dir, root); len(got) != 0 {
+		t.Fatalf("an existing directory: %q", got)
+	}
+	if got := missingDirs(filepath.Join(root+"x", "a"), root); len(got) != 0 {
+		t.Fatalf("outside the root: %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
@@ -41,9 +42,13 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 	}
 	// The node's artifacts directory exists before the session, so that
 	// the sandbox binds .runner/nodes writable (it binds only what exists)
-	// and the agent can save its files there (seed 000 §3.4). Git keeps no
-	// empty directory: an unused one changes nothing the runner commits.
-	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(layout.NodeArtifacts(req.NodeID))), 0o755); err != nil {
+	// and the agent can save its files there (seed 000 §3.4). What it made
+	// goes again once the session left it empty: git keeps no empty
+	// directory, but every git status and add of every later step would
+	// read one per node worked.
+	artifacts := filepath.Join(root, filepath.FromSlash(layout.NodeArtifacts(req.NodeID)))
+	made := missingDirs(artifacts, root)
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("create the node's artifacts directory: %w", err)
 	}
 	files := agent.SandboxFiles(cfg.Agent, req.IterDir, outPath)
@@ -52,6 +57,9 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 			if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
 				os.Remove(f)
 			}
+		}
+		for _, d := range made {
+			os.Remove(d) // only an empty directory goes
 		}
 	}
 	for _, f := range files {
@@ -100,4 +108,17 @@ func confinement(cfg config.Config, root, iterDir, outPath string) session.Confi
 		return session.Confinement{}
 	}
 	return session.Confinement{Sandbox: cfg.Sandbox, Root: root, Writable: writable(cfg, root, iterDir, outPath)}
+}
+
+// missingDirs are the directories os.MkdirAll(dir) would create below
+// root (dir itself and the parents that do not exist), deepest first.
+func missingDirs(dir, root string) []string {
+	var out []string
+	for d := dir; len(d) > len(root) && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		out = append(out, d)
+	}
+	return out
 }
