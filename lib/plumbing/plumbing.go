@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,11 +42,20 @@ func Start(argv ...string) *Job {
 	return Spawn(func(stdout, stderr io.Writer) int { return Held(stdout, stderr, argv...) })
 }
 
-// Spawn runs f in the background as a job writing to its buffers.
+// Spawn runs f in the background as a job writing to its buffers. A
+// panic in f ends the job as a runner error (exit 6) with the panic and
+// its stack on the job's stderr, as a command's crash would end it, and
+// not the whole step with an exit code the step would misread.
 func Spawn(f func(stdout, stderr io.Writer) int) *Job {
 	j := &Job{done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
+		defer func() {
+			if r := recover(); r != nil {
+				fmt.Fprintf(&j.stderr, "%s: internal error: %v\n%s", filepath.Base(os.Args[0]), r, debug.Stack())
+				j.code = exit.RunnerError
+			}
+		}()
 		j.code = f(&j.stdout, &j.stderr)
 	}()
 	return j

@@ -2,9 +2,13 @@ package plumbing
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/treeloop/treeloop/lib/exit"
 )
 
 // TestHeldRunsAgain: a command the signal killed at its very start runs
@@ -66,5 +70,16 @@ func TestFacts(t *testing.T) {
 	want := "context_failed='0'\nend_reason='it'\\''s done'\nowned='0'\nexit=3\n"
 	if b.String() != want {
 		t.Errorf("facts %q, want %q", b.String(), want)
+	}
+}
+
+// TestSpawnPanic: a job that panics ends as a runner error with the panic
+// on its stderr; the program goes on.
+func TestSpawnPanic(t *testing.T) {
+	j := Spawn(func(stdout, stderr io.Writer) int { panic("boom") })
+	var errb strings.Builder
+	code, _ := j.Collect(nil, &errb)
+	if code != exit.RunnerError || !strings.Contains(errb.String(), "internal error: boom") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
