@@ -107,7 +107,10 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 				code = exit.RunnerError
 				return
 			}
-			panic(r)
+			// A bug: said with its stack, and a runner error, never
+			// the runtime's exit 2, which a step reads as "complete".
+			fmt.Fprintf(stderr, "%s: internal error: %v\n%s", name, r, debug.Stack())
+			code = exit.RunnerError
 		}
 	}()
 	options := append([]kong.Option{

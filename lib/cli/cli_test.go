@@ -48,3 +48,26 @@ func TestRunReportsFault(t *testing.T) {
 		t.Errorf("stderr = %q, want one line naming the fault", got)
 	}
 }
+
+// panicking is a command with a bug.
+type panicking struct{}
+
+func (panicking) Run(*Env) error {
+	var m map[string]int
+	m["x"]++ // a nil map: the runtime panics
+	return nil
+}
+
+// A command that panics ends as a runner error with the panic and its
+// stack on stderr: never the runtime's exit 2, which runner-step reads as
+// a complete tree.
+func TestRunReportsPanic(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run("tree-x", "A test command.", &panicking{}, nil, strings.NewReader(""), &stdout, &stderr)
+	if code != exit.RunnerError {
+		t.Errorf("exit %d, want %d", code, exit.RunnerError)
+	}
+	if got := stderr.String(); !strings.HasPrefix(got, "tree-x: internal error: assignment to entry in nil map\n") || !strings.Contains(got, "goroutine ") {
+		t.Errorf("stderr = %q, want the panic and its stack", got)
+	}
+}
