@@ -51,10 +51,8 @@ func (r Recovery) String() string {
 // commit is missing, end when the tree was updated but the log not
 // closed, update when it stopped before tree-update, discarded when it
 // stopped before begin.json (the directory, in which nothing ran, is
-// renamed to <iter>.aborted[-k], never reused). The last iteration is
-// found by probing from run_state.json's next_iter (LastIter), so the
-// cost does not grow with the run. Errors: run_state.json unreadable,
-// the run's directory unreadable, the rename refused.
+// renamed to <iter>.aborted[-k], never reused). Errors: run_state.json
+// unreadable, the run's directory unreadable, the rename refused.
 func Recover(root string) (Recovery, error) {
 	rs, err := runstate.Load(filepath.Join(root, layout.RunState))
 	if err != nil {
@@ -65,14 +63,23 @@ func Recover(root string) (Recovery, error) {
 		return Recovery{Action: RecoverNone}, nil
 	}
 	runDir := filepath.Join(root, layout.Iterations, runID)
-	last, err := LastIter(runDir, rs.NextIter-1)
+	// The run's directory is listed, names only: what a crash left may lie
+	// anywhere above run_state.json's next_iter, which the sessions of an
+	// unconfined run can reach.
+	entries, err := os.ReadDir(runDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return Recovery{}, fmt.Errorf("read %s: %v", rel(root, runDir), fsutil.Cause(err))
+	}
+	last, lastName := 0, ""
+	for _, e := range entries {
+		if n, ok := iterNumber(e.Name()); ok && e.IsDir() && n > last {
+			last, lastName = n, e.Name()
+		}
 	}
 	if last == 0 {
 		return Recovery{Action: RecoverNone}, nil
 	}
-	dir := filepath.Join(runDir, layout.IterName(last))
+	dir := filepath.Join(runDir, lastName)
 	var r Recovery
 	var m Meta
 	switch err := Read(dir, MetaFile, &m); {
@@ -115,4 +122,20 @@ func rel(root, p string) string {
 		return filepath.ToSlash(r)
 	}
 	return p
+}
+
+// iterNumber parses an iteration directory's name ("0007"): at least four
+// digits, a number from 1 to 10^8.
+func iterNumber(name string) (int, bool) {
+	if len(name) < 4 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range name {
+		if c < '0' || c > '9' || n > 1e8 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n > 0
 }

@@ -48,11 +48,41 @@ func down(runDir string, hint int, yield func(n int) (bool, error)) error {
 		}
 		break
 	}
+	misses := 0
 	for n := top; n >= 1; n-- {
 		if !isIter(runDir, n) {
+			// A hint far above the run's directories (a run_state.json
+			// not as the runner left it): after a run of misses, the
+			// listing says what lies below.
+			if misses++; misses == maxMisses {
+				return below(runDir, n, yield)
+			}
 			continue
 		}
+		misses = 0
 		if more, err := yield(n); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxMisses is how many numbers in a row down probes without finding an
+// iteration before it lists the run's directory instead.
+const maxMisses = 64
+
+// below calls yield with the iterations under runDir numbered below n,
+// highest first, from the listing (Iters).
+func below(runDir string, n int, yield func(n int) (bool, error)) error {
+	iters, err := Iters(runDir)
+	if err != nil {
+		return err
+	}
+	for i := len(iters) - 1; i >= 0; i-- {
+		if iters[i] >= n {
+			continue
+		}
+		if more, err := yield(iters[i]); err != nil || !more {
 			return err
 		}
 	}
