@@ -91,3 +91,56 @@ func TestMissingDirs(t *testing.T) {
 		t.Fatalf("outside the root: %q", got)
 	}
 }
+
+// TestRemoveMade: the directories made for a session go when it left them
+// empty; one it filled stays with its parents, and one it swapped for a
+// symlink stays as the session left it, the symlink's target untouched.
+func TestRemoveMade(t *testing.T) {
+	setup := func(t *testing.T) (root, artifacts string, made []madeDir) {
+		root = t.TempDir()
+		artifacts = filepath.Join(root, ".runner", "nodes", "n1", "artifacts")
+		missing := missingDirs(artifacts, root)
+		if err := os.MkdirAll(artifacts, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return root, artifacts, madeDirs(missing)
+	}
+	t.Run("empty", func(t *testing.T) {
+		root, _, made := setup(t)
+		removeMade(made)
+		if _, err := os.Lstat(filepath.Join(root, ".runner")); !os.IsNotExist(err) {
+			t.Fatalf(".runner is still there: %v", err)
+		}
+	})
+	t.Run("filled", func(t *testing.T) {
+		_, artifacts, made := setup(t)
+		if err := os.WriteFile(filepath.Join(artifacts, "plan.md"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		removeMade(made)
+		if _, err := os.Stat(filepath.Join(artifacts, "plan.md")); err != nil {
+			t.Fatalf("the artifact went: %v", err)
+		}
+	})
+	t.Run("swapped", func(t *testing.T) {
+		_, artifacts, made := setup(t)
+		outside := t.TempDir()
+		if err := os.Mkdir(filepath.Join(outside, "artifacts"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		node := filepath.Dir(artifacts)
+		if err := os.RemoveAll(node); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, node); err != nil {
+			t.Fatal(err)
+		}
+		removeMade(made)
+		if _, err := os.Stat(filepath.Join(outside, "artifacts")); err != nil {
+			t.Fatalf("the symlink's target lost its directory: %v", err)
+		}
+		if st, err := os.Lstat(node); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the symlink went: %v", err)
+		}
+	})
+}

@@ -47,10 +47,11 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 	// directory, but every git status and add of every later step would
 	// read one per node worked.
 	artifacts := filepath.Join(root, filepath.FromSlash(layout.NodeArtifacts(req.NodeID)))
-	made := missingDirs(artifacts, root)
+	missing := missingDirs(artifacts, root)
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("create the node's artifacts directory: %w", err)
 	}
+	made := madeDirs(missing)
 	files := agent.SandboxFiles(cfg.Agent, req.IterDir, outPath)
 	removeEmpty := func() {
 		for _, f := range files {
@@ -58,9 +59,7 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 				os.Remove(f)
 			}
 		}
-		for _, d := range made {
-			os.Remove(d) // only an empty directory goes
-		}
+		removeMade(made)
 	}
 	for _, f := range files {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
@@ -121,4 +120,37 @@ func missingDirs(dir, root string) []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// madeDir is a directory the runner made, as it was then.
+type madeDir struct {
+	path string
+	info os.FileInfo
+}
+
+// madeDirs are the directories of paths as they are now (just made).
+func madeDirs(paths []string) []madeDir {
+	var out []madeDir
+	for _, p := range paths {
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			out = append(out, madeDir{p, st})
+		}
+	}
+	return out
+}
+
+// removeMade removes the directories the runner made that are still
+// those very directories and empty, deepest first: one a session swapped
+// for a symlink or another directory stays as it is, for the checks after
+// the session to see (the session has ended: nothing of it runs to swap
+// it again).
+func removeMade(made []madeDir) {
+	for _, d := range made {
+		if st, err := os.Lstat(d.path); err != nil || !st.IsDir() || !os.SameFile(st, d.info) {
+			return
+		}
+		if os.Remove(d.path) != nil {
+			return // not empty: it and its parents stay
+		}
+	}
 }
