@@ -19,12 +19,17 @@ import (
 func (s *step) openRecord() {
 	record, underLoop := os.LookupEnv("TREELOOP_RECORD")
 	if !underLoop {
-		// runner-record begin, in process.
-		id, err := runrecord.Begin(s.env.Dir, s.pid, func(w string) { fmt.Fprintf(s.env.Stderr, "runner-record: warning: %s\n", w) })
-		if err != nil {
-			fmt.Fprintf(s.env.Stderr, "runner-record: %v\n", err)
-		}
-		record = id
+		// runner-record begin, in process, as a job: whatever happens
+		// to it (a panic too) leaves the step going.
+		_, record = plumbing.Spawn(func(stdout, stderr io.Writer) int {
+			id, err := runrecord.Begin(s.env.Dir, s.pid, func(w string) { fmt.Fprintf(stderr, "runner-record: warning: %s\n", w) })
+			if err != nil {
+				fmt.Fprintf(stderr, "runner-record: %v\n", err)
+				return exit.RunnerError
+			}
+			fmt.Fprint(stdout, id)
+			return exit.OK
+		}).Collect(nil, s.env.Stderr)
 		if record != "" {
 			s.facts["owned"] = "1"
 		}
@@ -109,6 +114,11 @@ func (s *step) selection() int {
 	switch code {
 	case exit.OK:
 	case exit.Complete:
+		if sel != "status=complete" {
+			// The runtime's exit 2 (a crash), not tree-select's answer.
+			fmt.Fprintf(s.env.Stderr, "runner-step: tree-select ended with exit 2 without saying status=complete (it crashed); the step stops as a runner error\n")
+			return exit.RunnerError
+		}
 		fmt.Fprintln(s.env.Stdout, "step: status=complete")
 		s.facts["end_reason"] = "the tree is complete"
 		return code

@@ -28,6 +28,8 @@ func TestSelection(t *testing.T) {
 		sel, stdout  string
 		reason, mode string
 	}{
+		// exit 2 without status=complete: a crash, never a complete tree.
+		{2, "panic: runtime error", "", "", ""},
 		{0, "status=open id=a path=a next=execute attempts=0/3", "", "", "execute"},
 		{2, "status=complete", "step: status=complete\n", "the tree is complete", ""},
 		{3, "status=stuck id=a path=a next=execute attempts=3/3", "step: status=stuck id=a path=a next=execute attempts=3/3\n", "id=a path=a next=execute attempts=3/3", ""},
@@ -36,7 +38,11 @@ func TestSelection(t *testing.T) {
 	} {
 		s, out, _ := testStep(t)
 		s.sel = plumbing.Ended(c.code, c.sel+"\n", "")
-		if code := s.selection(); code != c.code || out.String() != c.stdout || s.facts["end_reason"] != c.reason || s.facts["mode"] != c.mode {
+		want := c.code
+		if c.code == exit.Complete && c.sel != "status=complete" {
+			want = exit.RunnerError
+		}
+		if code := s.selection(); code != want || out.String() != c.stdout || s.facts["end_reason"] != c.reason || s.facts["mode"] != c.mode {
 			t.Errorf("tree-select exit %d: %d %q %+v", c.code, code, out.String(), s.facts)
 		}
 	}
