@@ -113,16 +113,21 @@
   let itersWhole = true;
   const itersPending = new Set();
   async function loadIterations() {
-    if (itersWhole) {
-      itersWhole = false;
-      itersPending.clear();
-      state.iterations = (await api("/api/iterations")).body.iterations;
-    } else {
-      const ids = [...itersPending];
-      itersPending.clear();
-      for (const id of ids) {
-        upsertIteration(evKey(id), (await api("/api/iterations?id=" + encodeURIComponent(id))).body.iterations);
+    try {
+      if (itersWhole) {
+        itersWhole = false;
+        itersPending.clear();
+        state.iterations = (await api("/api/iterations")).body.iterations;
+      } else {
+        const ids = [...itersPending];
+        itersPending.clear();
+        for (const id of ids) {
+          upsertIteration(evKey(id), (await api("/api/iterations?id=" + encodeURIComponent(id))).body.iterations);
+        }
       }
+    } catch (e) {
+      itersWhole = true; // what failed is read whole at the next event
+      throw e;
     }
     renderTree();
     const r = state.route.name;
