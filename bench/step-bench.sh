@@ -117,15 +117,16 @@ import re, statistics, sys
 work, iters, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 res = {s: open(f"{work}/result-{s}").read().split() for s in sizes}
 print(f"\nrunner overhead per iteration (median of {iters} steps; 1,000-node tree, no-op agent, guard true)")
-print("| files | overhead ms | whole step ms | git floor ms | overhead/floor | composition floor ms | (git + composition floor)/git floor | Go start floor ms | fsync ms (calls) | (git + Go start + fsync)/git floor |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| files | overhead ms | whole step ms | git floor ms | overhead/floor | composition floor ms | (git + composition floor)/git floor | Go start floor ms | fsync ms (calls) | (git + Go start + fsync)/git floor | (git + composition + fsync)/git floor |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for s in sizes:
     o, t, f, p, g = (float(x) for x in res[s][:5])
     n_sync, t_sync = res[s][5:7]
     least = f"{(f + g + float(t_sync)) / f:.2f}x" if t_sync != "-" else "-"
-    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x | {p:g} | {(f+p)/f:.2f}x | {g:g} | {t_sync} ({n_sync}) | {least} |")
+    composed = f"{(f + p + float(t_sync)) / f:.2f}x" if t_sync != "-" else "-"
+    print(f"| {int(s):,} | {o:g} | {t:g} | {f:g} | {o/f:.2f}x | {p:g} | {(f+p)/f:.2f}x | {g:g} | {t_sync} ({n_sync}) | {least} | {composed} |")
 n = open(f"{work}/procs-{sizes[0]}").read().strip()
-print(f"(composition floor: the step's {n} commands started from bash with --version, no work; Go start floor: {n} starts of a Go binary that does nothing; fsync: the time one step spends in fsync (strace -T), which DESIGN.md's atomic writes ask for. The last column is the least overhead/floor a step of {n} Go commands that keeps those writes could reach)")
+print(f"(composition floor: the step's {n} commands started from bash with --version, no work; Go start floor: {n} starts of a Go binary that does nothing; fsync: the time one step spends in fsync (strace -T), which DESIGN.md's atomic writes ask for. The last two columns are the least overhead/floor a step of {n} Go commands that keeps those writes could reach: started as the least Go binary starts, and as these commands start)")
 # Per command: the median over steps of the sum of its lines in one step;
 # git lines are grouped by the command that ran them.
 rows, per = [], {}
