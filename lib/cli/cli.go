@@ -96,21 +96,7 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			if c, ok := r.(exitPanic); ok {
-				code = int(c)
-				return
-			}
-			// A memory fault while debug.SetPanicOnFault is on: a mapped
-			// input (fsutil.MapFile) was truncated under us.
-			if f, ok := r.(interface{ Addr() uintptr }); ok {
-				fmt.Fprintf(stderr, "%s: an input file changed while it was being read (fault at %#x); run the command again\n", name, f.Addr())
-				code = exit.RunnerError
-				return
-			}
-			// A bug: said with its stack, and a runner error, never
-			// the runtime's exit 2, which a step reads as "complete".
-			fmt.Fprintf(stderr, "%s: internal error: %v\n%s", name, r, debug.Stack())
-			code = exit.RunnerError
+			code = recovered(name, r, stderr)
 		}
 	}()
 	options := append([]kong.Option{
@@ -179,6 +165,23 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	}
 	return exit.Code(err)
+}
+
+// recovered is the exit code of a command that panicked with r: kong's
+// exit, a memory fault (a mapped input, fsutil.MapFile, truncated while
+// read under debug.SetPanicOnFault), or a bug, said with its stack and a
+// runner error, never the runtime's exit 2, which a step reads as
+// "complete".
+func recovered(name string, r any, stderr io.Writer) int {
+	if c, ok := r.(exitPanic); ok {
+		return int(c)
+	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		fmt.Fprintf(stderr, "%s: an input file changed while it was being read (fault at %#x); run the command again\n", name, f.Addr())
+		return exit.RunnerError
+	}
+	fmt.Fprintf(stderr, "%s: internal error: %v\n%s", name, r, debug.Stack())
+	return exit.RunnerError
 }
 
 func findChdir(cmd any) (*Chdir, bool) {
