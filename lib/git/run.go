@@ -43,3 +43,31 @@ func (r *Repo) RunCommits(rev, runID, trailer string) ([]RunCommit, error) {
 	}
 	return cs, nil
 }
+
+// RunCommitsSince is RunCommits(from+".."+to, runID, "") that also tells
+// whether from is an ancestor of to (from != to), in the same git log:
+// it is exactly when from is one of the range's boundary commits (the
+// excluded parents of the commits listed), since a commit from descends
+// from has from as a parent on some path. ok is false when from is not an
+// ancestor or git cannot read the range (from no longer exists).
+func (r *Repo) RunCommitsSince(from, to, runID string) (cs []RunCommit, ok bool) {
+	out, err := r.Run("log", "--boundary", "--format=%m%H%x1f%s%x1e", from+".."+to, "--")
+	if err != nil {
+		return nil, false
+	}
+	for _, rec := range bytes.Split(out, []byte{0x1e}) {
+		f := strings.Split(strings.TrimSpace(string(rec)), "\x1f")
+		if len(f) < 2 || f[0] == "" {
+			continue
+		}
+		mark, sha := f[0][0], f[0][1:]
+		if mark == '-' {
+			ok = ok || sha == from
+			continue
+		}
+		if subject.OfRun(f[1], runID) {
+			cs = append(cs, RunCommit{SHA: sha, Subject: f[1]})
+		}
+	}
+	return cs, ok
+}

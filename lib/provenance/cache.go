@@ -50,9 +50,11 @@ func cachePath(root, runID string) string {
 func history(repo *git.Repo, root, runID, head string) (map[string][]passCommit, map[string]bool, error) {
 	confirmed := map[string]bool{}
 	c, ok := loadCache(cachePath(root, runID), runID)
+	var since []git.RunCommit
 	if ok && c.Head != head {
-		_, err := repo.Run("merge-base", "--is-ancestor", c.Head, head)
-		ok = err == nil
+		// The commits since, and whether head descends from the cache's
+		// commit, in one git log.
+		since, ok = repo.RunCommitsSince(c.Head, head, runID)
 	}
 	if !ok {
 		commits, err := passCommits(repo, runID, head)
@@ -67,14 +69,8 @@ func history(repo *git.Repo, root, runID, head string) (map[string][]passCommit,
 			}
 		}
 	}
-	if c.Head != head {
-		fresh, err := passCommits(repo, runID, c.Head+".."+head)
-		if err != nil {
-			return nil, nil, err
-		}
-		for node, ps := range fresh {
-			commits[node] = append(commits[node], ps...)
-		}
+	for node, ps := range passesOf(since, runID) {
+		commits[node] = append(commits[node], ps...)
 	}
 	return commits, confirmed, nil
 }

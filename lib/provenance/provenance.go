@@ -290,13 +290,19 @@ func passCommits(repo *git.Repo, runID, head string) (map[string][]passCommit, e
 	if err != nil {
 		return nil, err
 	}
+	return passesOf(cs, runID), nil
+}
+
+// passesOf maps each node to the commits of cs (newest first, as git log
+// lists them) that say they passed it, oldest first.
+func passesOf(cs []git.RunCommit, runID string) map[string][]passCommit {
 	m := map[string][]passCommit{}
 	for i := len(cs) - 1; i >= 0; i-- {
 		if it, ok := subject.ParseRunIteration(cs[i].Subject, runID); ok && it.Passed() {
 			m[it.Node] = append(m[it.Node], passCommit{sha: cs[i].SHA, iter: it.Iter})
 		}
 	}
-	return m, nil
+	return m
 }
 
 func short(sha string) string {
