@@ -26,6 +26,9 @@ import (
 // Repo is a git work tree.
 type Repo struct {
 	root string
+	// step: the root came from the step (RUNNER_STEP_ROOT), so this
+	// process is one of a step's commands (lib/git/step.go).
+	step bool
 }
 
 // Open finds the work tree containing dir.
@@ -35,13 +38,68 @@ func Open(dir string) (*Repo, error) {
 		return nil, err
 	}
 	if root, ok := stepRoot(abs); ok { // the step knows it
-		return &Repo{root: root}, nil
+		return &Repo{root: root, step: true}, nil
 	}
 	out, err := run(abs, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, fmt.Errorf("not a git repository: %s", dir)
 	}
 	return &Repo{root: strings.TrimRight(string(out), "\n")}, nil
+}
+
+// OpenDirs is Open, never from the step's variables, with the
+// repository's git directories (Dirs), in one git process: runner-enter
+// takes both as a step begins and tells the step's commands the
+// directories (StepGitDirs).
+func OpenDirs(dir string) (*Repo, Dirs, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, Dirs{}, err
+	}
+	out, err := run(abs, nil, append([]string{"rev-parse", "--show-toplevel"}, dirsArgs...)...)
+	if err != nil {
+		return nil, Dirs{}, fmt.Errorf("not a git repository: %s", dir)
+	}
+	root, rest, _ := strings.Cut(string(out), "\n")
+	d, err := parseDirs(rest)
+	if err != nil {
+		// A newline in a path: the step's commands ask git themselves.
+		r, err := Open(abs)
+		return r, Dirs{}, err
+	}
+	return &Repo{root: root}, d, nil
+}
+
+// Dirs are a repository's git directories, absolute, as git names them.
+type Dirs struct {
+	Common string // the common directory: config, info/, refs/
+	Git    string // the work tree's own (a linked worktree's differs)
+	Hooks  string // the hooks directory (core.hooksPath where set)
+}
+
+// dirsArgs asks rev-parse for Dirs, one a line.
+var dirsArgs = []string{"--path-format=absolute", "--git-common-dir", "--git-dir", "--git-path", "hooks"}
+
+// parseDirs reads dirsArgs' three lines.
+func parseDirs(out string) (Dirs, error) {
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 {
+		return Dirs{}, fmt.Errorf("git rev-parse: %d lines for the common, the work tree's and the hooks directory", len(lines))
+	}
+	return Dirs{Common: lines[0], Git: lines[1], Hooks: lines[2]}, nil
+}
+
+// Dirs is the repository's git directories: the step's (StepGitDirs)
+// where it told them and they hold, else git's answer (one rev-parse).
+func (r *Repo) Dirs() (Dirs, error) {
+	if d, ok := r.stepDirs(); ok {
+		return d, nil
+	}
+	out, err := r.Run(append([]string{"rev-parse"}, dirsArgs...)...)
+	if err != nil {
+		return Dirs{}, err
+	}
+	return parseDirs(string(out))
 }
 
 // Root is the absolute top-level directory.

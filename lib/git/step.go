@@ -20,15 +20,59 @@ import (
 // exactly that now (two small file reads), else they ask git. So a stale
 // or forged value costs a git process, never a wrong answer. agent-exec
 // and guard-run never pass them on to the agent or the guard (Strip).
+//
+// In a step (Open took the root from RUNNER_STEP_ROOT), HEAD and the
+// branch are read from git's files wherever git keeps them the plain way
+// (looseHead), before loop-commit check has told them too: the step's
+// first commands (tree-validate's audit, an iteration allocated ahead)
+// start no rev-parse or symbolic-ref for them. The files are what git
+// itself reads; anything else is left to git.
+//
+// RUNNER_STEP_GIT_DIRS is the repository's git directories (Dirs: common,
+// own, hooks; one a line), which runner-enter asks git for in the same
+// process as the root, before the step's first command and any session:
+// the seals of agent-exec and guard-run and the sandbox's read-only
+// directories take them from there. They are taken only in a step, for
+// a plain repository (.git a directory, no GIT_DIR or GIT_COMMON_DIR),
+// where the common and the own directory must be <root>/.git; the hooks
+// directory (core.hooksPath) is the step's answer from its start.
 const (
-	StepRoot   = "RUNNER_STEP_ROOT"   // the work tree's top-level directory
-	StepBranch = "RUNNER_STEP_BRANCH" // the run branch's short name
-	StepHead   = "RUNNER_STEP_HEAD"   // the commit the step started from
+	StepRoot    = "RUNNER_STEP_ROOT"     // the work tree's top-level directory
+	StepBranch  = "RUNNER_STEP_BRANCH"   // the run branch's short name
+	StepHead    = "RUNNER_STEP_HEAD"     // the commit the step started from
+	StepGitDirs = "RUNNER_STEP_GIT_DIRS" // Dirs, one a line
 )
 
 // StepVars lists the step's variables, with the porcelain's request that
 // its commands hold signals (lib/proc): none is the agent's or the guard's.
-var StepVars = []string{StepRoot, StepBranch, StepHead, proc.DeferSignalsEnv}
+var StepVars = []string{StepRoot, StepBranch, StepHead, StepGitDirs, proc.DeferSignalsEnv}
+
+// Env is d as the step's variable (StepGitDirs=...), "" when d is empty
+// (OpenDirs could not tell them).
+func (d Dirs) Env() string {
+	if d == (Dirs{}) {
+		return ""
+	}
+	return StepGitDirs + "=" + d.Common + "\n" + d.Git + "\n" + d.Hooks
+}
+
+// stepDirs is StepGitDirs when r is the step's repository, a plain one,
+// and the variable names its <root>/.git and an absolute hooks directory.
+func (r *Repo) stepDirs() (Dirs, bool) {
+	v := os.Getenv(StepGitDirs)
+	if !r.step || v == "" || os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_COMMON_DIR") != "" {
+		return Dirs{}, false
+	}
+	d, err := parseDirs(v)
+	gitDir := filepath.Join(r.root, ".git")
+	if err != nil || d.Common != gitDir || d.Git != gitDir || !filepath.IsAbs(d.Hooks) {
+		return Dirs{}, false
+	}
+	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
+		return Dirs{}, false
+	}
+	return d, true
+}
 
 // Strip returns env without the step's variables and with the user's own
 // git variables in place of the hermetic ones (HermeticEnv): the
@@ -58,9 +102,13 @@ func stepRoot(abs string) (string, bool) {
 	return root, true
 }
 
-// stepHead is the step's branch and HEAD when the repository says the same
-// right now (looseHead).
+// stepHead is the branch and HEAD from git's files (looseHead): in a
+// step, wherever they are kept the plain way; otherwise only when they say
+// what the step's variables say.
 func (r *Repo) stepHead() (branch, head string, ok bool) {
+	if r.step {
+		return r.looseHead()
+	}
 	branch, head = os.Getenv(StepBranch), os.Getenv(StepHead)
 	if branch == "" || head == "" {
 		return "", "", false
@@ -77,7 +125,7 @@ func (r *Repo) stepHead() (branch, head string, ok bool) {
 // git is not pointed elsewhere (GIT_DIR). Anything else (a packed or
 // reftable ref, a detached HEAD) is left to git.
 func (r *Repo) looseHead() (branch, head string, ok bool) {
-	if os.Getenv("GIT_DIR") != "" {
+	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_COMMON_DIR") != "" {
 		return "", "", false
 	}
 	gitDir := filepath.Join(r.root, ".git")

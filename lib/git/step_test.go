@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -78,7 +79,7 @@ func TestStepFacts(t *testing.T) {
 	if c, err := r.ResolveCommit("HEAD~1"); err != nil || c != first {
 		t.Errorf("ResolveCommit(HEAD~1) = %s, %v", c, err)
 	}
-	if got := Strip([]string{"A=1", StepRoot + "=/x", "RUNNER_ITER_DIR=/y", StepHead + "=z", StepBranch + "="}); !slices.Equal(got, []string{"A=1", "RUNNER_ITER_DIR=/y"}) {
+	if got := Strip([]string{"A=1", StepRoot + "=/x", "RUNNER_ITER_DIR=/y", StepHead + "=z", StepBranch + "=", StepGitDirs + "=/g"}); !slices.Equal(got, []string{"A=1", "RUNNER_ITER_DIR=/y"}) {
 		t.Errorf("Strip = %q", got)
 	}
 }
@@ -247,5 +248,98 @@ func TestSubcommand(t *testing.T) {
 	e := &Error{Args: []string{"-c", "core.preloadIndex=false", "status"}, Msg: "fatal"}
 	if e.Error() != "git status: fatal" {
 		t.Errorf("Error() = %q", e.Error())
+	}
+}
+
+// TestStepDirs: OpenDirs gives git's directories with the root; a step's
+// command takes them from RUNNER_STEP_GIT_DIRS only in the step's plain
+// repository and only when they name its .git (the hooks directory is the
+// step's word), else it asks git.
+func TestStepDirs(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "f", "1\n")
+	commitAll(t, r, "first")
+	gitDir := filepath.Join(r.Root(), ".git")
+	o, d, err := OpenDirs(filepath.Join(r.Root(), "."))
+	want := Dirs{Common: gitDir, Git: gitDir, Hooks: filepath.Join(gitDir, "hooks")}
+	if err != nil || o.Root() != r.Root() || d != want {
+		t.Fatalf("OpenDirs = %v, %+v, %v; want %+v", o, d, err, want)
+	}
+	if _, _, err := OpenDirs(t.TempDir()); err == nil {
+		t.Error("OpenDirs outside a repository: no error")
+	}
+	told := Dirs{Common: gitDir, Git: gitDir, Hooks: "/told/hooks"}
+	t.Setenv(StepRoot, r.Root())
+	name, value, _ := strings.Cut(told.Env(), "=")
+	t.Setenv(name, value)
+	step, err := Open(r.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := step.Dirs(); err != nil || got != told {
+		t.Errorf("Dirs in the step = %+v, %v; want the step's %+v", got, err, told)
+	}
+	if got, err := r.Dirs(); err != nil || got != want {
+		t.Errorf("Dirs outside a step = %+v, %v; want git's %+v", got, err, want)
+	}
+	for _, forged := range []Dirs{
+		{Common: "/elsewhere", Git: gitDir, Hooks: "/h"},
+		{Common: gitDir, Git: "/elsewhere", Hooks: "/h"},
+		{Common: gitDir, Git: gitDir, Hooks: "relative"},
+	} {
+		_, value, _ := strings.Cut(forged.Env(), "=")
+		t.Setenv(name, value)
+		if got, err := step.Dirs(); err != nil || got != want {
+			t.Errorf("Dirs told %+v = %+v, %v; want git's %+v", forged, got, err, want)
+		}
+	}
+	t.Setenv(name, "one line")
+	if got, err := step.Dirs(); err != nil || got != want {
+		t.Errorf("Dirs told one line = %+v, %v", got, err)
+	}
+	if (Dirs{}).Env() != "" {
+		t.Error("empty Dirs has a variable")
+	}
+}
+
+// TestStepHeadInStep: in a step, HEAD and the branch come from git's files
+// before the step told them, and are git's answer wherever the files are
+// not kept the plain way (a packed ref, a detached HEAD).
+func TestStepHeadInStep(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "f", "1\n")
+	first := commitAll(t, r, "first")
+	t.Setenv(StepRoot, r.Root())
+	step, err := Open(r.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, h, ok := step.stepHead(); !ok || b != "main" || h != first {
+		t.Errorf("stepHead in the step = %q %q %v", b, h, ok)
+	}
+	t.Setenv(StepHead, "0123456789012345678901234567890123456789")
+	if h, err := step.HeadCommit(); err != nil || h != first {
+		t.Errorf("HeadCommit with a forged %s = %s, %v", StepHead, h, err)
+	}
+	write(t, r, "f", "2\n")
+	second := commitAll(t, r, "second")
+	if _, err := r.Run("pack-refs", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := step.stepHead(); ok {
+		t.Error("stepHead answered for a packed ref")
+	}
+	if h, err := step.HeadCommit(); err != nil || h != second {
+		t.Errorf("HeadCommit after pack-refs = %s, %v", h, err)
+	}
+	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := step.CurrentBranch(); err != nil || b != "" {
+		t.Errorf("CurrentBranch detached = %q, %v", b, err)
+	}
+	t.Setenv("GIT_COMMON_DIR", t.TempDir())
+	if _, _, ok := step.looseHead(); ok {
+		t.Error("looseHead answered with GIT_COMMON_DIR set")
 	}
 }

@@ -94,15 +94,12 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 	if err != nil {
 		return nil, err
 	}
-	out, err := repo.Run("rev-parse", "--absolute-git-dir", "--git-common-dir")
+	dirs, err := repo.Dirs()
 	if err != nil {
 		return nil, fmt.Errorf("find the git directory: %w", err)
 	}
 	s.readOnly = append(s.readOnly, filepath.Join(root, ".git"))
-	for _, d := range strings.Fields(string(out)) {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(root, d)
-		}
+	for _, d := range []string{dirs.Git, dirs.Common} {
 		if d = filepath.Clean(d); !slices.Contains(s.readOnly, d) {
 			s.readOnly = append(s.readOnly, d)
 		}

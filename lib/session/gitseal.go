@@ -34,10 +34,11 @@ var housekeepingOnly = map[string]bool{"info/refs": true}
 
 // sealGit seals repo's config, info/ and hooks.
 func sealGit(repo *git.Repo) (*gitSettings, error) {
-	common, gitDir, hooks, err := gitDirs(repo)
+	dirs, err := repo.Dirs()
 	if err != nil {
 		return nil, err
 	}
+	common, gitDir, hooks := dirs.Common, dirs.Git, dirs.Hooks
 	// refs/replace: the runner's git ignores replace refs, but the user's
 	// does not, and would show the run's history with objects of the
 	// session's choosing.
@@ -87,21 +88,6 @@ func (g *gitSettings) Restore(who string) ([]string, error) {
 		}
 	}
 	return reasons, nil
-}
-
-// gitDirs asks git, in one rev-parse, for its common directory (config,
-// info/), the work tree's own git directory (a linked worktree's differs)
-// and its hooks directory, as absolute paths.
-func gitDirs(repo *git.Repo) (common, gitDir, hooks string, err error) {
-	out, err := repo.Run("rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir", "--git-path", "hooks")
-	if err != nil {
-		return "", "", "", err
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 3 {
-		return "", "", "", fmt.Errorf("git rev-parse: %d lines for the common, the work tree's and the hooks directory", len(lines))
-	}
-	return lines[0], lines[1], lines[2], nil
 }
 
 // kept reports whether rel is one of keep's two-element entries

@@ -69,15 +69,23 @@ func (e *EnvCmd) Run(env *cli.Env) error {
 		return cli.Silent(exit.Usage)
 	}
 	// The step's facts the caller's environment held name nothing here.
-	for _, v := range git.StepVars[:3] {
+	for _, v := range []string{git.StepRoot, git.StepBranch, git.StepHead, git.StepGitDirs} {
 		os.Unsetenv(v)
 	}
-	repo, err := git.Open(start)
+	// The git directories, asked with the root, for the seals and the
+	// sandbox of the step's sessions (lib/git/step.go).
+	repo, dirs, err := git.OpenDirs(start)
 	if err != nil {
 		return e.fail(env, exit.Negative, "%s is not inside a git repository: run it in your project's repository", start)
 	}
 	root := repo.Root()
 	lines := []string{"cd -- " + cli.ShellQuote(root) + " || exit 6", "unset TREELOOP_DIR"}
+	if kv := dirs.Env(); kv != "" {
+		name, value, _ := strings.Cut(kv, "=")
+		lines = append(lines, "export "+name+"="+cli.ShellQuote(value))
+	} else {
+		lines = append(lines, "unset "+git.StepGitDirs)
+	}
 	if e.Hermetic {
 		want, err := git.HermeticEnviron(root)
 		if err != nil {

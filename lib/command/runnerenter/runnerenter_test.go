@@ -35,19 +35,29 @@ func repo(t *testing.T) string {
 }
 
 // TestEnvLines: from a subdirectory, the lines go to the root, drop
-// TREELOOP_DIR and open descriptor 9; with --hermetic they make git
-// hermetic, keeping the user's own values.
+// TREELOOP_DIR, tell the git directories (git rev-parse's, one a line)
+// and open descriptor 9; with --hermetic they make git hermetic, keeping
+// the user's own values.
 func TestEnvLines(t *testing.T) {
 	root := repo(t)
 	t.Setenv("TREELOOP_GIT_HERMETIC", "")
 	os.Unsetenv("TREELOOP_GIT_HERMETIC")
 	t.Setenv("GIT_CONFIG_GLOBAL", "/my/it's")
+	t.Setenv("RUNNER_STEP_GIT_DIRS", "/stale")
+	git := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir", "--git-path", "hooks")
+	git.Dir = root
+	want, err := git.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := strings.TrimSuffix(string(want), "\n")
 	code, out, errs := run(t, "env", "--as", "runner-step", "--hermetic", "-C", filepath.Join(root, "sub"))
 	if code != 0 || errs != "" {
 		t.Fatalf("env: %d %q", code, errs)
 	}
 	for _, want := range []string{
 		"cd -- '" + root + "' || exit 6\nunset TREELOOP_DIR\n",
+		"export RUNNER_STEP_GIT_DIRS='" + dirs + "'\n",
 		"export GIT_CONFIG_GLOBAL='/dev/null'\n",
 		"export TREELOOP_USER_GIT_CONFIG_GLOBAL='/my/it'\\''s'\n",
 		"export TREELOOP_GIT_HERMETIC='1'\n",
@@ -58,9 +68,9 @@ func TestEnvLines(t *testing.T) {
 		}
 	}
 	// The lines, run by the shell, leave it where they say.
-	sh := exec.Command("bash", "-c", out+`echo "$PWD $GIT_CONFIG_GLOBAL $TREELOOP_USER_GIT_CONFIG_GLOBAL"; [ /dev/fd/9 -ef .runner/lock ] && echo lock`)
+	sh := exec.Command("bash", "-c", out+`echo "$PWD $GIT_CONFIG_GLOBAL $TREELOOP_USER_GIT_CONFIG_GLOBAL $RUNNER_STEP_GIT_DIRS"; [ /dev/fd/9 -ef .runner/lock ] && echo lock`)
 	got, err := sh.CombinedOutput()
-	if err != nil || string(got) != root+" /dev/null /my/it's\nlock\n" {
+	if err != nil || string(got) != root+" /dev/null /my/it's "+dirs+"\nlock\n" {
 		t.Errorf("the lines in bash: %v %q", err, got)
 	}
 	if _, out, _ := run(t, "env", "--as", "runner-loop", "-C", root); strings.Contains(out, "GIT_CONFIG") {
