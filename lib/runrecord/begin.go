@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -149,6 +150,9 @@ func Finish(root string, r *Record, status, reason string, t time.Time, warn fun
 // .runner/.gitignore lists runs/). Without it a record would be committed
 // with the next iteration or make the work tree dirty.
 func runsIgnored(root string) bool {
+	if runnerIgnoresRuns(root) {
+		return true
+	}
 	repo, err := git.Open(root)
 	if err != nil {
 		return false
@@ -158,6 +162,38 @@ func runsIgnored(root string) bool {
 	// this check more than the rules: bench/fastpaths.md).
 	_, err = repo.Run("check-ignore", "-q", "--no-index", layout.RunRecord("x"))
 	return err == nil
+}
+
+// runnerIgnoresRuns reports, without a git process, that git ignores
+// .runner/runs/ by runner-init's own rule: .runner is a directory and
+// .runner/.gitignore a regular file (git follows no symbolic link to a
+// .gitignore) with the line "runs/" or "/runs/" and no negation ("!")
+// after it. A .gitignore deeper down cannot re-include what an ignored
+// directory holds, and the root's .gitignore, info/exclude and
+// core.excludesFile rank below it (gitignore(5)). false means only that
+// git must answer.
+func runnerIgnoresRuns(root string) bool {
+	if st, err := os.Lstat(filepath.Join(root, layout.Runner)); err != nil || !st.IsDir() {
+		return false
+	}
+	p := filepath.Join(root, layout.Gitignore)
+	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	ignored := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case line == "runs/" || line == "/runs/":
+			ignored = true
+		case strings.HasPrefix(line, "!"):
+			ignored = false
+		}
+	}
+	return ignored
 }
 
 // exists reports whether p exists (an unreadable p counts as existing).
