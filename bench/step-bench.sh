@@ -160,6 +160,16 @@ for s in sizes:
     procs = [sum(c[1] for k, c in d.items() if not k.startswith("  git")) for d in per[s].values()]
     gits = [sum(c[1] for k, c in d.items() if k.startswith("  git")) for d in per[s].values()]
     print(f"{int(s):,} files: {statistics.median(procs):g} treeloop processes and {statistics.median(gits):g} git processes per step")
+# The step's own git: every git process its commands ran, summed per
+# traced step (those that run side by side too), against the git floor;
+# with the composition floor and fsync, what a step that runs these git
+# processes could reach at least.
+for s in sizes:
+    o, t, f, p, g = (float(x) for x in res[s][:5])
+    t_sync = res[s][6]
+    gm = statistics.median([sum(c[0] for k, c in d.items() if k.startswith("  git")) for d in per[s].values()])
+    composed = f", with the composition floor and fsync {(gm + p + float(t_sync)) / f:.2f}x" if t_sync != "-" else ""
+    print(f"{int(s):,} files: the step's git processes take {gm:.0f} ms (median of the traced steps, summed), {gm / f:.2f}x the git floor{composed}; the overhead is {o / f:.2f}x")
 PY
 
 # agent-exec with an agent that prints 1 GiB (in the last repository).

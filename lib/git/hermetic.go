@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/trace"
 )
 
 // Hermetic git (DESIGN.md decisions 11 and 21): every git process of the
@@ -134,7 +136,9 @@ func HermeticEnviron(dir string) ([]string, error) {
 		cmd := exec.Command("git", "-C", dir, "config", "--list", "-z", "--show-scope", "--includes")
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
 		proc.ShelterChild(cmd)
+		t0 := time.Now()
 		out, err = cmd.Output()
+		trace.Git("config", time.Since(t0))
 		if try == 2 || !proc.Sheltered() || !killedAtStart(err) {
 			break
 		}
