@@ -72,6 +72,17 @@ func (e *EnvCmd) Run(env *cli.Env) error {
 	for _, v := range []string{git.StepRoot, git.StepBranch, git.StepHead, git.StepGitDirs} {
 		os.Unsetenv(v)
 	}
+	// Hermetic git first: the step's git directories are asked in the
+	// environment its commands will have (where the snapshot's
+	// core.hooksPath, now command-line scope, outranks the repository's).
+	var hermetic []string
+	if e.Hermetic {
+		before := os.Environ()
+		if err := git.Hermetic(start); err != nil {
+			return e.fail(env, exit.RunnerError, "%v", err)
+		}
+		hermetic = envChange(before, os.Environ())
+	}
 	// The git directories, asked with the root, for the seals and the
 	// sandbox of the step's sessions (lib/git/step.go).
 	repo, dirs, err := git.OpenDirs(start)
@@ -80,19 +91,14 @@ func (e *EnvCmd) Run(env *cli.Env) error {
 	}
 	root := repo.Root()
 	lines := []string{"cd -- " + cli.ShellQuote(root) + " || exit 6", "unset TREELOOP_DIR"}
-	if kv := dirs.Env(); kv != "" {
+	if kv := dirs.Env(); kv != "" && os.Getenv(git.HermeticVar) == "1" {
 		name, value, _ := strings.Cut(kv, "=")
 		lines = append(lines, "export "+name+"="+cli.ShellQuote(value))
 	} else {
+		// Not told: a command that makes git hermetic itself asks.
 		lines = append(lines, "unset "+git.StepGitDirs)
 	}
-	if e.Hermetic {
-		want, err := git.HermeticEnviron(root)
-		if err != nil {
-			return e.fail(env, exit.RunnerError, "%v", err)
-		}
-		lines = append(lines, envChange(os.Environ(), want)...)
-	}
+	lines = append(lines, hermetic...)
 	if st, err := os.Stat(filepath.Join(root, layout.Runner)); err != nil || !st.IsDir() {
 		return e.fail(env, exit.Negative, "no .runner in %s: run runner-init --goal GOAL.md, then runner-start", root)
 	}

@@ -11,9 +11,23 @@ import (
 
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	keepEnv(t)
 	var out, errb bytes.Buffer
 	code := Main(args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// keepEnv puts the process's environment back as it is now once t ends:
+// env --hermetic makes this process's git hermetic (git.Hermetic).
+func keepEnv(t *testing.T) {
+	before := os.Environ()
+	t.Cleanup(func() {
+		os.Clearenv()
+		for _, kv := range before {
+			k, v, _ := strings.Cut(kv, "=")
+			os.Setenv(k, v)
+		}
+	})
 }
 
 // repo is a git repository with a .runner directory and a subdirectory.
@@ -120,5 +134,38 @@ func TestLock(t *testing.T) {
 		"pid=4242 command=runner-loop\ninherited: 0\n"
 	if string(got) != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestEnvDirsHermetic: the git directories runner-step's commands are
+// told are the ones their hermetic git has, where a global core.hooksPath
+// (command-line scope once hermetic) outranks the repository's; without a
+// hermetic environment (runner-loop's) none are told.
+func TestEnvDirsHermetic(t *testing.T) {
+	root := repo(t)
+	os.Unsetenv("TREELOOP_GIT_HERMETIC")
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[core]\n\thooksPath = "+filepath.Join(root, "global-hooks")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	if out, err := exec.Command("git", "-C", root, "config", "core.hooksPath", "local-hooks").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v: %s", err, out)
+	}
+	code, out, errs := run(t, "env", "--as", "runner-step", "--hermetic", "-C", filepath.Join(root, "sub"))
+	if code != 0 || errs != "" {
+		t.Fatalf("env: %d %q", code, errs)
+	}
+	sh := exec.Command("bash", "-c", out+`printf '%s\n' "$RUNNER_STEP_GIT_DIRS"; echo ---; git rev-parse --path-format=absolute --git-common-dir --git-dir --git-path hooks`)
+	got, err := sh.CombinedOutput()
+	told, byGit, _ := strings.Cut(string(got), "---\n")
+	gitDir := filepath.Join(root, ".git")
+	want := gitDir + "\n" + gitDir + "\n" + filepath.Join(root, "global-hooks") + "\n"
+	if err != nil || told != byGit || told != want {
+		t.Errorf("told %q, hermetic git says %q (%v); want %q", told, byGit, err, want)
+	}
+	os.Unsetenv("TREELOOP_GIT_HERMETIC")
+	if _, out, _ := run(t, "env", "--as", "runner-loop", "-C", root); strings.Contains(out, "export RUNNER_STEP_GIT_DIRS") || !strings.Contains(out, "unset RUNNER_STEP_GIT_DIRS\n") {
+		t.Errorf("without a hermetic git, the directories were told:\n%s", out)
 	}
 }
