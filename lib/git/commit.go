@@ -250,21 +250,17 @@ func (r *Repo) commitConfig() (commitSettings, error) {
 }
 
 // plainGitDir is the repository's git directory when it is the work
-// tree's own .git directory and no variable points git elsewhere (the
+// tree's own .git directory (plainDotGit) and no variable points git elsewhere (the
 // hooks and objects are then its hooks/ and objects/); ok is false
 // otherwise (a linked worktree, GIT_DIR), where the plumbing commit is
 // not used.
 func (r *Repo) plainGitDir() (dir string, ok bool) {
-	for _, v := range []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE"} {
+	for _, v := range []string{"GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE"} {
 		if os.Getenv(v) != "" {
 			return "", false
 		}
 	}
-	dir = filepath.Join(r.root, ".git")
-	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
-		return "", false
-	}
-	return dir, true
+	return r.plainDotGit()
 }
 
 // commitHooks are the hooks `git commit` runs and the plumbing does not

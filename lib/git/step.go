@@ -1,6 +1,8 @@
 package git
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,18 +62,36 @@ func (d Dirs) Env() string {
 // and the variable names its <root>/.git and an absolute hooks directory.
 func (r *Repo) stepDirs() (Dirs, bool) {
 	v := os.Getenv(StepGitDirs)
-	if !r.step || v == "" || os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_COMMON_DIR") != "" {
+	if !r.step || v == "" {
+		return Dirs{}, false
+	}
+	gitDir, ok := r.plainDotGit()
+	if !ok {
 		return Dirs{}, false
 	}
 	d, err := parseDirs(v)
-	gitDir := filepath.Join(r.root, ".git")
 	if err != nil || d.Common != gitDir || d.Git != gitDir || !filepath.IsAbs(d.Hooks) {
 		return Dirs{}, false
 	}
-	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
-		return Dirs{}, false
-	}
 	return d, true
+}
+
+// plainDotGit is <root>/.git when git keeps the repository there the plain
+// way: no GIT_DIR or GIT_COMMON_DIR, .git a directory (not a linked
+// worktree's file) and no commondir file in it (which would move the
+// config, the hooks and the refs elsewhere).
+func (r *Repo) plainDotGit() (string, bool) {
+	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_COMMON_DIR") != "" {
+		return "", false
+	}
+	gitDir := filepath.Join(r.root, ".git")
+	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
+		return "", false
+	}
+	if _, err := os.Lstat(filepath.Join(gitDir, "commondir")); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	return gitDir, true
 }
 
 // Strip returns env without the step's variables and with the user's own
@@ -121,15 +141,15 @@ func (r *Repo) stepHead() (branch, head string, ok bool) {
 
 // looseHead is the checked-out branch and its commit read from git's files
 // as git reads them (gitfile.LooseHead), without a git process, when git
-// keeps them there: .git is a directory (not a worktree's pointer) and
-// git is not pointed elsewhere (GIT_DIR). Anything else (a packed or
-// reftable ref, a detached HEAD) is left to git.
+// keeps them there (plainDotGit). Anything else (a packed or reftable
+// ref, a detached HEAD) is left to git. It does not check that the ref
+// names a commit, as rev-parse HEAD^{commit} does: a session cannot
+// leave the branch moved (policy puts it back), and a ref that names
+// another object fails the first git command that needs a commit (the
+// audit's git log, the commit).
 func (r *Repo) looseHead() (branch, head string, ok bool) {
-	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_COMMON_DIR") != "" {
-		return "", "", false
-	}
-	gitDir := filepath.Join(r.root, ".git")
-	if st, err := os.Lstat(gitDir); err != nil || !st.IsDir() {
+	gitDir, ok := r.plainDotGit()
+	if !ok {
 		return "", "", false
 	}
 	return gitfile.LooseHead(gitDir)

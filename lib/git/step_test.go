@@ -343,3 +343,62 @@ func TestStepHeadInStep(t *testing.T) {
 		t.Error("looseHead answered with GIT_COMMON_DIR set")
 	}
 }
+
+// TestStepDirsNotPlain: told right, but git's directories are not the
+// plain ones (GIT_DIR, a commondir file, a linked worktree): git answers.
+func TestStepDirsNotPlain(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "f", "1\n")
+	commitAll(t, r, "first")
+	gitDir := filepath.Join(r.Root(), ".git")
+	want := Dirs{Common: gitDir, Git: gitDir, Hooks: filepath.Join(gitDir, "hooks")}
+	told := Dirs{Common: gitDir, Git: gitDir, Hooks: "/told/hooks"}
+	t.Setenv(StepRoot, r.Root())
+	name, value, _ := strings.Cut(told.Env(), "=")
+	t.Setenv(name, value)
+	step, err := Open(r.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_DIR", gitDir)
+	if got, err := step.Dirs(); err != nil || got != want {
+		t.Errorf("Dirs with GIT_DIR set = %+v, %v; want git's %+v", got, err, want)
+	}
+	os.Unsetenv("GIT_DIR")
+	common := t.TempDir()
+	if _, err := r.Run("init", "-q", "--bare", common); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, ".git/commondir", common+"\n")
+	if got, err := step.Dirs(); err != nil || got.Common != common {
+		t.Errorf("Dirs with .git/commondir = %+v, %v; want git's common %s", got, err, common)
+	}
+	if _, _, ok := step.looseHead(); ok {
+		t.Error("looseHead answered with .git/commondir")
+	}
+	if _, ok := step.plainGitDir(); ok {
+		t.Error("plainGitDir answered with .git/commondir")
+	}
+	if err := os.Remove(filepath.Join(gitDir, "commondir")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := step.Dirs(); got != told {
+		t.Errorf("Dirs once commondir is gone = %+v; want the step's %+v", got, told)
+	}
+	// A linked worktree (.git a file): git answers.
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := r.Run("worktree", "add", "-q", "-b", "side", wt); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(StepRoot, wt)
+	w, err := Open(wt)
+	if err != nil || !w.step {
+		t.Fatalf("Open(worktree) in its step = %v, %v", w, err)
+	}
+	wtDirs := Dirs{Common: filepath.Join(wt, ".git"), Git: filepath.Join(wt, ".git"), Hooks: "/told/hooks"}
+	_, value, _ = strings.Cut(wtDirs.Env(), "=")
+	t.Setenv(name, value)
+	if got, err := w.Dirs(); err != nil || got.Common != gitDir || got.Git == wtDirs.Git {
+		t.Errorf("Dirs in a linked worktree = %+v, %v; want git's (common %s)", got, err, gitDir)
+	}
+}

@@ -42,7 +42,9 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 	// refs/replace: the runner's git ignores replace refs, but the user's
 	// does not, and would show the run's history with objects of the
 	// session's choosing.
-	keep := map[string]bool{"config": true, "info": true, "hooks": true, "refs/replace": true}
+	// commondir: in a git directory it moves git's common directory
+	// (config, hooks, refs) elsewhere, even in a plain .git.
+	keep := map[string]bool{"config": true, "info": true, "hooks": true, "refs/replace": true, "commondir": true}
 	if filepath.Clean(gitDir) == filepath.Clean(common) {
 		for _, name := range git.SequencerState {
 			keep[name] = true
@@ -58,7 +60,10 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 	g.seals, g.rels = append(g.seals, s), append(g.rels, common)
 	if filepath.Clean(gitDir) != filepath.Clean(common) {
 		// A linked worktree keeps its merge state in its own git directory.
-		s, err := seal.Take(gitDir, func(rel string) bool { return !slices.Contains(git.SequencerState, strings.SplitN(rel, "/", 2)[0]) })
+		s, err := seal.Take(gitDir, func(rel string) bool {
+			top := strings.SplitN(rel, "/", 2)[0]
+			return top != "commondir" && !slices.Contains(git.SequencerState, top)
+		})
 		if err != nil {
 			return nil, err
 		}
