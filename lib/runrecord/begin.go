@@ -3,6 +3,7 @@ package runrecord
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,15 +166,20 @@ func runsIgnored(root string) bool {
 }
 
 // runnerIgnoresRuns reports, without a git process, that git ignores
-// .runner/runs/ by runner-init's own rule: .runner is a directory and
-// .runner/.gitignore a regular file (git follows no symbolic link to a
-// .gitignore) with the line "runs/" or "/runs/" and no negation ("!")
+// .runner/runs/ by runner-init's own rule: .runner is a directory, runs/
+// a directory or absent, and .runner/.gitignore a regular file (git
+// follows no symbolic link to a .gitignore) with the line "runs/" or "/runs/" and no negation ("!")
 // after it. A .gitignore deeper down cannot re-include what an ignored
 // directory holds, and the root's .gitignore, info/exclude and
 // core.excludesFile rank below it (gitignore(5)). false means only that
 // git must answer.
 func runnerIgnoresRuns(root string) bool {
 	if st, err := os.Lstat(filepath.Join(root, layout.Runner)); err != nil || !st.IsDir() {
+		return false
+	}
+	// runs/ matches a directory only: a symbolic link (or a file) there is
+	// not ignored, and git refuses a path beyond a link.
+	if st, err := os.Lstat(filepath.Join(root, layout.Runs)); err == nil && !st.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	p := filepath.Join(root, layout.Gitignore)

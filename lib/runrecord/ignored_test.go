@@ -16,7 +16,7 @@ import (
 func TestRunnerIgnoresRuns(t *testing.T) {
 	for _, c := range []struct {
 		name, gitignore, root string
-		link, want            bool
+		link, runsLink, want  bool
 	}{
 		{name: "runner-init's", gitignore: "# logs\ncontext/\niterations/\nruns/\nlock\n", want: true},
 		{name: "anchored", gitignore: "/runs/\n", want: true},
@@ -28,6 +28,7 @@ func TestRunnerIgnoresRuns(t *testing.T) {
 		{name: "none", gitignore: "iterations/\n"},
 		{name: "only the root's", gitignore: "iterations/\n", root: ".runner/runs/\n"},
 		{name: "a symbolic link", gitignore: "runs/\n", link: true},
+		{name: "runs a symbolic link", gitignore: "runs/\n", runsLink: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -42,6 +43,11 @@ func TestRunnerIgnoresRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.Symlink("../ignore-rules", p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.runsLink {
+				if err := os.Symlink(t.TempDir(), filepath.Join(root, layout.Runs)); err != nil {
 					t.Fatal(err)
 				}
 			}
