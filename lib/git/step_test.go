@@ -61,21 +61,7 @@ func TestStepFacts(t *testing.T) {
 		t.Error("stepHead took a branch name outside refs/heads")
 	}
 	t.Setenv(StepBranch, "main")
-	if _, err := r.Run("pack-refs", "--all"); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, ok := r.stepHead(); ok {
-		t.Error("stepHead answered for a packed ref")
-	}
-	if h, err := r.HeadCommit(); err != nil || h != second {
-		t.Errorf("HeadCommit after pack-refs = %s, %v", h, err)
-	}
-	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := r.CurrentBranch(); err != nil || b != "" {
-		t.Errorf("CurrentBranch detached = %q, %v", b, err)
-	}
+	packedThenDetached(t, r, second)
 	if c, err := r.ResolveCommit("HEAD~1"); err != nil || c != first {
 		t.Errorf("ResolveCommit(HEAD~1) = %s, %v", c, err)
 	}
@@ -323,21 +309,7 @@ func TestStepHeadInStep(t *testing.T) {
 	}
 	write(t, r, "f", "2\n")
 	second := commitAll(t, r, "second")
-	if _, err := r.Run("pack-refs", "--all"); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, ok := step.stepHead(); ok {
-		t.Error("stepHead answered for a packed ref")
-	}
-	if h, err := step.HeadCommit(); err != nil || h != second {
-		t.Errorf("HeadCommit after pack-refs = %s, %v", h, err)
-	}
-	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := step.CurrentBranch(); err != nil || b != "" {
-		t.Errorf("CurrentBranch detached = %q, %v", b, err)
-	}
+	packedThenDetached(t, step, second)
 	t.Setenv("GIT_COMMON_DIR", t.TempDir())
 	if _, _, ok := step.looseHead(); ok {
 		t.Error("looseHead answered with GIT_COMMON_DIR set")
@@ -400,5 +372,26 @@ func TestStepDirsNotPlain(t *testing.T) {
 	t.Setenv(name, value)
 	if got, err := w.Dirs(); err != nil || got.Common != gitDir || got.Git == wtDirs.Git {
 		t.Errorf("Dirs in a linked worktree = %+v, %v; want git's (common %s)", got, err, gitDir)
+	}
+}
+
+// packedThenDetached packs r's refs, then detaches its HEAD at head: git
+// answers for HEAD and the branch each time, not git's files.
+func packedThenDetached(t *testing.T, r *Repo, head string) {
+	t.Helper()
+	if _, err := r.Run("pack-refs", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := r.stepHead(); ok {
+		t.Error("stepHead answered for a packed ref")
+	}
+	if h, err := r.HeadCommit(); err != nil || h != head {
+		t.Errorf("HeadCommit after pack-refs = %s, %v", h, err)
+	}
+	if _, err := r.Run("checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := r.CurrentBranch(); err != nil || b != "" {
+		t.Errorf("CurrentBranch detached = %q, %v", b, err)
 	}
 }

@@ -15,15 +15,8 @@ import (
 // reported and removed, in a repository and in a linked worktree's own
 // git directory.
 func TestGitSettingsCommondir(t *testing.T) {
-	main := t.TempDir()
-	gitIn(t, main, "init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(main, "a.txt"), "a\n")
-	gitIn(t, main, "add", "-A")
-	gitIn(t, main, "commit", "-qm", "base")
-	linked := filepath.Join(t.TempDir(), "wt")
-	gitIn(t, main, "worktree", "add", "-q", "-b", "runner/r", linked)
 	elsewhere := t.TempDir()
-	for _, c := range []struct{ name, dir string }{{"repository", main}, {"linked worktree", linked}} {
+	for _, c := range repoAndWorktree(t) {
 		t.Run(c.name, func(t *testing.T) {
 			repo, err := git.Open(c.dir)
 			if err != nil {

@@ -15,14 +15,7 @@ import (
 // common one) is reported and removed; the user's MERGE_HEAD from before
 // the session stays.
 func TestGitSettingsSequencerState(t *testing.T) {
-	main := t.TempDir()
-	gitIn(t, main, "init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(main, "a.txt"), "a\n")
-	gitIn(t, main, "add", "-A")
-	gitIn(t, main, "commit", "-qm", "base")
-	linked := filepath.Join(t.TempDir(), "wt")
-	gitIn(t, main, "worktree", "add", "-q", "-b", "runner/r", linked)
-	for _, c := range []struct{ name, dir string }{{"repository", main}, {"linked worktree", linked}} {
+	for _, c := range repoAndWorktree(t) {
 		t.Run(c.name, func(t *testing.T) {
 			repo, err := git.Open(c.dir)
 			if err != nil {
@@ -60,4 +53,18 @@ func TestGitSettingsSequencerState(t *testing.T) {
 			os.Remove(mergeHead)
 		})
 	}
+}
+
+// repoAndWorktree is a repository with one commit and a linked worktree
+// of it, each with its name.
+func repoAndWorktree(t *testing.T) []struct{ name, dir string } {
+	t.Helper()
+	main := t.TempDir()
+	gitIn(t, main, "init", "-q", "-b", "main")
+	writeFile(t, filepath.Join(main, "a.txt"), "a\n")
+	gitIn(t, main, "add", "-A")
+	gitIn(t, main, "commit", "-qm", "base")
+	linked := filepath.Join(t.TempDir(), "wt")
+	gitIn(t, main, "worktree", "add", "-q", "-b", "runner/r", linked)
+	return []struct{ name, dir string }{{"repository", main}, {"linked worktree", linked}}
 }
