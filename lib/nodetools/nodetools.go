@@ -70,12 +70,17 @@ func strs(v any) []string {
 // Read reads node id's tools.json as commit base has it; ok is false when
 // there is none.
 func Read(repo *git.Repo, base, id string) (t Tools, ok bool, err error) {
-	path := layout.NodeTools(id)
-	data, ok, err := repo.ShowFile(base, path)
-	if err != nil || !ok {
-		return Tools{}, false, err
+	data, ok, err := repo.ShowFile(base, layout.NodeTools(id))
+	return FromFile(git.File{Rev: base, Path: layout.NodeTools(id), Data: data, OK: ok, Err: err})
+}
+
+// FromFile is Read from tools.json as git.Repo.ShowFiles read it: ok is
+// false when there is none.
+func FromFile(f git.File) (t Tools, ok bool, err error) {
+	if f.Err != nil || !f.OK {
+		return Tools{}, false, f.Err
 	}
-	t, err = Parse(path, data)
+	t, err = Parse(f.Path, f.Data)
 	return t, err == nil, err
 }
 

@@ -80,7 +80,7 @@ func (o *Options) run(env *cli.Env) error {
 	if err := git.Hermetic(env.Dir); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
+	loading, err := stepctx.StartWithTools(env, o.Iter, o.Base.Base)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,14 @@ func (x *execution) prepare(tee io.Writer, modelRule string) error {
 	env, cfg, dir, begin := x.env, &x.cfg, x.it.Dir, x.it.Begin
 	// The node's own agent settings (seed 000 §3.4), from the base: the
 	// operator's file, which no session can change for itself.
-	tools, hasTools, err := nodetools.Read(x.repo, cmp.Or(x.it.Base, "HEAD"), begin.NodeID)
+	var tools nodetools.Tools
+	var hasTools bool
+	var err error
+	if x.it.NodeTools.Rev != "" { // read with config.toml (StartWithTools)
+		tools, hasTools, err = nodetools.FromFile(x.it.NodeTools)
+	} else {
+		tools, hasTools, err = nodetools.Read(x.repo, cmp.Or(x.it.Base, "HEAD"), begin.NodeID)
+	}
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (fix the node's settings and commit them)", err)
 	}

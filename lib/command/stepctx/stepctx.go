@@ -65,6 +65,10 @@ type Iteration struct {
 	Begin  iterdir.Begin // its begin.json
 	Config config.Config // config.toml after RUNNER_* overrides
 	Base   string        // the step's base commit: --base, else begin.json's head_before
+	// NodeTools is the selected node's tools.json at the base, read with
+	// config.toml in the same git process when asked (StartWithTools and
+	// a base); its Rev is "" when it was not read.
+	NodeTools git.File
 }
 
 // Load reads the iteration at iter (relative to the -C directory), with
@@ -95,7 +99,16 @@ type Loading struct {
 // caller works meanwhile (agent-exec and guard-run take their seal) and
 // Wait returns the whole Iteration. Errors carry the runner-error exit
 // code.
-func Start(env *cli.Env, iter, base string) (*Loading, error) {
+func Start(env *cli.Env, iter, base string) (*Loading, error) { return start(env, iter, base, false) }
+
+// StartWithTools is Start that also reads the selected node's tools.json
+// from the base (Iteration.NodeTools), in the git process that reads
+// config.toml (agent-exec).
+func StartWithTools(env *cli.Env, iter, base string) (*Loading, error) {
+	return start(env, iter, base, true)
+}
+
+func start(env *cli.Env, iter, base string, tools bool) (*Loading, error) {
 	l := &Loading{Iteration: Iteration{Dir: env.Abs(iter)}, done: make(chan struct{})}
 	var err error
 	if l.Begin, err = iterdir.LoadBegin(l.Dir); err != nil {
@@ -121,7 +134,20 @@ func Start(env *cli.Env, iter, base string) (*Loading, error) {
 	}
 	go func() {
 		defer close(l.done)
-		l.Config, l.err = ConfigAt(env, l.Repo, l.Base)
+		if !tools {
+			l.Config, l.err = ConfigAt(env, l.Repo, l.Base)
+			return
+		}
+		files, err := l.Repo.ShowFiles(git.File{Rev: l.Base, Path: layout.Config}, git.File{Rev: l.Base, Path: layout.NodeTools(l.Begin.NodeID)})
+		if err == nil {
+			err = files[0].Err
+		}
+		if err != nil {
+			l.err = exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Config, l.Base, err)
+			return
+		}
+		l.Config, l.err = ConfigFrom(l.Base, files[0].Data, files[0].OK)
+		l.NodeTools = files[1]
 	}()
 	return l, nil
 }

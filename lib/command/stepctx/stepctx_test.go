@@ -31,7 +31,7 @@ func repo(t *testing.T, head func(commit string) string) (*cli.Env, string) {
 	gittest.Run(t, dir, "commit", "-qm", "config")
 	commit := gittest.Run(t, dir, "rev-parse", "HEAD")
 	os.MkdirAll(filepath.Join(dir, "iter"), 0o755)
-	if err := iterdir.Write(filepath.Join(dir, "iter"), iterdir.BeginFile, iterdir.Begin{Version: 1, RunID: "r1", Iteration: 1, HeadBefore: head(commit)}); err != nil {
+	if err := iterdir.Write(filepath.Join(dir, "iter"), iterdir.BeginFile, iterdir.Begin{Version: 1, RunID: "r1", Iteration: 1, NodeID: "n1", HeadBefore: head(commit)}); err != nil {
 		t.Fatal(err)
 	}
 	var errb bytes.Buffer
@@ -118,5 +118,46 @@ func TestSealFD(t *testing.T) {
 	got, _ := io.ReadAll(r)
 	if string(got) != "seal=abc\nexit=5\n" {
 		t.Fatalf("descriptor got %q", got)
+	}
+}
+
+// StartWithTools reads the node's tools.json from the base with
+// config.toml (what the base has, not the work tree; OK false when the
+// base has none); Start leaves it unread.
+func TestStartWithTools(t *testing.T) {
+	env, commit := repo(t, same)
+	load := func(tools bool) Iteration {
+		t.Helper()
+		start := Start
+		if tools {
+			start = StartWithTools
+		}
+		l, err := start(env, "iter", commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := l.Wait()
+		if err != nil || it.Config.MaxIterations != 7 {
+			t.Fatalf("config: %d, %v", it.Config.MaxIterations, err)
+		}
+		return it
+	}
+	if it := load(true); it.NodeTools.Rev != commit || it.NodeTools.OK || it.NodeTools.Err != nil {
+		t.Errorf("no tools.json at the base: %+v", it.NodeTools)
+	}
+	path := filepath.Join(env.Dir, layout.NodeTools("n1"))
+	write(t, path, `{"model":"m1"}`+"\n")
+	gittest.Run(t, env.Dir, "add", "-A")
+	gittest.Run(t, env.Dir, "commit", "-qm", "tools")
+	commit = gittest.Run(t, env.Dir, "rev-parse", "HEAD")
+	if err := iterdir.Write(filepath.Join(env.Dir, "iter"), iterdir.BeginFile, iterdir.Begin{Version: 1, RunID: "r1", Iteration: 1, NodeID: "n1", HeadBefore: commit}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, `{"model":"the session's"}`+"\n")
+	if it := load(true); !it.NodeTools.OK || string(it.NodeTools.Data) != `{"model":"m1"}`+"\n" || it.NodeTools.Path != layout.NodeTools("n1") {
+		t.Errorf("tools.json at the base: %+v %q", it.NodeTools, it.NodeTools.Data)
+	}
+	if it := load(false); it.NodeTools.Rev != "" {
+		t.Errorf("Start read tools.json: %+v", it.NodeTools)
 	}
 }
