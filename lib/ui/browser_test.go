@@ -296,10 +296,17 @@ func TestBrowserLiveRun(t *testing.T) {
 	waitJS(t, ctx, "iteration 1 recorded as decomposed", `document.querySelector('tr[data-key="it:run-ui/1"] td:nth-child(5)').textContent === "decomposed"`)
 	waitJS(t, ctx, "root.1 current", `document.querySelector('#tree [data-id="root.1"]').classList.contains("st-current")`)
 
-	// root.1 passes; a click on it shows its guard log.
+	// root.1 passes; a click on it shows its guard log. The tree is
+	// updated in place: the item's elements that were there before its
+	// status changed are the ones there after it, so a click between two
+	// events is not lost to a re-render.
+	eval[chromedp.Void](t, ctx, `document.querySelector('#tree [data-id="root.1"] > .node .title').__kept = 1; 0`)
 	repo.goAhead(t, 2)
 	waitJS(t, ctx, "iteration 2 passed", `(document.querySelector('tr[data-key="it:run-ui/2"] td:nth-child(5)') || {}).textContent === "passed"`)
 	waitJS(t, ctx, "root.1 passed in the tree", `document.querySelector('#tree [data-id="root.1"]').classList.contains("st-passed")`)
+	if !eval[bool](t, ctx, `document.querySelector('#tree [data-id="root.1"] > .node .title').__kept === 1`) {
+		t.Fatal("the tree replaced root.1's item when its status changed: a click on it could be lost")
+	}
 	run(t, ctx, "click root.1", chromedp.Click(`#tree [data-id="root.1"] > .node .title`))
 	waitJS(t, ctx, "the node's guard log", `(document.querySelector("#node-guard-log") || {}).textContent?.includes("guard says: checked root.1.txt")`)
 	if h := eval[string](t, ctx, `location.hash`); h != "#/node/root.1" {
@@ -331,6 +338,15 @@ func TestBrowserLiveRun(t *testing.T) {
 	run(t, ctx, "key 1", chromedp.KeyEvent("1"))
 	waitJS(t, ctx, "the overview, idle, with the last guard log", `document.querySelector("#live-what").innerText.startsWith("idle") && document.querySelector("#live-tail").textContent.includes("guard says: checked root.1.txt root.2.txt")`)
 
+	checkFollowed(t, ctx)
+	t.Logf("loop output:\n%s", loop.out.String())
+}
+
+// checkFollowed checks what the marks set at the start of
+// TestBrowserLiveRun counted: no reload, the iteration list followed
+// event by event, and no layout shift.
+func checkFollowed(t *testing.T, ctx context.Context) {
+	t.Helper()
 	if eval[int](t, ctx, `window.__noReload || 0`) != 1 {
 		t.Fatal("the page reloaded")
 	}
@@ -343,7 +359,6 @@ func TestBrowserLiveRun(t *testing.T) {
 	if cls := eval[float64](t, ctx, `window.__cls`); cls > 0.02 {
 		t.Fatalf("cumulative layout shift %.3f while events arrived", cls)
 	}
-	t.Logf("loop output:\n%s", loop.out.String())
 }
 
 // liveLoop is a runner-loop started by startLiveLoop: done closes when it

@@ -244,7 +244,7 @@
         tabindex: n.id === focus ? "0" : "-1",
         title: e.path,
       },
-        h("div", { class: "node", onclick: (ev) => { ev.stopPropagation(); if (ev.target.classList.contains("twisty")) toggle(n.id); else openNode(n.id); } },
+        h("div", { class: "node" },
           h("span", { class: "twisty", text: leaf ? "" : open ? "▾" : "▸" }),
           h("span", { class: "mark", text: mark, "aria-label": st }),
           h("span", { class: "title", text: n.title || n.id }),
@@ -255,11 +255,50 @@
       return li;
     };
     const hadFocus = ul.contains(document.activeElement);
-    ul.replaceChildren(item(state.tree, 1));
+    morphChildren(ul, [item(state.tree, 1)]);
     if (hadFocus) {
       const el = ul.querySelector('[tabindex="0"]');
       if (el) el.focus({ preventScroll: true });
     }
+  }
+
+  // morphChildren makes parent's children the nodes next, in place. An
+  // element that stays (the same tag and, for a tree item, the same
+  // data-id) keeps its identity and only has its attributes and text
+  // updated: the tree re-renders at every event of a live run, and a
+  // click, a hover or the focus on an item must not be lost to it. A tree
+  // that did not change is not touched at all.
+  function morphChildren(parent, next) {
+    const keyed = new Map();
+    for (const c of parent.children) if (c.dataset.id) keyed.set(c.dataset.id, c);
+    next.forEach((b, i) => {
+      const at = parent.childNodes[i] || null;
+      const key = b.nodeType === Node.ELEMENT_NODE ? b.dataset.id || "" : "";
+      const a = key ? keyed.get(key) : at;
+      const same = a && a.nodeType === b.nodeType && a.nodeName === b.nodeName &&
+        (a.nodeType !== Node.ELEMENT_NODE || (a.dataset.id || "") === key);
+      if (!same) {
+        parent.insertBefore(b, at);
+        return;
+      }
+      if (a !== at) parent.insertBefore(a, at);
+      if (a.nodeType !== Node.ELEMENT_NODE) {
+        if (a.nodeValue !== b.nodeValue) a.nodeValue = b.nodeValue;
+        return;
+      }
+      for (const { name } of Array.from(a.attributes)) if (!b.hasAttribute(name)) a.removeAttribute(name);
+      for (const { name, value } of Array.from(b.attributes)) if (a.getAttribute(name) !== value) a.setAttribute(name, value);
+      morphChildren(a, Array.from(b.childNodes));
+    });
+    while (parent.childNodes.length > next.length) parent.lastChild.remove();
+  }
+
+  // A click on a tree item's row opens the node, on its twisty folds it.
+  function treeClick(ev) {
+    const row = ev.target.closest(".node");
+    const li = row && row.closest('[role="treeitem"]');
+    if (!li) return;
+    if (ev.target.classList.contains("twisty")) toggle(li.dataset.id); else openNode(li.dataset.id);
   }
 
   function toggle(id) {
@@ -966,6 +1005,7 @@
     try { applyTheme(localStorage.getItem("treeloop-theme") || "auto"); } catch (e) { applyTheme("auto"); }
     $("#theme").addEventListener("click", cycleTheme);
     $("#help-btn").addEventListener("click", () => { $("#help").hidden = !$("#help").hidden; });
+    $("#tree").addEventListener("click", treeClick);
     $("#tree").addEventListener("focusin", (ev) => {
       const li = ev.target.closest('[role="treeitem"]');
       if (li) state.focusId = li.dataset.id;
