@@ -134,6 +134,27 @@ func run(t testing.TB, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
+// runOnView runs one action on an element of the view. The view is built
+// anew at the events that touch it, so the element chromedp looked up can
+// be replaced before its input reaches it (CDP: "Could not find node with
+// given id"); the action then looks the element up again, at most five
+// times. Input events do not name a node, so a retried action has typed
+// or clicked nothing before it failed.
+func runOnView(t testing.TB, ctx context.Context, what string, action chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var err error
+	for range 5 {
+		if err = chromedp.Do(c, action); err == nil || !strings.Contains(err.Error(), "node with given id") {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
 // waitJS polls a JavaScript expression until it is truthy.
 func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
@@ -468,9 +489,9 @@ func TestBrowserIterationDetail(t *testing.T) {
 	if got := eval[string](t, ctx, `[...document.querySelectorAll("#iter-diff span")].map((e) => e.className + ":" + e.textContent).join("|")`); got != "meta:diff --git a/x b/x|add:+added|del:-removed" {
 		t.Fatalf("diff spans: %s", got)
 	}
-	run(t, ctx, "events tab", chromedp.Click(`button[data-key="tab:events"]`))
+	runOnView(t, ctx, "events tab", chromedp.Click(`button[data-key="tab:events"]`))
 	waitJS(t, ctx, "the compact events", `(document.querySelector("#iter-events") || {}).textContent === "claude: tool Bash: make test\nclaude: says: All done.\n"`)
-	run(t, ctx, "answer tab", chromedp.Click(`button[data-key="tab:answer"]`))
+	runOnView(t, ctx, "answer tab", chromedp.Click(`button[data-key="tab:answer"]`))
 	waitJS(t, ctx, "the answer", `document.querySelector(".logbox").textContent.includes('"summary": "did a"')`)
 	run(t, ctx, "next iteration", chromedp.KeyEvent("]"))
 	waitJS(t, ctx, "iteration 2", `location.hash === "#/iter/run-a/2/answer" && document.querySelector("h3").textContent.startsWith("Iteration 2")`)
@@ -526,7 +547,8 @@ func TestBrowserAnswer(t *testing.T) {
 	s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
 	run(t, ctx, "allow-answer", chromedp.Navigate(s.url+"/"))
 	waitJS(t, ctx, "the answer form", `!!document.querySelector('#questions textarea[data-key="answer:root.1"]')`)
-	run(t, ctx, "answer", chromedp.SendKeys(`#questions textarea[data-key="answer:root.1"]`, "SQLite, one file."), chromedp.Click(`#questions button[data-answer="root.1"]`))
+	runOnView(t, ctx, "type the answer", chromedp.SendKeys(`#questions textarea[data-key="answer:root.1"]`, "SQLite, one file."))
+	runOnView(t, ctx, "answer", chromedp.Click(`#questions button[data-answer="root.1"]`))
 	waitJS(t, ctx, "committed", `!document.querySelector("#questions") || ((document.querySelector('[data-answer-status="root.1"]') || {}).textContent === "Committed.")`)
 	data, err := os.ReadFile(filepath.Join(dir, ".runner/state/tree.json"))
 	if err != nil {
