@@ -212,7 +212,8 @@ type claudeResult struct {
 // CLISchema is the agent output schema as the CLIs' structured-output
 // modes take it, on one line: without "$schema", "$id" and the "allOf"
 // conditional (children only with status decomposed), which Claude Code
-// silently refuses (it then offers no StructuredOutput tool at all).
+// silently refuses (it then offers no StructuredOutput tool at all), and
+// with a child's evidence required, as strict modes want every property.
 // agent-exec still validates every answer against the full schema.
 func CLISchema() (string, error) {
 	var m map[string]any
@@ -222,6 +223,27 @@ func CLISchema() (string, error) {
 	delete(m, "$schema")
 	delete(m, "$id")
 	delete(m, "allOf")
+	// Strict structured output wants every property required: a child's
+	// optional evidence is asked for always (witness, the default, or suite).
+	if child, ok := nested(m, "properties", "children", "items").(map[string]any); ok {
+		if req, ok := child["required"].([]any); ok {
+			child["required"] = append(req, "evidence")
+		}
+	}
 	b, err := jsondoc.Compact(m)
 	return string(b), err
+}
+
+// nested is the value at the keys of nested objects in m, nil when a
+// key is missing or a value on the way is not an object.
+func nested(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = o[k]
+	}
+	return v
 }

@@ -67,6 +67,9 @@ func Parse(data []byte, mode string) (Output, error) {
 	for _, c := range m["children"].([]any) {
 		cm := c.(map[string]any)
 		nc := tree.NewChild{Title: cm["title"].(string), Goal: cm["goal"].(string), Next: cm["next"].(string)}
+		if e, ok := cm["evidence"].(string); ok {
+			nc.Evidence = e
+		}
 		for _, a := range cm["acceptance"].([]any) {
 			nc.Acceptance = append(nc.Acceptance, a.(string))
 		}

@@ -67,12 +67,21 @@ func plainCheckChildrenItemNext(x any, ptr string) string {
 	return ""
 }
 
+func plainCheckChildrenItemEvidence(x any, ptr string) string {
+	s, ok := x.(string)
+	if !ok || !schema.OneOf(s, "witness", "suite") {
+		return schema.Fail(ptr, "not one of witness, suite")
+	}
+	return ""
+}
+
 func plainCheckChildrenItem(x any, ptr string) string {
 	if why := schema.Object(x, ptr, []string{"title", "goal", "acceptance", "next"}, []schema.Prop{
 		{Name: "title", Check: plainCheckChildrenItemTitle},
 		{Name: "goal", Check: plainCheckChildrenItemGoal},
 		{Name: "acceptance", Check: plainCheckChildrenItemAcceptance},
 		{Name: "next", Check: plainCheckChildrenItemNext},
+		{Name: "evidence", Check: plainCheckChildrenItemEvidence},
 	}, true); why != "" {
 		return why
 	}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/tomlkey"
 )
@@ -121,7 +123,58 @@ type Guard struct {
 	// every green guard; a count below the best of the run fails the
 	// guard. Empty = off.
 	Ratchet []string `toml:"ratchet"`
+	// Results says where the guard reports its tests by name (DESIGN.md
+	// decision 24): ResultsAuto reads the files it writes into the
+	// directory $RUNNER_TEST_RESULTS names and its own output (lib/testresults);
+	// ResultsOff judges by its exit status alone (no tests by name, no
+	// PASS_TO_PASS, no witness).
+	Results string `toml:"results"`
+	// Witness is the argv that runs the given test files alone, reporting
+	// them by name: an element "${RUNNER_TEST_FILES}" stands for the
+	// test files the node added or changed, "${RUNNER_TEST_DIRS}" for
+	// their directories ("./dir"). Empty = the guard's command.
+	Witness []string `toml:"witness"`
+	// TestFiles are the globs (doublestar syntax: "**" crosses
+	// directories) of the test files a witness is sought among.
+	TestFiles []string `toml:"test_files"`
+	// Evidence is the evidence an execute leaf needs to pass when its node
+	// does not say: EvidenceWitness or EvidenceSuite.
+	Evidence string `toml:"evidence"`
+	// SuiteNodes are node id globs (path.Match) whose default evidence is
+	// EvidenceSuite: the operator's defaults by path for work no test can
+	// witness.
+	SuiteNodes []string `toml:"suite_nodes"`
+	// Caches: CachesPrivate gives the guard build caches of its own, out of
+	// every session's reach (Go's build cache, Python's bytecode, cargo's
+	// target directory, a fresh TMPDIR); CachesShared lets it use the
+	// user's, as a session left them.
+	Caches string `toml:"caches"`
 }
+
+// The accepted values of guard.results, guard.evidence and guard.caches.
+const (
+	ResultsAuto     = "auto"
+	ResultsOff      = "off"
+	EvidenceWitness = "witness"
+	EvidenceSuite   = "suite"
+	CachesPrivate   = "private"
+	CachesShared    = "shared"
+)
+
+// DefaultTestFiles are guard.test_files' default: the test files of the
+// common ecosystems (Go, Python, JavaScript and TypeScript, Rust, Ruby,
+// Java).
+var DefaultTestFiles = []string{
+	"**/*_test.go",
+	"**/test_*.py", "**/*_test.py", "**/tests/**/*.py",
+	"**/*.test.*", "**/*.spec.*", "**/__tests__/**",
+	"**/tests/**/*.rs",
+	"**/spec/**/*_spec.rb", "**/test/**/*_test.rb",
+	"**/src/test/**",
+}
+
+// EvidenceOn reports whether the guard reports its tests by name.
+func (g Guard) EvidenceOn() bool { return g.Results == ResultsAuto }
 
 // AppendOnlyPrefix marks a protected_paths entry append-only: new files
 // under the glob are allowed, files that existed at the iteration's start
@@ -315,7 +368,8 @@ func Default() Config {
 		PromptBudgetBytes:        40000,
 		ArtifactsLimitBytes:      1 << 20,
 		ProtectedPaths:           []string{"justfile", "Justfile", ".justfile"},
-		Guard:                    Guard{Command: []string{"just", "ci"}, Ratchet: []string{}},
+		Guard: Guard{Command: []string{"just", "ci"}, Ratchet: []string{}, Results: ResultsOff, Witness: []string{},
+			TestFiles: slices.Clone(DefaultTestFiles), Evidence: EvidenceWitness, SuiteNodes: []string{}, Caches: CachesPrivate},
 		Agent: Agent{
 			Backend:        "command",
 			ExtraArgs:      []string{},
@@ -449,6 +503,34 @@ func (g Guard) validate(bad func(key, format string, args ...any)) {
 		bad("guard.ratchet", "program name (first element) must not be empty")
 	}
 	argv("guard.ratchet", g.Ratchet, bad)
+	oneOf(bad, "guard.results", g.Results, ResultsAuto, ResultsOff)
+	oneOf(bad, "guard.evidence", g.Evidence, EvidenceWitness, EvidenceSuite)
+	oneOf(bad, "guard.caches", g.Caches, CachesPrivate, CachesShared)
+	if len(g.Witness) > 0 && g.Witness[0] == "" {
+		bad("guard.witness", "program name (first element) must not be empty")
+	}
+	argv("guard.witness", g.Witness, bad)
+	for i, p := range g.TestFiles {
+		if p == "" || !doublestar.ValidatePattern(p) {
+			bad(fmt.Sprintf("guard.test_files[%d]", i), "bad pattern %q", p)
+		}
+	}
+	for i, p := range g.SuiteNodes {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			bad(fmt.Sprintf("guard.suite_nodes[%d]", i), "bad pattern %q", p)
+		}
+	}
+}
+
+// oneOf reports v through bad unless it is one of want.
+func oneOf(bad func(key, format string, args ...any), key, v string, want ...string) {
+	if !slices.Contains(want, v) {
+		q := make([]string, len(want))
+		for i, w := range want {
+			q[i] = strconv.Quote(w)
+		}
+		bad(key, "must be %s, got %q", strings.Join(q, " or "), v)
+	}
 }
 
 // validate reports the [agent] table's bad keys through bad.

@@ -119,7 +119,7 @@ commands = [["npm", "ci"], ["make", "deps"]]
 		MaxAttemptsDefault: 5, MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
 		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096, ArtifactsLimitBytes: 1 << 20,
 		ProtectedPaths: []string{"docs/*.md", "append-only:tests"},
-		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}},
+		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}, Results: ResultsOff, Witness: []string{}, TestFiles: DefaultTestFiles, Evidence: EvidenceWitness, SuiteNodes: []string{}, Caches: CachesPrivate},
 		Agent: Agent{Backend: "claude", Bin: "/opt/claude", Model: "opus", ExtraArgs: []string{"--verbose"},
 			OnRateLimit: "wait", MaxTokens: 1000000, MaxCostUSD: 12, Prices: map[string]Price{}, Fallback: []string{"codex", "gemini"},
 			PermissionMode: "edits", DecomposeModel: "haiku", LastAttemptModel: "opus-max", MaxPause: Duration{time.Hour}},

@@ -54,6 +54,33 @@ command = ["just", "ci"]
 # guard's log. A node passes only when the count is not below the best seen
 # in the run. Empty = off.
 ratchet = []
+# Tests by name: "auto" reads the files the guard writes into the
+# directory $RUNNER_TEST_RESULTS names (JUnit XML, jest's JSON, go test
+# -json) and its own output (go test -json or -v, cargo test), and a node
+# passes only when every test that passed before still passes and, for an
+# execute leaf, a test it added or changed fails without its work (the
+# witness); a guard that reports no test by name fails. "off": the guard's
+# exit status alone. An argv element may hold ${RUNNER_TEST_RESULTS}.
+results = "off"
+# The command that runs the given test files alone, reporting them by name:
+# an element "${RUNNER_TEST_FILES}" stands for the test files the node
+# added or changed, "${RUNNER_TEST_DIRS}" for their directories ("./dir").
+# It runs in a scratch checkout, once on the code before the node's work
+# and once after. Empty = the guard's command (the whole suite).
+witness = []
+# The test files a witness is sought among (globs; "**" crosses
+# directories).
+test_files = ["**/*_test.go", "**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/tests/**/*.rs", "**/spec/**/*_spec.rb", "**/test/**/*_test.rb", "**/src/test/**"]
+# What an execute leaf needs to pass when its node does not say: "witness"
+# (a test that fails without its work) or "suite" (the suite alone, shown
+# as a weaker pass). suite_nodes: node id globs that default to "suite"
+# (docs, configuration, refactoring).
+evidence = "witness"
+suite_nodes = []
+# "private": the guard gets build caches of its own (Go's build cache,
+# Python's bytecode, cargo's target directory, a fresh TMPDIR) that no
+# session can write; "shared": it uses yours, as a session left them.
+caches = "private"
 
 [agent]
 # One of: command, codex, claude, opencode, gemini, replay.

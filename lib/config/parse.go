@@ -45,8 +45,10 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.Sandbox.Readable == nil {
 		c.Sandbox.Readable = []string{}
 	}
-	if c.Guard.Ratchet == nil {
-		c.Guard.Ratchet = []string{}
+	for _, l := range []*[]string{&c.Guard.Ratchet, &c.Guard.Witness, &c.Guard.TestFiles, &c.Guard.SuiteNodes} {
+		if *l == nil {
+			*l = []string{}
+		}
 	}
 	if c.ProtectedPaths == nil {
 		c.ProtectedPaths = []string{}

@@ -14,14 +14,15 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
-	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/session"
+	"github.com/treeloop/treeloop/lib/testresults"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -40,16 +41,38 @@ const (
 // guard.json and the exit code of the outcome (0 pass, 1 fail, 124, 130/143,
 // 6 when the guard could not run). Shared by guard-run, the guard
 // baseline of runner-start and runner-check --guard.
-func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int) {
-	rec, code, synced := Run(in, env, cfg, deadline, logPath, best)
+func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging) (rec iterdir.Guard, code int) {
+	rec, code, synced := Run(in, env, cfg, deadline, logPath, j)
 	return synced(rec, code)
+}
+
+// Judging is what a guard's run is judged by beside its exit status.
+type Judging struct {
+	// Best is the run's best so far: the ratchet's count and the tests
+	// that passed at the run's last pass (PASS_TO_PASS).
+	Best Best
+	// Results is the directory the guard writes its tests by name into
+	// ($RUNNER_TEST_RESULTS), made empty before it runs; "" when [guard]
+	// results is off.
+	Results string
+	// Caches are the guard's private build caches; nil when [guard]
+	// caches is shared. CacheDigest is their digest as recorded after the
+	// guard last ran ("" when none was): caches that differ are emptied
+	// first. Ignored lists the work tree's ignored paths (git's, "dir/"
+	// for a whole directory), whose build outputs are removed first.
+	Caches      *evidence.Caches
+	CacheDigest string
+	Ignored     []string
+	// Witness is the execute leaf whose pass needs a witness; nil when
+	// none does (a baseline, runner-check, a suite-level node).
+	Witness *Witness
 }
 
 // Run is Guard returning before the log's fsync, which runs meanwhile
 // (proc.RunToFileSyncing): synced, called once before the log is reported
 // written, waits for it and gives the record and the code Guard gives,
 // the outcome an error when the log could not be synced.
-func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best) (rec iterdir.Guard, code int, synced func(iterdir.Guard, int) (iterdir.Guard, int)) {
+func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging) (rec iterdir.Guard, code int, synced func(iterdir.Guard, int) (iterdir.Guard, int)) {
 	// The guard's environment is ours without the step's variables
 	// (DESIGN.md decision 20). KillEscaped: guard-run is a child subreaper,
 	// as agent-exec is, so what the guard leaves behind (setsid, a double
@@ -57,16 +80,20 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	// agent's are: should guard-run itself be killed, agent-exec --restore
 	// finds what the guard left running by it.
 	spec := proc.Spec{Argv: cfg.Guard.Command, Dir: env.Dir, Deadline: deadline, Env: append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(logPath)), KillEscaped: true}
-	// With a ratchet, the guard's whole output (not the capped log) is
-	// read for test events: the ratchet by names.
-	var events *ratchet.Events
-	if len(cfg.Guard.Ratchet) > 0 {
-		events = ratchet.NewEvents()
+	// With a ratchet or tests by name, the guard's whole output (not the
+	// capped log) is read for tests by name as it streams.
+	var events *testresults.Stream
+	if len(cfg.Guard.Ratchet) > 0 || j.Results != "" {
+		events = &testresults.Stream{}
 		spec.Tee = events
 	}
+	ev, writable, prepErr := prepare(env, cfg, &spec, j)
 	// [sandbox] guard: the guard runs confined like the
 	// agent, without any of the agent's runner files writable.
-	release, runErr := confine(env, cfg.Sandbox, filepath.Dir(logPath), &spec)
+	release, runErr := func() error { return nil }, prepErr
+	if prepErr == nil {
+		release, runErr = confine(env, cfg.Sandbox, filepath.Dir(logPath), writable, &spec)
+	}
 	var res proc.Result
 	var info proc.LogInfo
 	logSynced := func() error { return nil }
@@ -134,7 +161,12 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		// failure: fewer tests passing than the run's best.
 		if len(cfg.Guard.Ratchet) > 0 {
 			events.Close()
-			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, best, events)
+			rec.Ratchet, rec.Outcome, code, rec.Message = runRatchet(in, env, cfg, deadline, logPath, j.Best, events)
+			Note(env, logPath, rec.Message)
+		}
+		// And so may its tests by name: failing, missing, no witness.
+		if ev != nil && rec.Outcome == Pass {
+			rec.Outcome, code, rec.Message = judge(in, env, cfg, deadline, logPath, j, ev, events)
 			Note(env, logPath, rec.Message)
 		}
 	default:
@@ -143,6 +175,11 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		if res.Signal != "" {
 			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
 		}
+		if ev != nil {
+			events.Close()
+			failingTests(env, ev, j.Results, events)
+		}
 	}
+	rec.Evidence = ev
 	return rec, code, synced
 }

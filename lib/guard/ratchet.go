@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/ratchet"
+	"github.com/treeloop/treeloop/lib/testresults"
 )
 
 // ratchetOutputLimit caps what the ratchet command may print.
@@ -34,25 +36,26 @@ type Best struct {
 	Names  []string // sorted; nil when none is recorded for the run
 }
 
-// RunBest reads the best count of run runID from the run's commits up to
-// base, the commit the step started from (guard-run's --base, which the
-// agent cannot change, else begin.json's head_before as verified by
-// stepctx).
-func RunBest(root, runID, base string) (Best, error) {
+// RunBest reads the run's best from the commit the step started from
+// (guard-run's --base, which the agent cannot change, else begin.json's
+// head_before as verified by stepctx): the tests that passed at the run's
+// last pass or baseline as committed in base (verified by hash: lib/git),
+// and, with count, the ratchet's best count from the run's commits.
+func RunBest(root, runID, base string, count bool) (Best, error) {
 	repo, err := git.Open(root)
 	if err != nil {
 		return Best{}, err
 	}
-	n, commit, found, err := ratchet.Best(repo, base, runID)
-	if err != nil {
-		return Best{}, err
+	var b Best
+	if count {
+		if b.Count, b.Commit, b.Found, err = ratchet.Best(repo, base, runID); err != nil {
+			return Best{}, err
+		}
 	}
-	// The names, as committed in base (verified by hash: lib/git).
 	data, ok, err := repo.ShowFile(base, layout.TestsPassed)
 	if err != nil {
 		return Best{}, err
 	}
-	b := Best{Count: n, Commit: commit, Found: found}
 	if ok {
 		b.Names, _ = ratchet.ParseNames(runID, data)
 	}
@@ -63,13 +66,16 @@ func RunBest(root, runID, base string) (Best, error) {
 // the guard's output reports fails it whatever its exit status, and so
 // does a test of the run's best that did not pass. message is "" when
 // both hold.
-func judgeEvents(rec *iterdir.Ratchet, ev *ratchet.Events, best Best) (message string) {
-	rec.Passed, rec.Failed = ev.Passed(), ev.Failed()
+func judgeEvents(rec *iterdir.Ratchet, ev *testresults.Stream, best Best) (message string) {
+	res := ev.Results()
+	rec.Passed = res.With(testresults.Passed)
+	rec.Failed = append(res.With(testresults.Failed), res.With(testresults.Error)...)
+	sort.Strings(rec.Failed)
 	rec.Names = len(rec.Passed)
 	if rec.Names == 0 {
 		rec.Names = -1
 	}
-	rec.Missing = ratchet.Missing(best.Names, rec.Passed)
+	rec.Missing = res.Missing(best.Names)
 	switch {
 	case len(rec.Failed) > 0:
 		return fmt.Sprintf("the guard exited 0 but its output reports failing tests (%s), so the node does not pass: make them pass", list(rec.Failed))
@@ -93,7 +99,7 @@ func list(names []string) string {
 // a count the runner could not check. message says why, for guard.json
 // and the end of the guard's log (which failure.md shows the next
 // attempt); it is "" when the ratchet held.
-func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best, ev *ratchet.Events) (rec *iterdir.Ratchet, outcome string, code int, message string) {
+func runRatchet(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, best Best, ev *testresults.Stream) (rec *iterdir.Ratchet, outcome string, code int, message string) {
 	argv := strings.Join(cfg.Guard.Ratchet, " ")
 	rec = &iterdir.Ratchet{Argv: cfg.Guard.Ratchet, Count: -1, Best: -1, Names: -1}
 	if best.Found {

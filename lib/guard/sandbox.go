@@ -19,7 +19,14 @@ import (
 // one could not be removed. Without a sandbox, release does nothing.
 // Under bwrap the guard runs in bwrap's own PID namespace (no session
 // init); under docker spec no longer kills escaped processes (see below).
-func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (release func() error, err error) {
+func confine(env *cli.Env, cfg config.Sandbox, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
+	return confineIn(env, cfg, "", dir, writable, spec)
+}
+
+// confineIn is confine for a command working in scratch, a directory that
+// is no repository (the witness's checkout), when scratch is not ""; the
+// paths of writable are writable too.
+func confineIn(env *cli.Env, cfg config.Sandbox, scratch, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
 	release = func() error { return nil }
 	if !cfg.ConfinesGuard() {
 		return release, nil
@@ -31,7 +38,12 @@ func confine(env *cli.Env, cfg config.Sandbox, dir string, spec *proc.Spec) (rel
 			env.Warnf("removed %s an interrupted session left running", vocab.Plural(n, "container", "containers"))
 		}
 	}
-	c, err := sandbox.Open(cfg, env.Dir, nil, nil, sandbox.Session{Role: "guard", Dir: dir})
+	var c sandbox.Confiner
+	if scratch != "" {
+		c, err = sandbox.OpenDir(cfg, scratch, writable, sandbox.Session{Role: "witness", Dir: dir})
+	} else {
+		c, err = sandbox.Open(cfg, env.Dir, writable, nil, sandbox.Session{Role: "guard", Dir: dir})
+	}
 	if err != nil {
 		return release, err
 	}

@@ -31,6 +31,8 @@ const (
 	OutputFile     = "output.json"      // the agent
 	GuardFile      = "guard.json"       // guard-run
 	GuardLog       = "guard.log"        // guard-run
+	ResultsDir     = "results"          // guard-run: the guard's tests by name ($RUNNER_TEST_RESULTS)
+	WitnessDir     = "witness"          // guard-run: the witness's logs and results, base and new
 	UpdateFile     = "update.json"      // tree-update
 	AgentErrorLog  = "agent_error.log"  // tree-update
 	RunnerErrorLog = "runner_error.log" // any command, on a runner error
@@ -171,6 +173,77 @@ type Guard struct {
 	// Notes are what the runner saw in the guard's run and tells the
 	// reader without failing it (a new TestMain or test-file init).
 	Notes []string `json:"notes,omitempty"`
+	// Evidence is the verdict on the guard's tests by name (DESIGN.md
+	// decision 24); nil when [guard] results is off.
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// Evidence is what a guard's tests by name say of its run (DESIGN.md
+// decisions 24 and 25), in guard.json.
+type Evidence struct {
+	// Level is what the node needed beside a green guard: witness, suite
+	// or proposed-suite (tree.Evidence*); LevelFrom says who decided it:
+	// "node" (the operator, or the agent that proposed the node),
+	// "suite_nodes" or "config" ([guard] evidence). Empty for a run that
+	// judges no node (a baseline).
+	Level     string `json:"level,omitempty"`
+	LevelFrom string `json:"level_from,omitempty"`
+	// Sources are the results files read (relative to the results
+	// directory) and "output" when the guard's output reported tests;
+	// Unreadable the files that could not be read, with why.
+	Sources    []string `json:"sources"`
+	Unreadable []string `json:"unreadable,omitempty"`
+	// Passed, Failed, Errors and Skipped count the tests by status.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Errors  int `json:"errors"`
+	Skipped int `json:"skipped"`
+	// Failing names up to 50 tests that failed or could not run.
+	Failing []string `json:"failing,omitempty"`
+	// PassToPass is how many tests passed before (at the run's last pass
+	// or baseline) and must pass again, and Missing those that did not
+	// (not run, skipped, failed).
+	PassToPass int      `json:"pass_to_pass"`
+	Missing    []string `json:"missing,omitempty"`
+	// Witness is the failing-then-passing check of an execute leaf at
+	// level witness; nil when none ran.
+	Witness *Witness `json:"witness,omitempty"`
+	// Caches is the guard's caches: "private" or "shared"; CachesWiped
+	// says the private ones had changed since the guard last ran and were
+	// emptied; Removed lists the build outputs a session left in the work
+	// tree that were removed before the guard ran.
+	Caches      string   `json:"caches,omitempty"`
+	CachesWiped bool     `json:"caches_wiped,omitempty"`
+	Removed     []string `json:"removed,omitempty"`
+	// Held: every check passed, the guard's pass stands.
+	Held bool `json:"held"`
+	// PassedNames are the tests that passed (not in guard.json: the
+	// runner keeps them in layout.TestsPassed once the pass stands).
+	PassedNames []string `json:"-"`
+}
+
+// Witness is the witness check's record: the node's test files laid over
+// the code its work began from, run there and on the new code, in a
+// scratch checkout.
+type Witness struct {
+	// NodeBase is the commit the node's work began from, Commits the
+	// node's iteration commits before this one (newest first).
+	NodeBase string   `json:"node_base"`
+	Commits  []string `json:"commits,omitempty"`
+	// Files are the test files the node added or changed.
+	Files []string `json:"files"`
+	Argv  []string `json:"argv"`
+	// Tests are the witnesses: tests of those files that did not pass on
+	// the base code and pass on the new code, in the scratch and in the
+	// guard.
+	Tests []string `json:"tests"`
+	// BaseExit and NewExit are the exit codes of the two runs; BaseTests
+	// and NewTests how many tests by name each reported.
+	BaseExit   int   `json:"base_exit"`
+	NewExit    int   `json:"new_exit"`
+	BaseTests  int   `json:"base_tests"`
+	NewTests   int   `json:"new_tests"`
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // Ratchet is the test ratchet's record in guard.json.

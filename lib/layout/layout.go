@@ -18,7 +18,8 @@ const (
 	AgentOutputSchema = ".runner/state/agent_output.schema.json"
 	RunState          = ".runner/state/run_state.json"
 	Config            = ".runner/state/config.toml"
-	TestsPassed       = ".runner/state/tests_passed.txt" // the tests that passed at the run's best ([guard] ratchet), runner-owned
+	TestsPassed       = ".runner/state/tests_passed.txt" // the tests that passed at the run's last pass or baseline (PASS_TO_PASS, the ratchet), runner-owned
+	GuardCache        = ".runner/state/guard_cache.txt"  // the digest of the guard's private caches after its last run, runner-owned
 	Assumptions       = ".runner/state/assumptions.md"
 	Questions         = ".runner/state/questions.md"
 	Context           = ".runner/context"

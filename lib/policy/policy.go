@@ -25,7 +25,7 @@ import (
 // touches one commits an agent error and the file is restored. tree.json is
 // judged by tree-update instead; assumptions.md and questions.md are the
 // agent's to append to (seed 000 §3.1).
-var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.Goal, layout.Gitignore, layout.TestsPassed}
+var RunnerOwned = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.Goal, layout.Gitignore, layout.TestsPassed, layout.GuardCache}
 
 // Enforce puts back what who ("the agent", "the guard") may not change and
 // returns the reasons, one line each: a switched branch or moved HEAD (the

@@ -37,6 +37,15 @@ func Open(cfg config.Sandbox, root string, writable, readOnly []string, s Sessio
 	if err != nil {
 		return nil, err
 	}
+	return confiner(sb, cfg, s)
+}
+
+// OpenDir is Open for a directory that is no repository (NewDir).
+func OpenDir(cfg config.Sandbox, root string, writable []string, s Session) (Confiner, error) {
+	return confiner(NewDir(cfg, root, writable), cfg, s)
+}
+
+func confiner(sb *Sandbox, cfg config.Sandbox, s Session) (Confiner, error) {
 	switch cfg.Mode {
 	case config.SandboxBwrap:
 		return bwrap{sb}, nil

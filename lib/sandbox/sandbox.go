@@ -55,7 +55,7 @@ var AgentWritable = []string{layout.State, layout.Nodes}
 // AgentReadOnly are the files inside AgentWritable that stay read-only:
 // the runner-owned state files. Being mount points, they can be neither
 // written, replaced by a rename, nor deleted.
-var AgentReadOnly = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.TestsPassed}
+var AgentReadOnly = []string{layout.Config, layout.Schema, layout.AgentOutputSchema, layout.RunState, layout.TestsPassed, layout.GuardCache}
 
 // Sandbox is how one command is confined. The zero value is not useful:
 // build one with New.
@@ -79,6 +79,18 @@ type Sandbox struct {
 // AgentReadOnly; none for the guard); missing ones are skipped. Errors: the
 // git directories cannot be found.
 func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox, error) {
+	return newSandbox(cfg, root, writable, readOnly, true)
+}
+
+// NewDir is New for a directory that is no repository (the witness's
+// scratch checkout): root writable, no git directory to shield, the rest
+// as New has it.
+func NewDir(cfg config.Sandbox, root string, writable []string) *Sandbox {
+	s, _ := newSandbox(cfg, root, writable, nil, false)
+	return s
+}
+
+func newSandbox(cfg config.Sandbox, root string, writable, readOnly []string, repository bool) (*Sandbox, error) {
 	s := &Sandbox{root: root, network: cfg.Network}
 	// The home directory is hidden also when the repository lies under
 	// it (~/project): Wrap binds the repository, its git directories and
@@ -90,6 +102,10 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 	}
 	s.readable, s.writable = expandHome(cfg.Readable, home), expandHome(cfg.Writable, home)
 	s.runtime, s.sockets = services(root, s.home)
+	if !repository {
+		s.readWrite = existing(writable)
+		return s, nil
+	}
 	repo, err := git.Open(root)
 	if err != nil {
 		return nil, err
@@ -105,17 +121,19 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 		}
 	}
 	s.readOnly = append(s.readOnly, filepath.Join(root, layout.Runner))
-	for _, f := range writable {
-		if _, err := os.Lstat(f); err == nil {
-			s.readWrite = append(s.readWrite, f)
-		}
-	}
-	for _, f := range readOnly {
-		if _, err := os.Lstat(f); err == nil {
-			s.readOnly2 = append(s.readOnly2, f)
-		}
-	}
+	s.readWrite, s.readOnly2 = existing(writable), existing(readOnly)
 	return s, nil
+}
+
+// existing is the paths of ps that exist.
+func existing(ps []string) []string {
+	var out []string
+	for _, f := range ps {
+		if _, err := os.Lstat(f); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // expandHome is ps (readable or writable paths) with "~/" read as the home

@@ -57,15 +57,17 @@ func runLogs(repo *git.Repo, runID, iterDir string) (rel, runDir, iterRel string
 }
 
 // sealLogs seals the current iteration's directory iterDir, by its
-// bytes; own are the names of its files that the caller itself writes
-// during the session (the agent's output.json among them). reach seals the
+// bytes; own are the names of its files (or directories) that the caller
+// itself writes during the session (the agent's output.json among them). reach seals the
 // rest of the run's.
 func sealLogs(repo *git.Repo, runID, iterDir string, own ...string) (*iterLogs, error) {
 	rel, _, iterRel, _, err := runLogs(repo, runID, iterDir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := seal.Take(iterDir, func(name string) bool { return slices.Contains(own, name) })
+	s, err := seal.Take(iterDir, func(name string) bool {
+		return slices.ContainsFunc(own, func(o string) bool { return name == o || strings.HasPrefix(name, o+"/") })
+	})
 	if err != nil {
 		return nil, err
 	}

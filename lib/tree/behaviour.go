@@ -158,7 +158,7 @@ func equalUnordered(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
 		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
-		a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
+		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
 	}
@@ -188,6 +188,7 @@ func sameOwn(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
 		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
+		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
 	}
@@ -274,7 +275,7 @@ func StatusInvariants(prev, next *Node, selected, status string) Problems {
 
 // RestoreRunnerOwned overwrites, on every node of next that also exists in
 // prev, the runner-owned fields (passes, attempts, next, max_attempts,
-// waiting, answers) with prev's values (003, 2026-01-17: agent edits to them are ignored). It
+// evidence, waiting, answers) with prev's values (003, 2026-01-17: agent edits to them are ignored). It
 // returns one line per field it changed back, sorted.
 func RestoreRunnerOwned(prev, next *Node) []string {
 	before := Index(prev)
@@ -298,6 +299,10 @@ func RestoreRunnerOwned(prev, next *Node) []string {
 			if n.Next != p.Next {
 				notes = append(notes, fmt.Sprintf("%s: next %s restored to %s", path, n.Next, p.Next))
 				n.Next = p.Next
+			}
+			if n.Evidence != p.Evidence {
+				notes = append(notes, fmt.Sprintf("%s: evidence %q restored to %q", path, n.Evidence, p.Evidence))
+				n.Evidence = p.Evidence
 			}
 			if n.Waiting != p.Waiting {
 				notes = append(notes, fmt.Sprintf("%s: waiting restored", path))
@@ -395,9 +400,9 @@ const (
 const LayerRunnerOwned = "runner-owned"
 
 // RunnerOwnedChanges checks next's runner-owned fields (passes, attempts,
-// max_attempts, next, waiting, answers) against prev's for what by may
+// max_attempts, next, evidence, waiting, answers) against prev's for what by may
 // change (DESIGN.md decision 16): a human nothing; an operator attempts,
-// max_attempts, next, waiting and answers of open nodes, and the pass of
+// max_attempts, next, evidence, waiting and answers of open nodes, and the pass of
 // an inner node all of whose children pass (derived: it removed or moved
 // away the last open one); the loop everything (tree-update judged it).
 // Otherwise passes never becomes true here, a new node included: only a
@@ -422,6 +427,9 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 			if by != ByOperator && (n.Waiting != "" || len(n.Answers) > 0) {
 				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has waiting or answers: runner-owned fields change only through the loop or tree-edit", n.ID)})
 			}
+			if by != ByOperator && n.Evidence != "" && n.Evidence != EvidenceProposedSuite {
+				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has evidence %q: only an operator sets a node's evidence (an agent proposes suite)", n.ID, n.Evidence)})
+			}
 		case e.node.Passes:
 			// Immutability reports any change to a passed node.
 		default:
@@ -437,6 +445,7 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 					{"attempts", p.Attempts, n.Attempts},
 					{"max_attempts", p.MaxAttempts, n.MaxAttempts},
 					{"next", p.Next, n.Next},
+					{"evidence", p.Evidence, n.Evidence},
 					{"waiting", p.Waiting != "", n.Waiting != ""},
 				} {
 					if f.was != f.is {

@@ -80,6 +80,9 @@ func build(m map[string]any) *Node {
 	for i, a := range acc {
 		n.Acceptance[i] = a.(string)
 	}
+	if e, ok := m["evidence"].(string); ok {
+		n.Evidence = e
+	}
 	if w, ok := m["waiting"].(string); ok {
 		n.Waiting = w
 	}

@@ -18,6 +18,13 @@ const (
 	NextDecompose = "decompose"
 )
 
+// Values of Node.Evidence (DESIGN.md decision 24).
+const (
+	EvidenceWitness       = "witness"        // a test the node added or changed fails without its work
+	EvidenceSuite         = "suite"          // the suite alone, as the operator set it
+	EvidenceProposedSuite = "proposed-suite" // the suite alone, as the agent that created the node proposed
+)
+
 // IDPattern is the node id pattern (DESIGN.md decision 8), as written in
 // the schema; ValidID checks it. (A compiled regexp of it would unroll the
 // counted repetition at every command's start-up: schema.Matchers.)
@@ -27,7 +34,7 @@ const IDPattern = schema.IDPattern
 const MaxIDLen = 128
 
 // Node is one task tree node, its fields in schema order (the canonical key
-// order). passes, attempts, next, max_attempts, waiting and answers are
+// order). passes, attempts, next, max_attempts, evidence, waiting and answers are
 // runner-owned on existing nodes.
 type Node struct {
 	ID          string   `json:"id"`
@@ -39,6 +46,11 @@ type Node struct {
 	Passes      bool     `json:"passes"`
 	Attempts    int      `json:"attempts"`
 	MaxAttempts int      `json:"max_attempts"`
+	// Evidence is what the leaf needs to pass beside a green guard
+	// (DESIGN.md decision 24): EvidenceWitness, EvidenceSuite or
+	// EvidenceProposedSuite; "" (absent from the file) leaves it to the
+	// configuration.
+	Evidence string `json:"evidence,omitempty"`
 	// Waiting is the question an open leaf waits on (an agent's blocked
 	// summary, DESIGN.md decision 3); "" when it does not wait, and then
 	// absent from the file.
@@ -108,7 +120,7 @@ func Equal(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
 		a.MaxAttempts != b.MaxAttempts || len(a.Acceptance) != len(b.Acceptance) ||
-		a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
+		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
 	}

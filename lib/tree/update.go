@@ -23,6 +23,10 @@ type NewChild struct {
 	Goal       string   `json:"goal"`
 	Acceptance []string `json:"acceptance"`
 	Next       string   `json:"next"`
+	// Evidence is what the agent proposed: EvidenceSuite (the child is
+	// inserted with EvidenceProposedSuite), EvidenceWitness or "" (nothing
+	// set: the configuration decides).
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // MaxAttemptsLimit is the schema's maximum for attempts and max_attempts.
@@ -40,6 +44,8 @@ func (c NewChild) check() error {
 		return fmt.Errorf("more than 64 acceptance criteria")
 	case c.Next != "" && c.Next != NextExecute && c.Next != NextDecompose:
 		return fmt.Errorf("next must be execute or decompose, got %q", c.Next)
+	case c.Evidence != "" && c.Evidence != EvidenceWitness && c.Evidence != EvidenceSuite:
+		return fmt.Errorf("evidence must be witness or suite, got %q", c.Evidence)
 	}
 	for _, a := range c.Acceptance {
 		if utf8.RuneCountInString(a) > 4096 {
@@ -120,10 +126,14 @@ func Transition(t *Node, selected string, o Outcome, maxAttempts int) error {
 			if next == "" {
 				next = NextExecute
 			}
+			evidence := ""
+			if c.Evidence == EvidenceSuite {
+				evidence = EvidenceProposedSuite
+			}
 			n.Children = append(n.Children, &Node{
 				ID: ids[i], Order: int64(i + 1), Title: c.Title, Goal: c.Goal,
 				Acceptance: append([]string{}, c.Acceptance...), Next: next,
-				MaxAttempts: maxAttempts, Children: []*Node{},
+				MaxAttempts: maxAttempts, Evidence: evidence, Children: []*Node{},
 			})
 		}
 	default:

@@ -23,6 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -31,6 +32,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/session"
+	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 
@@ -84,7 +86,7 @@ func (o *Options) run(env *cli.Env) error {
 	var sealed *session.Session
 	var sealErr error
 	if o.Base.Base != "" {
-		sealed, sealErr = session.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile)
+		sealed, sealErr = session.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile, iterdir.ResultsDir, iterdir.WitnessDir)
 	}
 	it, err := loading.Wait()
 	if err != nil {
@@ -110,14 +112,12 @@ func (o *Options) run(env *cli.Env) error {
 		}
 		o.Tell(env, sealed.Digest())
 	}
-	var best guard.Best
-	if len(cfg.Guard.Ratchet) > 0 {
-		if best, err = guard.RunBest(env.Dir, begin.RunID, it.Base); err != nil {
-			return exit.Errorf(exit.RunnerError, "test ratchet: read the run's best count from git: %v", err)
-		}
+	j, err := judging(env, it, o.Base.Base != "")
+	if err != nil {
+		return err
 	}
 	// guard.log reaches the disk while the session is checked.
-	rec, code, synced := guard.Run(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), best)
+	rec, code, synced := guard.Run(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), j)
 	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {
 		env.Warnf("killed %s the guard left running outside its process group: %s", vocab.Plural(rec.EscapedKilled, "process", "processes"), strings.Join(rec.Escaped, ", "))
@@ -142,7 +142,70 @@ func (o *Options) run(env *cli.Env) error {
 	if err := failFor(&rec, &code, violations, verdict, dir); err != nil {
 		return err
 	}
+	if rec.Evidence != nil && rec.Outcome != Pass {
+		rec.Evidence.Held = false
+	}
+	if err := guard.Record(env.Dir, begin.RunID, rec, j.Caches, false); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
 	return o.report(env, rec, code, it)
+}
+
+// judging is what the guard's run is judged by (guard.Judging): the
+// run's best and the tests that passed at its last pass, read from the
+// step's base; the results directory; the private caches with the digest
+// the base records; and, for an execute leaf, the evidence its node needs
+// (a witness, or the suite alone). Without a base (guard-run alone), the
+// caches and the witness are left out: there is no commit to judge by.
+func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, error) {
+	var j guard.Judging
+	cfg := it.Config
+	if len(cfg.Guard.Ratchet) > 0 || cfg.Guard.EvidenceOn() {
+		best, err := guard.RunBest(env.Dir, it.Begin.RunID, it.Base, len(cfg.Guard.Ratchet) > 0)
+		if err != nil {
+			return j, exit.Errorf(exit.RunnerError, "read the run's best from git: %v", err)
+		}
+		j.Best = best
+	}
+	if cfg.Guard.EvidenceOn() {
+		j.Results = filepath.Join(it.Dir, iterdir.ResultsDir)
+	}
+	if !based {
+		return j, nil
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return j, exit.Wrap(exit.RunnerError, err)
+	}
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return j, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
+	}
+	files, err := repo.ShowFiles(git.File{Rev: it.Base, Path: layout.GuardCache}, git.File{Rev: it.Base, Path: layout.Tree})
+	if err != nil {
+		return j, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Tree, it.Base, err)
+	}
+	if cfg.Guard.Caches == config.CachesPrivate {
+		c := evidence.CachesFor(dirs.Git)
+		j.Caches = &c
+		if files[0].OK {
+			j.CacheDigest = guard.ParseCacheDigest(files[0].Data)
+		}
+		if _, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
+			return j, exit.Errorf(exit.RunnerError, "list the work tree's ignored files: %v", err)
+		}
+	}
+	if !cfg.Guard.EvidenceOn() || it.Begin.Mode != tree.NextExecute || files[1].Err != nil || !files[1].OK {
+		return j, nil
+	}
+	root, ps := tree.Load(files[1].Data)
+	if len(ps) > 0 {
+		return j, exit.Errorf(exit.RunnerError, "%s at %s: %v", layout.Tree, it.Base, ps)
+	}
+	n, _ := tree.Find(root, it.Begin.NodeID)
+	level, from := evidence.Level(n, cfg.Guard)
+	j.Witness = &guard.Witness{Repo: repo, GitDir: dirs.Git, RunID: it.Begin.RunID, NodeID: it.Begin.NodeID, StepBase: it.Base, Level: level, LevelFrom: from}
+	return j, nil
 }
 
 // failFor makes the guard's run a failure when the checks after it found
@@ -233,7 +296,7 @@ func (o *Options) afterPass(env *cli.Env, rec *iterdir.Guard, it stepctx.Iterati
 		rec.Notes = append(rec.Notes, n)
 		guard.Note(env, filepath.Join(it.Dir, iterdir.GuardLog), "note: "+n)
 	}
-	if rec.Outcome != Pass || len(rec.Ratchet.Passed) == 0 {
+	if rec.Outcome != Pass || len(rec.Ratchet.Passed) == 0 || rec.Evidence != nil {
 		return nil
 	}
 	if err := fsutil.WriteAtomic(env.Abs(layout.TestsPassed), ratchet.FormatNames(it.Begin.RunID, rec.Ratchet.Passed), 0o644); err != nil {

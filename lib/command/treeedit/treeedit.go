@@ -42,7 +42,7 @@ type Options struct {
 	cli.Chdir
 	Retry     RetryCmd     `cmd:"" help:"Give a stuck or open node fresh attempts: attempts back to 0, and max_attempts set to N with --attempts. Also reopens a passed node that no loop commit backs (tree-validate --audit), with its passed ancestors, to be worked again."`
 	Decompose DecomposeCmd `cmd:"" help:"Turn an open leaf into a decomposition target: next becomes decompose and attempts go back to 0, so the next session splits it into children."`
-	Set       SetCmd       `cmd:"" help:"Set an open node's title, goal or acceptance (a JSON array of strings)."`
+	Set       SetCmd       `cmd:"" help:"Set an open node's title, goal, acceptance (a JSON array of strings) or evidence (witness, suite or default)."`
 	Remove    RemoveCmd    `cmd:"" help:"Remove an open node with its subtree, which must hold no passed node. A parent left with only passed children passes (derived, as the loop derives it)."`
 	Move      MoveCmd      `cmd:"" help:"Move an open node, with its subtree, under another parent that has not passed, at --order N (default: after the last child). A parent left with only passed children passes."`
 	Answer    AnswerCmd    `cmd:"" help:"Answer the question a waiting node asks: the question and the answer go to the node's answers (its next prompts carry them) and the node is open again. While a runner works the answer is queued in .runner/answers/ and the runner commits it between iterations."`
@@ -104,13 +104,16 @@ func (c *DecomposeCmd) Run(env *cli.Env) error {
 // SetCmd is `tree-edit set`.
 type SetCmd struct {
 	ID    string `arg:"" placeholder:"ID" predictor:"node" help:"The node."`
-	Field string `arg:"" enum:"title,goal,acceptance" placeholder:"FIELD" help:"title, goal or acceptance."`
-	Value string `arg:"" placeholder:"VALUE" help:"The new text; for acceptance a JSON array of strings, e.g. '[\"tests pass\"]'."`
+	Field string `arg:"" enum:"title,goal,acceptance,evidence" placeholder:"FIELD" help:"title, goal, acceptance or evidence."`
+	Value string `arg:"" placeholder:"VALUE" help:"The new text; for acceptance a JSON array of strings, e.g. '[\"tests pass\"]'; for evidence witness (a test the node adds must fail without its work), suite (the suite alone: docs, configuration, a refactor; the pass is shown as weaker) or default ([guard] evidence and suite_nodes decide)."`
 }
 
 // Run sets the field.
 func (c *SetCmd) Run(env *cli.Env) error {
 	return edit(env, subject.ActionSet, c.ID, func(n *tree.Node, at string, data []byte) ([]byte, error) {
+		if c.Field == "evidence" {
+			return setEvidence(data, at, c.Value)
+		}
 		if c.Field != "acceptance" {
 			return sjson.SetBytes(data, field(at, c.Field), c.Value)
 		}
@@ -120,6 +123,18 @@ func (c *SetCmd) Run(env *cli.Env) error {
 		}
 		return sjson.SetRawBytes(data, field(at, "acceptance"), []byte(c.Value))
 	})
+}
+
+// setEvidence sets the node's evidence level (DESIGN.md decision 24):
+// witness, suite, or default (the field removed).
+func setEvidence(data []byte, at, value string) ([]byte, error) {
+	switch value {
+	case tree.EvidenceWitness, tree.EvidenceSuite:
+		return sjson.SetBytes(data, field(at, "evidence"), value)
+	case "default":
+		return sjson.DeleteBytes(data, field(at, "evidence"))
+	}
+	return nil, exit.Errorf(exit.Usage, "evidence is witness, suite or default, not %q", value)
 }
 
 // RemoveCmd is `tree-edit remove`.

@@ -1,0 +1,167 @@
+// Package evidence judges a guard's green run by its tests by name, not
+// by its exit status alone (DESIGN.md decisions 24 and 25; the SWE-bench
+// harness's FAIL_TO_PASS and PASS_TO_PASS):
+//
+//   - the guard reports its tests by name (lib/testresults), into the
+//     directory $RUNNER_TEST_RESULTS names or on its output; none is a
+//     failure;
+//   - no test fails or is in error, whatever the exit status;
+//   - PASS_TO_PASS: every test that passed at the run's last pass (or
+//     its baseline) passes again: one that disappears, is skipped,
+//     deselected or filtered out by a configuration change fails it;
+//   - FAIL_TO_PASS, for an execute leaf at level witness: a test of a test
+//     file the node added or changed fails (or cannot run) on the code the
+//     node's work began from and passes on the new code, both in a scratch
+//     checkout (Scratch), and passes in the guard (lib/guard runs it).
+//
+// The guard reads only what is committed: its build caches are its own
+// (Caches), and the build outputs a session left in the work tree are
+// removed before it runs (RemoveBuildOutputs).
+package evidence
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/testresults"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// Who decided a node's evidence level (iterdir.Evidence.LevelFrom).
+const (
+	FromNode       = "node"        // the node's evidence field: the operator's, or an agent's proposal
+	FromSuiteNodes = "suite_nodes" // [guard] suite_nodes
+	FromConfig     = "config"      // [guard] evidence
+)
+
+// Level is the evidence the execute leaf n needs: its own evidence field,
+// else suite when its id matches [guard] suite_nodes, else [guard]
+// evidence; from says which decided.
+func Level(n *tree.Node, g config.Guard) (level, from string) {
+	if n != nil && n.Evidence != "" {
+		return n.Evidence, FromNode
+	}
+	if n != nil {
+		for _, p := range g.SuiteNodes {
+			if m, _ := path.Match(p, n.ID); m {
+				return tree.EvidenceSuite, FromSuiteNodes
+			}
+		}
+	}
+	return g.Evidence, FromConfig
+}
+
+// Describe is how a pass at level reads wherever it is shown: "witnessed",
+// "suite only (the operator's choice)" or "suite only (proposed by the
+// agent)"; never the same words for a weaker level.
+func Describe(level string) string {
+	switch level {
+	case tree.EvidenceWitness:
+		return "witnessed"
+	case tree.EvidenceSuite:
+		return "suite only (the operator's choice)"
+	case tree.EvidenceProposedSuite:
+		return "suite only (proposed by the agent)"
+	}
+	return level
+}
+
+// maxFailing bounds the failing tests named in a record.
+const maxFailing = 50
+
+// Judge checks the tests by name of a guard that exited 0 (res, names
+// relative to the repository) against before (the tests that passed at
+// the run's last pass or baseline): there are some, none fails or is in
+// error, and every test of before passes. It fills rec's counts, Failing,
+// PassToPass, Missing and PassedNames; message says what failed, "" when
+// all held.
+func Judge(rec *iterdir.Evidence, res testresults.Results, before []string) (message string) {
+	c := res.Counts()
+	rec.Sources, rec.Unreadable = res.Sources, res.Unreadable
+	rec.Passed, rec.Failed, rec.Errors, rec.Skipped = c.Passed, c.Failed, c.Errors, c.Skipped
+	failing := append(res.With(testresults.Failed), res.With(testresults.Error)...)
+	rec.Failing = failing[:min(len(failing), maxFailing)]
+	rec.PassToPass = len(before)
+	rec.Missing = res.Missing(before)
+	rec.PassedNames = res.With(testresults.Passed)
+	switch {
+	case res.Len() == 0:
+		return NoResults(res.Unreadable)
+	case len(failing) > 0:
+		return fmt.Sprintf("the guard exited 0 but its tests report failures (%s), so the node does not pass: make them pass", testresults.List(failing))
+	case len(rec.Missing) > 0:
+		return fmt.Sprintf("tests that passed before this node's work did not pass now (%s): a test that disappears, is skipped, deselected or filtered out by a configuration change does not pass a node; make them pass", testresults.List(rec.Missing))
+	}
+	return ""
+}
+
+// NoResults is the failure of a guard configured for tests by name that
+// reported none.
+func NoResults(unreadable []string) string {
+	msg := "the guard reported no tests by name ([guard] results = \"auto\"): have it write JUnit XML into $" + EnvResults +
+		" (pytest --junitxml=${" + EnvResults + "}/pytest.xml, vitest --reporter=junit --outputFile=${" + EnvResults +
+		"}/vitest.xml, jest --json --outputFile=${" + EnvResults + "}/jest.json) or print go test -json or cargo test's lines"
+	if len(unreadable) > 0 {
+		msg += "; unreadable: " + strings.Join(unreadable, "; ")
+	}
+	return msg
+}
+
+// TestFiles are the paths among changed that match one of the globs
+// (doublestar syntax), outside the runner's own files, in changed's
+// order.
+func TestFiles(changed, globs []string) []string {
+	var out []string
+	for _, p := range changed {
+		if strings.HasPrefix(p, ".runner/") {
+			continue
+		}
+		for _, g := range globs {
+			if ok, _ := doublestar.Match(g, p); ok {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Witnesses are the tests that pass in the guard and in the scratch on
+// the new code, and did not pass there on the base code: the node's
+// FAIL_TO_PASS tests, sorted. All three results are relative to their
+// checkouts.
+func Witnesses(guard, base, after testresults.Results) []string {
+	var out []string
+	for _, name := range after.With(testresults.Passed) {
+		if g, ok := guard.Get(name); !ok || g.Status != testresults.Passed {
+			continue
+		}
+		if b, ok := base.Get(name); ok && b.Status == testresults.Passed {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// NoWitness is the failure of an execute leaf whose test files gave no
+// witness, saying what was seen.
+func NoWitness(files []string, base, after testresults.Results) string {
+	if len(files) == 0 {
+		return "no test file among this node's changes: an execute leaf passes with a witness, a test it adds or changes that fails without its work and passes with it; write one (or the operator sets this node's evidence to suite: tree-edit set ID evidence=suite)"
+	}
+	basePassed := base.With(testresults.Passed)
+	msg := fmt.Sprintf("no test of this node's test files (%s) fails on the code before its work and passes on the new code", testresults.List(files))
+	if len(basePassed) > 0 {
+		msg += fmt.Sprintf(" (already passing before: %s)", testresults.List(basePassed))
+	}
+	if n := after.Len() - len(after.With(testresults.Passed)); n > 0 {
+		msg += fmt.Sprintf(" (not passing on the new code in a clean checkout: %s)", testresults.List(append(after.With(testresults.Failed), after.With(testresults.Error)...)))
+	}
+	return msg + ": a witness is a test that fails without the node's work and passes with it; write one that checks what this node adds"
+}

@@ -1,0 +1,288 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
+	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/testresults"
+	"github.com/treeloop/treeloop/lib/tree"
+)
+
+// prepare readies the guard's run for its tests by name and its private
+// caches (DESIGN.md decisions 24 and 25): the results directory made
+// empty and named in the environment and the argv, the caches emptied
+// when they changed since the guard last ran, the build outputs a session
+// left in the work tree removed, the toolchains pointed at the caches.
+// It returns the evidence record to fill (nil when results are off) and
+// the paths the guard must be able to write under a sandbox. Errors: a
+// directory cannot be made or emptied (a runner error).
+func prepare(env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *iterdir.Evidence, writable []string, err error) {
+	if j.Results != "" {
+		ev = &iterdir.Evidence{Caches: cfg.Guard.Caches}
+		if err := os.RemoveAll(j.Results); err != nil {
+			return nil, nil, fmt.Errorf("results directory: %w", err)
+		}
+		if err := os.MkdirAll(j.Results, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("results directory: %w", err)
+		}
+		vars := evidence.Vars{Results: j.Results}
+		spec.Argv = vars.Expand(spec.Argv)
+		spec.Env = append(spec.Env, vars.Env()...)
+		writable = append(writable, j.Results)
+	}
+	if j.Caches == nil {
+		return ev, writable, nil
+	}
+	wiped, err := j.Caches.Verify(j.CacheDigest, cfg.Sandbox.Confined())
+	if err != nil {
+		return nil, nil, fmt.Errorf("the guard's caches: %w", err)
+	}
+	removed, err := evidence.RemoveBuildOutputs(env.Dir, j.Ignored)
+	if err != nil {
+		return nil, nil, fmt.Errorf("remove a session's build outputs: %w", err)
+	}
+	if err := j.Caches.Prepare(); err != nil {
+		return nil, nil, fmt.Errorf("the guard's caches: %w", err)
+	}
+	if wiped {
+		env.Warnf("the guard's private caches changed since the guard last ran: emptied (%s)", j.Caches.Root)
+	}
+	if len(removed) > 0 {
+		env.Warnf("removed build outputs a session left in the work tree: %s", testresults.List(removed))
+	}
+	if ev != nil {
+		ev.CachesWiped, ev.Removed = wiped, removed
+	}
+	spec.Env = append(spec.Env, j.Caches.Env()...)
+	return ev, append(writable, j.Caches.Root), nil
+}
+
+// results reads the tests by name of a run: the results directory's files
+// and the output's lines, named relative to root.
+func results(dir, root string, stream *testresults.Stream) testresults.Results {
+	stream.Close()
+	res, err := testresults.ReadDir(dir)
+	if err != nil {
+		res.Unreadable = append(res.Unreadable, fmt.Sprintf("%s: %v", filepath.Base(dir), fsutil.Cause(err)))
+	}
+	res.Merge(stream.Results())
+	res.Relative(root)
+	return res
+}
+
+// judge is the verdict on a guard that exited 0 by its tests by name
+// (evidence.Judge), then, for an execute leaf at level witness, the
+// witness check. It fills ev and returns the outcome, its exit code and
+// the message ("" when the pass stands).
+func judge(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, ev *iterdir.Evidence, stream *testresults.Stream) (outcome string, code int, message string) {
+	res := results(j.Results, env.Dir, stream)
+	if msg := evidence.Judge(ev, res, j.Best.Names); msg != "" {
+		return Fail, exit.Negative, msg
+	}
+	if j.Witness != nil {
+		ev.Level, ev.LevelFrom = j.Witness.Level, j.Witness.LevelFrom
+	}
+	if j.Witness == nil || j.Witness.Level != tree.EvidenceWitness {
+		ev.Held = true
+		return Pass, exit.OK, ""
+	}
+	w, outcome, code, msg := runWitness(in, env, cfg, deadline, logPath, j, res)
+	ev.Witness = w
+	ev.Held = outcome == Pass
+	return outcome, code, msg
+}
+
+// failingTests records in ev what the tests by name of a failed guard
+// say: the counts and the failing tests, for the record and the next
+// attempt's prompt.
+func failingTests(env *cli.Env, ev *iterdir.Evidence, dir string, stream *testresults.Stream) {
+	evidence.Judge(ev, results(dir, env.Dir, stream), nil)
+}
+
+// Witness is the execute leaf a guard's pass must witness (DESIGN.md
+// decision 24): who it is, where its work began, and the level that asks
+// for it.
+type Witness struct {
+	Repo     *git.Repo
+	GitDir   string // the worktree's own git directory (the scratch lives there)
+	RunID    string
+	NodeID   string
+	StepBase string // the commit the step started from
+	// Level is the node's evidence level (evidence.Level) and LevelFrom
+	// who decided it.
+	Level, LevelFrom string
+}
+
+// runWitness runs the witness check (evidence.Witnesses): the node's
+// test files laid over the code its work began from, in the scratch, and
+// then the new code, each run with [guard] witness (else the guard's
+// command) confined as the guard is. The outcome is Pass with at least
+// one witness, Fail without, Error when the check could not run (git, the
+// scratch), Timeout or Interrupted as the guard's.
+func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, guardRes testresults.Results) (rec *iterdir.Witness, outcome string, code int, message string) {
+	start := time.Now()
+	w := j.Witness
+	rec = &iterdir.Witness{}
+	defer func() { rec.DurationMS = time.Since(start).Milliseconds() }()
+	fail := func(err error) (*iterdir.Witness, string, int, string) {
+		return rec, Error, exit.RunnerError, fmt.Sprintf("witness: %v", err)
+	}
+	commits, nodeBase, err := w.Repo.NodeCommits(w.StepBase, w.RunID, w.NodeID)
+	if err != nil {
+		return fail(err)
+	}
+	if nodeBase == "" {
+		nodeBase = w.StepBase
+	}
+	rec.NodeBase, rec.Commits = nodeBase, commits
+	touched, err := w.Repo.FilesChangedIn(commits)
+	if err != nil {
+		return fail(err)
+	}
+	now, ignored, err := w.Repo.ChangesSince(w.StepBase)
+	if err != nil {
+		return fail(err)
+	}
+	all, err := w.Repo.ChangedPathsSince(nodeBase)
+	if err != nil {
+		return fail(err)
+	}
+	touched = append(touched, now...)
+	rec.Files = present(env.Dir, evidence.TestFiles(intersect(all, touched), cfg.Guard.TestFiles))
+	if len(rec.Files) == 0 {
+		return rec, Fail, exit.Negative, evidence.NoWitness(nil, testresults.Results{}, testresults.Results{})
+	}
+	argv := cfg.Guard.Witness
+	if len(argv) == 0 {
+		argv = cfg.Guard.Command
+	}
+	scratch := evidence.ScratchFor(w.GitDir)
+	links := evidence.Links(ignored)
+	dir := filepath.Join(filepath.Dir(logPath), iterdir.WitnessDir)
+	base, baseExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, "base", dir, argv, rec.Files, func() error {
+		return scratch.Prepare(w.Repo, nodeBase, env.Dir, rec.Files, links)
+	})
+	if err != nil || outcome != "" {
+		if err != nil {
+			return fail(err)
+		}
+		return rec, outcome, code, msg
+	}
+	after, newExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, "new", dir, argv, rec.Files, func() error {
+		return scratch.Prepare(w.Repo, nodeBase, env.Dir, outsideRunner(all), links)
+	})
+	if err != nil || outcome != "" {
+		if err != nil {
+			return fail(err)
+		}
+		return rec, outcome, code, msg
+	}
+	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
+	rec.BaseExit, rec.NewExit, rec.BaseTests, rec.NewTests = baseExit, newExit, base.Len(), after.Len()
+	rec.Tests = evidence.Witnesses(guardRes, base, after)
+	if len(rec.Tests) == 0 {
+		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, base, after)
+	}
+	return rec, Pass, exit.OK, ""
+}
+
+// witnessRun prepares the scratch (fill) and runs argv there for the
+// files, confined as the guard is, its output in <dir>/<name>.log and its
+// results in <dir>/<name>-results (dir is the iteration's witness
+// directory). outcome is "" when the
+// run ended by itself (any exit status), else Timeout, Interrupted or
+// Error with its code and message; err is a failure to prepare.
+func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, name, dir string, argv, files []string, fill func() error) (res testresults.Results, exitCode int, outcome string, code int, msg string, err error) {
+	if err := fill(); err != nil {
+		return res, 0, "", 0, "", fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)
+	}
+	resultsDir := filepath.Join(dir, name+"-results")
+	if err := os.RemoveAll(resultsDir); err != nil {
+		return res, 0, "", 0, "", err
+	}
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return res, 0, "", 0, "", err
+	}
+	vars := evidence.Vars{Results: resultsDir, Files: files}
+	stream := &testresults.Stream{}
+	spec := proc.Spec{
+		Argv: vars.Expand(argv), Dir: scratch.Dir, Deadline: deadline, KillEscaped: true, Tee: stream,
+		Env: append(append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(dir)), vars.Env()...),
+	}
+	writable := []string{resultsDir}
+	if j.Caches != nil {
+		spec.Env = append(spec.Env, j.Caches.Env()...)
+		writable = append(writable, j.Caches.Root)
+	}
+	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, dir, writable, &spec)
+	if err != nil {
+		return res, 0, "", 0, "", err
+	}
+	r, _, err := proc.RunToFile(in, spec, filepath.Join(dir, name+".log"), int64(cfg.GuardOutputLimitBytes))
+	if rerr := release(); rerr != nil && err == nil {
+		err = rerr
+	}
+	switch {
+	case err != nil:
+		var se *proc.StartError
+		if errors.As(err, &se) {
+			return res, 0, Error, exit.RunnerError, fmt.Sprintf("the witness could not start: %v (set [guard] witness, or install it)", se), nil
+		}
+		return res, 0, "", 0, "", err
+	case r.Canceled:
+		return res, 0, Interrupted, in.Code(), "witness interrupted by " + in.Cause(), nil
+	case r.TimedOut:
+		return res, 0, Timeout, exit.Timeout, fmt.Sprintf("witness timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339)), nil
+	}
+	return results(resultsDir, scratch.Dir, stream), r.ExitCode, "", 0, "", nil
+}
+
+// intersect is the paths of a that are also in b.
+func intersect(a, b []string) []string {
+	in := make(map[string]bool, len(b))
+	for _, p := range b {
+		in[p] = true
+	}
+	var out []string
+	for _, p := range a {
+		if in[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// present is the paths of ps (repository-relative) that exist under root:
+// a test file the node deleted has nothing to lay over the base.
+func present(root string, ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// outsideRunner is ps without the runner's own files.
+func outsideRunner(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if !strings.HasPrefix(p, ".runner/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
