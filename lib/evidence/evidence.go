@@ -22,6 +22,7 @@ package evidence
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -131,13 +132,17 @@ func TestFiles(changed, globs []string) []string {
 	return out
 }
 
-// Witnesses are the tests that pass in the guard and in the scratch on
-// the new code, and did not pass there on the base code: the node's
-// FAIL_TO_PASS tests, sorted. All three results are relative to their
-// checkouts.
-func Witnesses(guard, base, after testresults.Results) []string {
+// Witnesses are the tests of the node's test files that pass in the guard
+// and in the scratch on the new code, and did not pass there on the base
+// code: the node's FAIL_TO_PASS tests, sorted. All three results are
+// relative to their checkouts; owner says which tests are the files'
+// (Owner).
+func Witnesses(guard, base, after testresults.Results, owner func(name string) bool) []string {
 	var out []string
 	for _, name := range after.With(testresults.Passed) {
+		if !owner(name) {
+			continue
+		}
 		if g, ok := guard.Get(name); !ok || g.Status != testresults.Passed {
 			continue
 		}
@@ -147,6 +152,61 @@ func Witnesses(guard, base, after testresults.Results) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// goTestFunc finds a Go test, example or fuzz function's declaration, and
+// its name in a test's reported name ("<package>.<Func>[/<subtest>]").
+var (
+	goTestFunc   = regexp.MustCompile(`(?m)^func ((?:Test|Example|Fuzz)\w*)\(`)
+	goTestInName = regexp.MustCompile(`\.((?:Test|Example|Fuzz)\w*)(?:/|$)`)
+)
+
+// Owner tells whether a test by name belongs to one of the test files
+// (repository-relative; read is how to read one): a Go test whose
+// function one of the *_test.go files declares, a test whose name starts
+// with a file's path (vitest, jest, cargo's targets), or a pytest test
+// whose class name is the file's module path or lies in it. A test no
+// file is seen to own is the files' only when its name is not in before
+// (a new test): a test that only could not run, because a new test file
+// of its package did not compile, witnesses nothing.
+func Owner(files []string, read func(string) ([]byte, error), before []string) func(name string) bool {
+	goFuncs := map[string]bool{}
+	var prefixes, modules []string
+	for _, f := range files {
+		prefixes = append(prefixes, f+"::", f+" ")
+		switch {
+		case strings.HasSuffix(f, "_test.go"):
+			if data, err := read(f); err == nil {
+				for _, m := range goTestFunc.FindAllSubmatch(data, -1) {
+					goFuncs[string(m[1])] = true
+				}
+			}
+		case strings.HasSuffix(f, ".py"):
+			modules = append(modules, strings.ReplaceAll(strings.TrimSuffix(f, ".py"), "/", "."))
+		}
+	}
+	old := map[string]bool{}
+	for _, n := range before {
+		old[n] = true
+	}
+	return func(name string) bool {
+		if m := goTestInName.FindStringSubmatch(name); m != nil {
+			return goFuncs[m[1]]
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) || name == strings.TrimRight(p, ": ") {
+				return true
+			}
+		}
+		if cls, _, found := strings.Cut(name, "::"); found {
+			for _, m := range modules {
+				if cls == m || strings.HasPrefix(cls, m+".") {
+					return true
+				}
+			}
+		}
+		return !old[name]
+	}
 }
 
 // NoWitness is the failure of an execute leaf whose test files gave no

@@ -56,7 +56,7 @@ func prepare(env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *i
 	if err := j.Caches.Prepare(); err != nil {
 		return nil, nil, fmt.Errorf("the guard's caches: %w", err)
 	}
-	if wiped {
+	if wiped && j.CacheDigest != "" {
 		env.Warnf("the guard's private caches changed since the guard last ran: emptied (%s)", j.Caches.Root)
 	}
 	if len(removed) > 0 {
@@ -191,7 +191,8 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	}
 	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
 	rec.BaseExit, rec.NewExit, rec.BaseTests, rec.NewTests = baseExit, newExit, base.Len(), after.Len()
-	rec.Tests = evidence.Witnesses(guardRes, base, after)
+	read := func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(env.Dir, filepath.FromSlash(f))) }
+	rec.Tests = evidence.Witnesses(guardRes, base, after, evidence.Owner(rec.Files, read, j.Best.Names))
 	if len(rec.Tests) == 0 {
 		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, base, after)
 	}
