@@ -174,3 +174,31 @@ func TestNext(t *testing.T) {
 		t.Errorf("next: big %s, small %s", root.Children[0].Next, root.Children[1].Next)
 	}
 }
+
+// TestEvidenceMark: a title ending in an evidence mark sets the node's
+// evidence (the operator's choice) and loses the mark; a mark alone, or in
+// the middle of a title, is text.
+func TestEvidenceMark(t *testing.T) {
+	p, err := Parse([]byte("# Goal\n\n- [ ] Write the docs (evidence: suite)\n- [ ] Add the flag [evidence: witness]\n- [ ] Keep (evidence: suite) in the middle\n- [ ] (evidence: suite)\n"), FormatMarkdown, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := p.Tree("root", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ title, evidence string }{
+		{"Write the docs", "suite"},
+		{"Add the flag", "witness"},
+		{"Keep (evidence: suite) in the middle", ""},
+		{"(evidence: suite)", ""},
+	}
+	if len(root.Children) != len(want) {
+		t.Fatalf("%d children, want %d", len(root.Children), len(want))
+	}
+	for i, w := range want {
+		if c := root.Children[i]; c.Title != w.title || c.Evidence != w.evidence {
+			t.Errorf("child %d: %q evidence %q, want %q evidence %q", i, c.Title, c.Evidence, w.title, w.evidence)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -32,7 +33,9 @@ const bigSection = 150
 // which is decompose. Text beyond the schema's bounds is cut and children
 // and criteria beyond them are left out; each is reported in p.Rejected.
 // Checked items are open nodes like the others (only a green guard passes
-// a node): p.Assumptions lists them.
+// a node): p.Assumptions lists them. A title ending in "(evidence: suite)"
+// or "(evidence: witness)" sets the node's evidence, the operator's
+// choice, and loses the mark.
 func (p *Plan) Tree(rootID string, maxAttempts int) (*tree.Node, error) {
 	if !tree.ValidID(rootID) {
 		return nil, fmt.Errorf("root id %q does not match %s", rootID, tree.IDPattern)
@@ -74,6 +77,7 @@ func (p *Plan) Tree(rootID string, maxAttempts int) (*tree.Node, error) {
 // schema's bounds.
 func (p *Plan) node(it *Item, id string, order int64, maxAttempts int) *tree.Node {
 	title, goal := strings.TrimSpace(it.Title), strings.TrimSpace(it.Goal)
+	title, level := evidenceMark(title)
 	if title == "" {
 		title = fmt.Sprintf("Line %d", it.Line)
 	}
@@ -101,7 +105,22 @@ func (p *Plan) node(it *Item, id string, order int64, maxAttempts int) *tree.Nod
 	if it.Section && len(acc) == 0 && len(strings.Fields(goal)) > bigSection {
 		next = tree.NextDecompose
 	}
-	return &tree.Node{ID: id, Order: order, Title: title, Goal: goal, Acceptance: acc, Next: next, MaxAttempts: maxAttempts, Children: []*tree.Node{}}
+	return &tree.Node{ID: id, Order: order, Title: title, Goal: goal, Acceptance: acc, Next: next, MaxAttempts: maxAttempts, Evidence: level, Children: []*tree.Node{}}
+}
+
+// evidenceMarkRe is the plan's way to set a node's evidence (DESIGN.md
+// decision 24), at the end of its title: "(evidence: suite)" or
+// "[evidence: witness]".
+var evidenceMarkRe = regexp.MustCompile(`\s*[(\[]evidence:\s*(suite|witness)[)\]]\s*$`)
+
+// evidenceMark is title without its evidence mark, and the level the mark
+// sets ("" when it has none).
+func evidenceMark(title string) (string, string) {
+	m := evidenceMarkRe.FindStringSubmatchIndex(title)
+	if m == nil || m[0] == 0 {
+		return title, ""
+	}
+	return title[:m[0]], title[m[2]:m[3]]
 }
 
 // Outline is the tree for a reader (tree-import --dry-run): one line per

@@ -23,6 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/goal"
@@ -437,7 +438,7 @@ func (in *inputs) contract() string {
 	b.WriteString("You are one fresh session of treeloop, a runner that works a task tree (" + layout.Tree + ") in this git repository one node at a time. You see only this prompt and the repository; nothing carries over from earlier sessions except what is written below and in the repository.\n\n")
 	b.WriteString("What the runner enforces:\n")
 	fmt.Fprintf(&b, "- A node passes only when you report done and the guard (`%s`) then succeeds. Saying done does not pass anything.\n", guard)
-	b.WriteString("- passes, attempts, next, max_attempts, waiting and answers are runner-owned: your changes to them are reset.\n")
+	b.WriteString("- passes, attempts, next, max_attempts, evidence, waiting and answers are runner-owned: your changes to them are reset.\n")
 	b.WriteString("- A passed node must not change. New nodes come only from a decompose answer, never from editing the tree.\n")
 	b.WriteString("- You may edit the title, goal and acceptance of open nodes, and append to " + layout.Assumptions + " and " + layout.Questions + ".\n")
 	fmt.Fprintf(&b, "- Files worth keeping for this node (a report, a screenshot, a benchmark) go under %s/ (at most %d bytes in all): they are committed and listed to this node's and its parent's later sessions.\n", layout.NodeArtifacts(in.node.ID), in.cfg.ArtifactsLimitBytes)
@@ -452,6 +453,7 @@ func (in *inputs) contract() string {
 	if len(in.cfg.Guard.Ratchet) > 0 {
 		b.WriteString("- A test ratchet counts the passing tests after the guard: fewer than the best of this run and the node does not pass.\n")
 	}
+	b.WriteString(in.evidenceRules())
 	b.WriteString("- Do not commit, switch branches or reset: the runner commits every iteration itself.\n")
 	b.WriteString("Breaking a rule is an agent error: the runner undoes the offending change and the attempt is spent.\n\n")
 	b.WriteString("If the work needs a decision only the operator can make, do not guess: answer blocked with your questions as the summary. The node waits for the answer (no attempt spent) and gets it in its next prompt.\n\n")
@@ -459,6 +461,26 @@ func (in *inputs) contract() string {
 		b.WriteString("Your task in decompose mode: do not implement anything. Split the selected node into an ordered list of smaller children that together achieve its goal, each small enough for one session, each with a goal and checkable acceptance criteria. Give a child next=\"execute\" when one session can do it, next=\"decompose\" when it needs splitting again. The runner inserts the children and works them left to right.")
 	} else {
 		fmt.Fprintf(&b, "Your task in execute mode: do the selected node's work in the repository so that its acceptance criteria hold and `%s` passes. Then report done. If you cannot finish, report retry and say in the summary what is left and why; the next session reads it.", guard)
+	}
+	return b.String()
+}
+
+// evidenceRules are the contract's lines on evidence by name (DESIGN.md
+// decision 24), "" when [guard] results is off.
+func (in *inputs) evidenceRules() string {
+	if !in.cfg.Guard.EvidenceOn() {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("- The guard reports its tests by name. Every test that passed before this node's work must pass again: a test deleted, renamed, skipped, deselected or filtered out by a configuration change fails the guard.\n")
+	if in.begin.Mode == tree.NextDecompose {
+		b.WriteString("- Each execute child passes only with a witness: a test its session adds or changes that fails without its work and passes with it. A child whose work no test can witness (documentation, configuration, a pure refactor) may carry \"evidence\": \"suite\"; its pass is then shown as weaker than a witnessed one.\n")
+		return b.String()
+	}
+	if level, _ := evidence.Level(in.node, in.cfg.Guard); level == tree.EvidenceWitness {
+		fmt.Fprintf(&b, "- This node passes only with a witness: a test you add or change in a test file (%s) that fails on the code before this node's work and passes with it. The runner checks it itself: it runs your changed test files on the old code in a clean checkout, then on the new code. Write the test first and see it fail.\n", strings.Join(in.cfg.Guard.TestFiles, ", "))
+	} else {
+		fmt.Fprintf(&b, "- This node's evidence is %s: no witness test is asked for, the suite alone must pass.\n", evidence.Describe(level))
 	}
 	return b.String()
 }
@@ -473,6 +495,9 @@ func (in *inputs) outputContract() string {
 	if in.begin.Mode == tree.NextDecompose {
 		b.WriteString("```json\n{\"status\": \"decomposed\", \"summary\": \"why this split\", \"children\": [\n  {\"title\": \"...\", \"goal\": \"...\", \"acceptance\": [\"...\"], \"next\": \"execute\"}\n]}\n```\n\n")
 		b.WriteString("children: at least one when decomposed; [] with retry or blocked.")
+		if in.cfg.Guard.EvidenceOn() {
+			b.WriteString(" A child may add \"evidence\": \"suite\" (or \"witness\", the default).")
+		}
 	} else {
 		b.WriteString("```json\n{\"status\": \"done\", \"summary\": \"what you changed and how it meets the acceptance criteria\", \"children\": []}\n```\n\n")
 		b.WriteString("children is always [] in execute mode.")
