@@ -42,6 +42,8 @@ runner-start
 export RUNNER_AGENT_CASSETTE="$work.cassette"
 rm -rf "$work.cassette" "$work.replay"
 cp -a "$work" "$work.replay"
+# The guard's private caches stay with the repository they were built in.
+rm -rf "$work.replay/.git/treeloop"
 echo
 set +e
 runner-loop

@@ -113,6 +113,34 @@ func NoResults(unreadable []string) string {
 	return msg
 }
 
+// FailingSummary is the failing tests of res and their messages, one a
+// line, at most max of them: "tests by name: 3 passed, 1 failed" then
+// "FAIL <name>: <message>"; "" when none failed.
+func FailingSummary(res testresults.Results, max int) string {
+	var lines []string
+	for _, t := range res.Tests() {
+		if t.Status != testresults.Failed && t.Status != testresults.Error {
+			continue
+		}
+		if len(lines) == max {
+			lines = append(lines, "…")
+			break
+		}
+		l := "FAIL " + t.Name
+		if t.Status == testresults.Error {
+			l = "ERROR " + t.Name
+		}
+		if t.Message != "" {
+			l += ": " + t.Message
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "tests by name: " + res.Counts().String() + "\n" + strings.Join(lines, "\n")
+}
+
 // TestFiles are the paths among changed that match one of the globs
 // (doublestar syntax), outside the runner's own files, in changed's
 // order.

@@ -296,3 +296,27 @@ func TestScratchPrepare(t *testing.T) {
 		t.Error("a file the work tree deleted is in the new checkout")
 	}
 }
+
+// TestFailingSummary: the failing tests of a go test -json report, with
+// the first line their output says, for a log that holds only JSON.
+func TestFailingSummary(t *testing.T) {
+	data, err := os.ReadFile("../testresults/testdata/go-test.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := testresults.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tests by name: 3 passed, 1 failed, 1 skipped\nFAIL example.com/calc.TestFail: calc_test.go:11: nope"
+	if got := FailingSummary(res, 5); got != want {
+		t.Errorf("FailingSummary =\n%s\nwant\n%s", got, want)
+	}
+	res.Add("example.com/other", testresults.Error, "package failed")
+	if got := FailingSummary(res, 1); !strings.HasSuffix(got, "1 errors, 1 skipped\nFAIL example.com/calc.TestFail: calc_test.go:11: nope\n…") {
+		t.Errorf("bounded: %q", got)
+	}
+	if got := FailingSummary(results(map[string]testresults.Status{"a": testresults.Passed}), 5); got != "" {
+		t.Errorf("all passed: %q", got)
+	}
+}

@@ -105,11 +105,19 @@ func judge(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 }
 
 // failingTests records in ev what the tests by name of a failed guard
-// say: the counts and the failing tests, for the record and the next
-// attempt's prompt.
-func failingTests(env *cli.Env, ev *iterdir.Evidence, dir string, stream *testresults.Stream) {
-	evidence.Judge(ev, results(dir, env.Dir, stream), nil)
+// say (the counts and the failing tests) and ends the guard's log with the
+// failing tests and their messages, so that the next attempt's prompt
+// names them even when the guard printed only JSON.
+func failingTests(env *cli.Env, ev *iterdir.Evidence, dir, logPath string, stream *testresults.Stream) {
+	res := results(dir, env.Dir, stream)
+	evidence.Judge(ev, res, nil)
+	if summary := evidence.FailingSummary(res, maxSummary); summary != "" {
+		Note(env, logPath, summary)
+	}
 }
+
+// maxSummary bounds the failing tests the log's summary names.
+const maxSummary = 20
 
 // Witness is the execute leaf a guard's pass must witness (DESIGN.md
 // decision 24): who it is, where its work began, and the level that asks

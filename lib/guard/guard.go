@@ -177,7 +177,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		}
 		if ev != nil {
 			events.Close()
-			failingTests(env, ev, j.Results, events)
+			failingTests(env, ev, j.Results, logPath, events)
 		}
 	}
 	rec.Evidence = ev

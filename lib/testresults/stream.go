@@ -20,6 +20,12 @@ type Stream struct {
 	skip    bool   // the current line is longer than maxLine
 	target  string // libtest: the source of the test binary running
 	res     Results
+	// said is, for each Go test, the first line of its output that says
+	// something (not "=== RUN" or "--- FAIL"): its failure's message.
+	said map[string]string
+	// failedIn are the Go packages a failing test was reported in: their
+	// own failure says nothing more.
+	failedIn map[string]bool
 }
 
 // Write takes the next bytes of the output; it never fails.
@@ -134,6 +140,10 @@ func (s *Stream) goEvent(ev event) {
 		name = ev.Package + "." + ev.Test
 	}
 	switch ev.Action {
+	case "output":
+		if ev.Test != "" {
+			s.output(name, ev.Output)
+		}
 	case "pass":
 		if ev.Test != "" {
 			s.res.Add(name, Passed, "")
@@ -143,12 +153,33 @@ func (s *Stream) goEvent(ev event) {
 			s.res.Add(name, Skipped, "")
 		}
 	case "fail":
-		st := Failed
-		if ev.Test == "" {
-			st = Error
+		if ev.Test != "" {
+			s.res.Add(name, Failed, s.said[name])
+			if s.failedIn == nil {
+				s.failedIn = map[string]bool{}
+			}
+			s.failedIn[ev.Package] = true
+		} else if !s.failedIn[ev.Package] {
+			// A package that fails with no failing test: it did not
+			// build, or its TestMain failed it.
+			s.res.Add(name, Error, "package failed")
 		}
-		s.res.Add(name, st, "")
 	}
+}
+
+// output keeps the first line of a Go test's output that says something.
+func (s *Stream) output(name, out string) {
+	if _, ok := s.said[name]; ok {
+		return
+	}
+	l := strings.TrimSpace(out)
+	if l == "" || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- ") {
+		return
+	}
+	if s.said == nil {
+		s.said = map[string]string{}
+	}
+	s.said[name] = l
 }
 
 func goStatus(word string) Status {
