@@ -270,7 +270,7 @@ func TestScratchPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ScratchFor(filepath.Join(t.TempDir(), "gitdir"))
+	s := ScratchFor(filepath.Join(t.TempDir(), "gitdir"), "base")
 	os.MkdirAll(s.Dir, 0o755)
 	os.WriteFile(filepath.Join(s.Dir, "leftover"), []byte("x"), 0o644)
 	if err := s.Prepare(repo, "HEAD", root, []string{"tests/test_a.py"}, Links([]string{"node_modules/", "dist/", ".runner/iterations/"})); err != nil {

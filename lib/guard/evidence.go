@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -134,11 +135,12 @@ type Witness struct {
 }
 
 // runWitness runs the witness check (evidence.Witnesses): the node's
-// test files laid over the code its work began from, in the scratch, and
-// then the new code, each run with [guard] witness (else the guard's
-// command) confined as the guard is. The outcome is Pass with at least
-// one witness, Fail without, Error when the check could not run (git, the
-// scratch), Timeout or Interrupted as the guard's.
+// test files laid over the code its work began from, and the new code,
+// each in a scratch checkout of its own, side by side, each run with
+// [guard] witness (else the guard's command) confined as the guard is. The
+// outcome is Pass with at least one witness, Fail without, Error when the
+// check could not run (git, a scratch), Timeout or Interrupted as the
+// guard's.
 func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, guardRes testresults.Results) (rec *iterdir.Witness, outcome string, code int, message string) {
 	start := time.Now()
 	w := j.Witness
@@ -159,15 +161,13 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	if err != nil {
 		return fail(err)
 	}
-	now, ignored, err := w.Repo.ChangesSince(w.StepBase)
-	if err != nil {
-		return fail(err)
+	all := j.Changed
+	if nodeBase != w.StepBase {
+		if all, err = w.Repo.ChangedPathsSince(nodeBase); err != nil {
+			return fail(err)
+		}
 	}
-	all, err := w.Repo.ChangedPathsSince(nodeBase)
-	if err != nil {
-		return fail(err)
-	}
-	touched = append(touched, now...)
+	touched = append(touched, j.Changed...)
 	rec.Files = present(env.Dir, evidence.TestFiles(intersect(all, touched), cfg.Guard.TestFiles))
 	if len(rec.Files) == 0 {
 		return rec, Fail, exit.Negative, evidence.NoWitness(nil, testresults.Results{}, testresults.Results{})
@@ -176,29 +176,33 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	if len(argv) == 0 {
 		argv = cfg.Guard.Command
 	}
-	scratch := evidence.ScratchFor(w.GitDir)
-	links := evidence.Links(ignored)
+	links := evidence.Links(j.Ignored)
 	dir := filepath.Join(filepath.Dir(logPath), iterdir.WitnessDir)
-	base, baseExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, "base", dir, argv, rec.Files, func() error {
-		return scratch.Prepare(w.Repo, nodeBase, env.Dir, rec.Files, links)
-	})
-	if err != nil || outcome != "" {
-		if err != nil {
-			return fail(err)
-		}
-		return rec, outcome, code, msg
+	runs := [2]witnessRunResult{}
+	fills := [2][]string{rec.Files, outsideRunner(all)}
+	var wg sync.WaitGroup
+	for i, name := range [2]string{"base", "new"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scratch := evidence.ScratchFor(w.GitDir, name)
+			runs[i] = witnessRun(in, env, cfg, deadline, j, scratch, name, dir, argv, rec.Files, func() error {
+				return scratch.Prepare(w.Repo, nodeBase, env.Dir, fills[i], links)
+			})
+		}()
 	}
-	after, newExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, "new", dir, argv, rec.Files, func() error {
-		return scratch.Prepare(w.Repo, nodeBase, env.Dir, outsideRunner(all), links)
-	})
-	if err != nil || outcome != "" {
-		if err != nil {
-			return fail(err)
+	wg.Wait()
+	for _, r := range runs {
+		if r.err != nil {
+			return fail(r.err)
 		}
-		return rec, outcome, code, msg
+		if r.outcome != "" {
+			return rec, r.outcome, r.code, r.msg
+		}
 	}
+	base, after := runs[0].res, runs[1].res
 	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
-	rec.BaseExit, rec.NewExit, rec.BaseTests, rec.NewTests = baseExit, newExit, base.Len(), after.Len()
+	rec.BaseExit, rec.NewExit, rec.BaseTests, rec.NewTests = runs[0].exit, runs[1].exit, base.Len(), after.Len()
 	read := func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(env.Dir, filepath.FromSlash(f))) }
 	rec.Tests = evidence.Witnesses(guardRes, base, after, evidence.Owner(rec.Files, read, j.Best.Names))
 	if len(rec.Tests) == 0 {
@@ -207,22 +211,32 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	return rec, Pass, exit.OK, ""
 }
 
+// witnessRunResult is one witness run: its tests by name and exit status,
+// or the outcome that ended it early (Timeout, Interrupted, Error) with
+// its code and message, or a failure to prepare it.
+type witnessRunResult struct {
+	res     testresults.Results
+	exit    int
+	outcome string
+	code    int
+	msg     string
+	err     error
+}
+
 // witnessRun prepares the scratch (fill) and runs argv there for the
 // files, confined as the guard is, its output in <dir>/<name>.log and its
 // results in <dir>/<name>-results (dir is the iteration's witness
-// directory). outcome is "" when the
-// run ended by itself (any exit status), else Timeout, Interrupted or
-// Error with its code and message; err is a failure to prepare.
-func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, name, dir string, argv, files []string, fill func() error) (res testresults.Results, exitCode int, outcome string, code int, msg string, err error) {
+// directory).
+func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, name, dir string, argv, files []string, fill func() error) witnessRunResult {
 	if err := fill(); err != nil {
-		return res, 0, "", 0, "", fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)
+		return witnessRunResult{err: fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)}
 	}
 	resultsDir := filepath.Join(dir, name+"-results")
 	if err := os.RemoveAll(resultsDir); err != nil {
-		return res, 0, "", 0, "", err
+		return witnessRunResult{err: err}
 	}
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
-		return res, 0, "", 0, "", err
+		return witnessRunResult{err: err}
 	}
 	vars := evidence.Vars{Results: resultsDir, Files: files}
 	stream := &testresults.Stream{}
@@ -235,27 +249,26 @@ func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 		spec.Env = append(spec.Env, j.Caches.Env()...)
 		writable = append(writable, j.Caches.Root)
 	}
-	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, dir, writable, &spec)
+	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, dir, name, writable, &spec)
 	if err != nil {
-		return res, 0, "", 0, "", err
+		return witnessRunResult{err: err}
 	}
 	r, _, err := proc.RunToFile(in, spec, filepath.Join(dir, name+".log"), int64(cfg.GuardOutputLimitBytes))
 	if rerr := release(); rerr != nil && err == nil {
 		err = rerr
 	}
+	var se *proc.StartError
 	switch {
+	case errors.As(err, &se):
+		return witnessRunResult{outcome: Error, code: exit.RunnerError, msg: fmt.Sprintf("the witness could not start: %v (set [guard] witness, or install it)", se)}
 	case err != nil:
-		var se *proc.StartError
-		if errors.As(err, &se) {
-			return res, 0, Error, exit.RunnerError, fmt.Sprintf("the witness could not start: %v (set [guard] witness, or install it)", se), nil
-		}
-		return res, 0, "", 0, "", err
+		return witnessRunResult{err: err}
 	case r.Canceled:
-		return res, 0, Interrupted, in.Code(), "witness interrupted by " + in.Cause(), nil
+		return witnessRunResult{outcome: Interrupted, code: in.Code(), msg: "witness interrupted by " + in.Cause()}
 	case r.TimedOut:
-		return res, 0, Timeout, exit.Timeout, fmt.Sprintf("witness timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339)), nil
+		return witnessRunResult{outcome: Timeout, code: exit.Timeout, msg: fmt.Sprintf("witness timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))}
 	}
-	return results(resultsDir, scratch.Dir, stream), r.ExitCode, "", 0, "", nil
+	return witnessRunResult{res: results(resultsDir, scratch.Dir, stream), exit: r.ExitCode}
 }
 
 // intersect is the paths of a that are also in b.

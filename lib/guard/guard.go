@@ -58,10 +58,12 @@ type Judging struct {
 	// Caches are the guard's private build caches; nil when [guard]
 	// caches is shared. CacheDigest is their digest as recorded after the
 	// guard last ran ("" when none was): caches that differ are emptied
-	// first. Ignored lists the work tree's ignored paths (git's, "dir/"
-	// for a whole directory), whose build outputs are removed first.
+	// first. Changed lists the paths changed since the step's base and
+	// Ignored the work tree's ignored paths (git's, "dir/" for a whole
+	// directory), whose build outputs are removed first.
 	Caches      *evidence.Caches
 	CacheDigest string
+	Changed     []string
 	Ignored     []string
 	// Witness is the execute leaf whose pass needs a witness; nil when
 	// none does (a baseline, runner-check, a suite-level node).

@@ -185,17 +185,20 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 	if err != nil {
 		return j, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Tree, it.Base, err)
 	}
+	witness := cfg.Guard.EvidenceOn() && it.Begin.Mode == tree.NextExecute && files[1].Err == nil && files[1].OK
+	if cfg.Guard.Caches == config.CachesPrivate || witness {
+		if j.Changed, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
+			return j, exit.Errorf(exit.RunnerError, "list the work tree's changes: %v", err)
+		}
+	}
 	if cfg.Guard.Caches == config.CachesPrivate {
 		c := evidence.CachesFor(dirs.Git)
 		j.Caches = &c
 		if files[0].OK {
 			j.CacheDigest = guard.ParseCacheDigest(files[0].Data)
 		}
-		if _, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
-			return j, exit.Errorf(exit.RunnerError, "list the work tree's ignored files: %v", err)
-		}
 	}
-	if !cfg.Guard.EvidenceOn() || it.Begin.Mode != tree.NextExecute || files[1].Err != nil || !files[1].OK {
+	if !witness {
 		return j, nil
 	}
 	root, ps := tree.Load(files[1].Data)
