@@ -36,6 +36,18 @@ lint-shell:
 test:
     go test -count=1 -timeout 60m ./...
 
+# Where the suite's time goes: runs every test with go test -json, then
+# prints the slowest packages and the slowest tests and scripts with their
+# share of the time (bench/testprofile); exits as the tests did.
+test-profile:
+    #!/usr/bin/env bash
+    set -uo pipefail
+    out="${TMPDIR:-/tmp}/treeloop-test-profile.json"
+    go test -count=1 -timeout 60m -json ./... > "$out"
+    rc=$?
+    go run ./bench/testprofile "$out"
+    exit $rc
+
 # A long run: STEPS no-op steps on a 1,000-file repository with a 6,000-node tree
 # and git's default settings; prints step failures, false guard failures, the
 # growth of the step's overhead, RSS and .runner/ size per step (bench/soak.sh).
