@@ -138,6 +138,9 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	rec.Contained = string(session.Contained(rec.Sandbox, res))
 	var se *proc.StartError
 	switch {
+	case prepErr != nil:
+		rec.Outcome, code = Error, exit.RunnerError
+		rec.Message = fmt.Sprintf("the guard was not started: %v", fsutil.Cause(prepErr))
 	case errors.As(runErr, &se):
 		rec.Outcome, code = Error, exit.RunnerError
 		hint := "install it, or set [guard] command in " + layout.Config
