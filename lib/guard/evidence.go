@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -136,7 +135,7 @@ type Witness struct {
 
 // runWitness runs the witness check (evidence.Witnesses): the node's
 // test files laid over the code its work began from, and the new code,
-// each in a scratch checkout of its own, side by side, each run with
+// each in a scratch checkout of its own, each run with
 // [guard] witness (else the guard's command) confined as the guard is. The
 // outcome is Pass with at least one witness, Fail without, Error when the
 // check could not run (git, a scratch), Timeout or Interrupted as the
@@ -178,27 +177,22 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	}
 	links := evidence.Links(j.Ignored)
 	dir := filepath.Join(filepath.Dir(logPath), iterdir.WitnessDir)
-	runs := [2]witnessRunResult{}
+	// One after the other: a run kills whatever its processes leave
+	// behind (proc.Spec.KillEscaped), which another run beside it would be.
+	var runs [2]witnessRunResult
 	fills := [2][]string{rec.Files, outsideRunner(all)}
-	var wg sync.WaitGroup
 	for i, name := range [2]string{"base", "new"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			scratch := evidence.ScratchFor(w.GitDir, name)
-			runs[i] = witnessRun(in, env, cfg, deadline, j, scratch, name, dir, argv, rec.Files, func() error {
-				return scratch.Prepare(w.Repo, nodeBase, env.Dir, fills[i], links)
-			})
-		}()
-	}
-	wg.Wait()
-	for _, r := range runs {
+		scratch := evidence.ScratchFor(w.GitDir, name)
+		r := witnessRun(in, env, cfg, deadline, j, scratch, name, dir, argv, rec.Files, func() error {
+			return scratch.Prepare(w.Repo, nodeBase, env.Dir, fills[i], links)
+		})
 		if r.err != nil {
 			return fail(r.err)
 		}
 		if r.outcome != "" {
 			return rec, r.outcome, r.code, r.msg
 		}
+		runs[i] = r
 	}
 	base, after := runs[0].res, runs[1].res
 	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
