@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -158,7 +157,8 @@ func keyOf(st os.FileInfo) statKey {
 	return statKey{size: st.Size(), mtime: st.ModTime(), ino: inode(st)}
 }
 
-// handleTree serves .runner/state/tree.json as it is on disk. A read that
+// handleTree serves .runner/state/tree.json as it is on disk (its strings
+// without terminal escape sequences, cleanJSON). A read that
 // the file changed under (stat before and after differ) or that is not
 // valid JSON, as when a writer rewrites the file in place, is retried; if
 // it never settles the answer is 503 tree_unreadable, never a torn tree.
@@ -220,6 +220,7 @@ func (s *Server) readTree(root *os.Root, rel string) ([]byte, error) {
 	}
 	// A file still being written in place may change after this stat;
 	// it is caught by the next request's stat (its mtime moves).
+	data = cleanJSON(data)
 	s.tree.mu.Lock()
 	s.tree.key, s.tree.data = k, data
 	s.tree.mu.Unlock()
@@ -373,9 +374,11 @@ func (s *Server) handleIteration(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleIterFile serves one text file of an iteration: whole (streamed,
-// with Range support), its last lines (?tail=N), or for events.jsonl the
-// compact view agent-exec prints live (?view=compact).
+// handleIterFile serves one text file of an iteration: whole as written
+// (streamed, with Range support), or for a person: its last lines
+// (?tail=N), the whole file as text (?view=text), or for events.jsonl and
+// executor.log the compact view agent-exec prints live (?view=compact),
+// each without terminal escape sequences.
 func (s *Server) handleIterFile(w http.ResponseWriter, r *http.Request) {
 	_, _, dir, ok := iterDir(w, r)
 	if !ok {
@@ -397,8 +400,11 @@ func (s *Server) handleIterFile(w http.ResponseWriter, r *http.Request) {
 		tail = t
 	}
 	view := q.Get("view")
-	if view != "" && (view != "compact" || name != iterdir.EventsLog) {
-		writeError(w, http.StatusBadRequest, "bad_view", "view=compact is for events.jsonl only")
+	switch {
+	case view == "" || view == "text":
+	case view == "compact" && (name == iterdir.EventsLog || name == iterdir.ExecutorLog):
+	default:
+		writeError(w, http.StatusBadRequest, "bad_view", "view is text, or compact for events.jsonl and executor.log")
 		return
 	}
 	root, ok := s.root(w)
@@ -427,47 +433,12 @@ func (s *Server) handleIterFile(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.Set("X-Tail-Offset", strconv.FormatInt(start, 10))
-		w.Write(data)
+		w.Write(clean(data))
+	case view == "text":
+		serveText(w, f)
 	default:
 		http.ServeContent(w, r, "", st.ModTime(), f)
 	}
-}
-
-// serveCompact renders the end of events.jsonl (at most maxEvents bytes)
-// through agent.LiveView for the iteration's backend.
-func (s *Server) serveCompact(w http.ResponseWriter, root *os.Root, dir string, f *os.File, size int64, tail int) {
-	backend := ""
-	var a iterdir.Agent
-	if data, _, err := readFile(root, path.Join(dir, iterdir.AgentFile), maxRecord); err == nil && json.Unmarshal(data, &a) == nil {
-		backend = a.Backend
-	}
-	if backend == "" { // the session still runs: its first event says which CLI
-		head := make([]byte, min(size, 4096))
-		n, _ := f.ReadAt(head, 0)
-		backend = agent.SniffBackend(head[:n])
-	}
-	off := max(size-maxEvents, 0)
-	buf := make([]byte, size-off)
-	n, _ := f.ReadAt(buf, off)
-	buf = buf[:n]
-	if off > 0 {
-		// Start at a whole line.
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
-	}
-	var out bytes.Buffer
-	lv := agent.LiveView(backend, &out)
-	lv.Write(buf)
-	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-		lv.Write([]byte{'\n'})
-	}
-	text := out.Bytes()
-	if tail >= 0 {
-		text, _, _ = tailLines(bytes.NewReader(text), int64(len(text)), tail, int64(len(text)))
-	}
-	w.Header().Set("X-Backend", backend)
-	w.Write(text)
 }
 
 // Runs is /api/runs: every run record, oldest first; records that do not

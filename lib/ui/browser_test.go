@@ -618,9 +618,10 @@ func TestBrowserOperatorView(t *testing.T) {
 	m.Agent.Backend, m.Agent.Usage = "codex", iterdir.Usage{}
 	writeJSONFile(t, filepath.Join(it1, iterdir.MetaFile), m)
 	writeJSONFile(t, filepath.Join(it1, iterdir.AgentFile), m.Agent)
-	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/events.jsonl"),
-		`{"type":"system","subtype":"init","cwd":"/r"}`+"\n"+
-			`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"go test ./..."}}]}}`+"\n")
+	events := `{"type":"system","subtype":"init","cwd":"/r"}` + "\n" +
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"go test ./..."}}]}}` + "\n"
+	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/events.jsonl"), events)
+	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/executor.log"), events)
 	writeText(t, filepath.Join(dir, ".runner/cancel"), "by=\"ops\" pid=7 at=2026-01-02T03:04:05Z\n")
 	s := start(t, Options{Root: dir})
 	ctx := tab(t)

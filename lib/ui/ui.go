@@ -226,12 +226,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// writeJSON writes v as JSON with status code.
+// writeJSON writes v as JSON with status code, its strings without
+// terminal escape sequences (cleanJSON).
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	data, _ := jsondoc.Compact(v)
+	data = cleanJSON(data)
 	_, _ = w.Write(append(data, '\n'))
 }
 

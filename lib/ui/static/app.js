@@ -597,8 +597,10 @@
   }
 
   // loadTail fetches the last lines of the running iteration's log: the
-  // guard's once it has started, else the agent's. Between iterations it
-  // shows the end of the last iteration's guard log (or agent log).
+  // guard's once it has started, else the agent's, an agent CLI's JSON
+  // events in agent-exec's compact view (a line per message or tool call,
+  // never the raw events). Between iterations it shows the end of the last
+  // iteration's guard log (or agent log).
   async function loadTail() {
     const pre = live("#live-tail");
     const fileEl = live("#live-file");
@@ -610,18 +612,14 @@
     }
     const base = `/api/iterations/${encodeURIComponent(r.run)}/${r.iter}/`;
     const n = (state.config && state.config.tail_lines) || 120;
-    // An agent CLI's JSON event stream reads as agent-exec's live view:
-    // messages and tool calls, one line each.
-    const events = "events.jsonl";
-    const files = running() ? (state.liveFile === "guard.log" ? ["guard.log", events, "executor.log"] : [events, "executor.log"]) : ["guard.log", events, "executor.log"];
+    const agentLog = "executor.log";
+    const files = running() && state.liveFile !== "guard.log" ? [agentLog] : ["guard.log", agentLog];
     let text = "";
     let file = "";
     for (const f of files) {
       try {
-        const body = (await api(base + f + "?tail=" + n + (f === events ? "&view=compact" : ""))).body;
-        if (f === events && !body) continue; // a command backend has none: its log says more
-        text = body;
-        file = f === events ? "agent events" : f;
+        text = (await api(base + f + "?tail=" + n + (f === agentLog ? "&view=compact" : ""))).body;
+        file = f === agentLog ? "agent" : f;
         break;
       } catch (e) { /* not there (yet): the next */ }
     }
@@ -808,7 +806,7 @@
         const size = Number(res.headers.get("X-File-Size") || 0);
         const off = Number(res.headers.get("X-Tail-Offset") || 0);
         const note = h("div", { class: "note", text: off > 0 ? `The last ${lines} lines of ${fmtBytes(size)}. ` : "" },
-          off > 0 ? h("a", { href: `${base}/${f}`, target: "_blank", text: "whole file" }) : null);
+          off > 0 ? h("a", { href: `${base}/${f}?view=` + (r.tab === "events" ? "compact" : "text"), target: "_blank", text: "whole file" }) : null);
         body = h("div", null, note, r.tab === "diff" ? diffView(text) : h("pre", { class: "logbox", id: "iter-" + r.tab, text: text || "(empty)" }));
       }
     }
