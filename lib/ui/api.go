@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,35 +46,51 @@ var jsonFiles = []struct{ key, name string }{
 	{"agent", iterdir.AgentFile}, {"guard", iterdir.GuardFile}, {"update", iterdir.UpdateFile},
 }
 
+// route is a pattern the server answers and its handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routeTable is every route the server answers.
+func (s *Server) routeTable() []route {
+	allow := func(method, what string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", method)
+			writeError(w, http.StatusMethodNotAllowed, "method", what)
+		}
+	}
+	t := []route{
+		{"GET /api/config", s.handleConfig},
+		{"GET /api/tree", s.handleTree},
+		{"GET /api/run-state", s.handleRunState},
+		{"GET /api/iterations", s.handleIterations},
+		{"GET /api/iterations/{run}/{iter}", s.handleIteration},
+		{"GET /api/iterations/{run}/{iter}/{file}", s.handleIterFile},
+		{"GET /api/nodes/{id}/artifacts", s.handleArtifacts},
+		{"GET /api/nodes/{id}/artifacts/{name...}", s.handleArtifact},
+		{"GET /api/runs", s.handleRuns},
+		{"GET /api/runs/{id}", s.handleRun},
+		{"POST /api/cancel", s.handleCancel},
+		{"/api/cancel", allow("POST", "POST /api/cancel requests a cancel")},
+		{"POST /api/answer", s.handleAnswer},
+		{"/api/answer", allow("POST", "POST /api/answer answers a waiting node")},
+		{"GET /login", s.handleLogin},
+		{"GET /events", s.handleEvents},
+		{"/api/", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+		}},
+	}
+	if s.assets != nil {
+		t = append(t, route{"GET /{$}", s.assets.serveIndex}, route{"GET /assets/{name}", s.assets.serveAsset})
+	}
+	return t
+}
+
 func (s *Server) routes() {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/config", s.handleConfig)
-	mux.HandleFunc("GET /api/tree", s.handleTree)
-	mux.HandleFunc("GET /api/run-state", s.handleRunState)
-	mux.HandleFunc("GET /api/iterations", s.handleIterations)
-	mux.HandleFunc("GET /api/iterations/{run}/{iter}", s.handleIteration)
-	mux.HandleFunc("GET /api/iterations/{run}/{iter}/{file}", s.handleIterFile)
-	mux.HandleFunc("GET /api/nodes/{id}/artifacts", s.handleArtifacts)
-	mux.HandleFunc("GET /api/nodes/{id}/artifacts/{name...}", s.handleArtifact)
-	mux.HandleFunc("GET /api/runs", s.handleRuns)
-	mux.HandleFunc("GET /api/runs/{id}", s.handleRun)
-	mux.HandleFunc("POST /api/cancel", s.handleCancel)
-	mux.HandleFunc("/api/cancel", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/cancel requests a cancel")
-	})
-	mux.HandleFunc("POST /api/answer", s.handleAnswer)
-	mux.HandleFunc("/api/answer", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/answer answers a waiting node")
-	})
-	mux.HandleFunc("GET /events", s.handleEvents)
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
-	if s.assets != nil {
-		mux.HandleFunc("GET /{$}", s.assets.serveIndex)
-		mux.HandleFunc("GET /assets/{name}", s.assets.serveAsset)
+	for _, r := range s.routeTable() {
+		mux.HandleFunc(r.pattern, r.handler)
 	}
 	s.mux = mux
 }
@@ -87,16 +102,16 @@ type Config struct {
 	ReadOnly    bool   `json:"read_only"`
 	AllowCancel bool   `json:"allow_cancel"`
 	AllowAnswer bool   `json:"allow_answer"`
-	// Token goes in X-Treeloop-Token on POSTs. Only a same-origin page can
-	// read it: the server sends no CORS headers and checks Host.
-	Token     string `json:"token"`
-	TailLines int    `json:"tail_lines"`
+	// SignedIn says whether the request carries the session cookie that
+	// the one-time login link gives (auth.go), which a write needs.
+	SignedIn  bool `json:"signed_in"`
+	TailLines int  `json:"tail_lines"`
 }
 
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Config{
 		Version: 1, Root: s.opts.Root, ReadOnly: !s.opts.AllowCancel && !s.opts.AllowAnswer,
-		AllowCancel: s.opts.AllowCancel, AllowAnswer: s.opts.AllowAnswer, Token: s.token, TailLines: TailDefault,
+		AllowCancel: s.opts.AllowCancel, AllowAnswer: s.opts.AllowAnswer, SignedIn: s.signedIn(r), TailLines: TailDefault,
 	})
 }
 
@@ -501,7 +516,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 
 // handleCancel writes .runner/cancel (seed 004's cancellation flow,
 // DESIGN.md decision 12) when the server was started with AllowCancel and
-// the request is a same-origin POST carrying this start's token.
+// the request is the operator's (ownPage).
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.AllowCancel {
 		writeError(w, http.StatusForbidden, "read_only", "this runner-ui is read-only; start it with --allow-cancel to cancel runs")
@@ -519,26 +534,6 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"version": 1, "cancel": "requested", "path": ".runner/cancel"})
-}
-
-// ownPage checks that a write (what: "a cancel", "an answer") is a POST
-// from this server's own page: same Origin, a same-origin fetch, and the
-// token of this start. It answers a refusal itself.
-func (s *Server) ownPage(w http.ResponseWriter, r *http.Request, what string) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin != "http://"+r.Host {
-		writeError(w, http.StatusForbidden, "bad_origin", what+" must come from this server's own page (Origin "+quoteHost(origin)+")")
-		return false
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		writeError(w, http.StatusForbidden, "bad_origin", what+" must come from this server's own page (Sec-Fetch-Site "+quoteHost(site)+")")
-		return false
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Treeloop-Token")), []byte(s.token)) != 1 {
-		writeError(w, http.StatusForbidden, "bad_token", "missing or wrong X-Treeloop-Token (reload the page: the token changes at every start)")
-		return false
-	}
-	return true
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -363,8 +363,13 @@
     note.hidden = !c;
     note.textContent = c ? `cancel requested ${c.by ? "by " + c.by : "by an unknown hand"} at ${fmtTime(c.at)}` : "";
     note.title = c ? "The run stops before its next iteration; runner-cancel --clear withdraws the request." : "";
+    const cfg = state.config || {};
+    // Writes need a browser signed in with the one-time login link that
+    // runner-ui printed on its terminal (the session cookie is HttpOnly:
+    // the server says whether this page carries it).
+    $("#sign-in").hidden = !((cfg.allow_cancel || cfg.allow_answer) && !cfg.signed_in);
     const btn = $("#cancel");
-    btn.hidden = !(state.config && state.config.allow_cancel);
+    btn.hidden = !(cfg.allow_cancel && cfg.signed_in);
     if (state.runState && state.runState.cancel_requested) {
       btn.textContent = "Cancel requested";
       btn.disabled = true;
@@ -397,14 +402,24 @@
       btn.dataset.confirm = "";
       btn.disabled = true;
       try {
-        await api("/api/cancel", { method: "POST", headers: { "X-Treeloop-Token": state.config.token } });
+        await api("/api/cancel", { method: "POST" });
         btn.textContent = "Cancel requested";
       } catch (e) {
         btn.textContent = "Cancel failed";
         btn.title = e.message;
         btn.disabled = false;
+        signedOut(e);
       }
     });
+  }
+
+  // signedOut shows the sign-in note again when a write was refused for
+  // want of a session (runner-ui was restarted, say).
+  function signedOut(e) {
+    if (e.status !== 401 || !state.config) return;
+    state.config.signed_in = false;
+    renderHeader();
+    refresh("view");
   }
 
   // ---- formatting --------------------------------------------------------
@@ -542,6 +557,9 @@
   // while a runner works. A draft survives the view's redraws.
   function answerForm(id) {
     if (!(state.config && state.config.allow_answer)) return null;
+    if (!state.config.signed_in) {
+      return h("div", { class: "muted", "data-sign-in": id, text: "To answer here, sign in: open the one-time login link runner-ui printed on its terminal." });
+    }
     const ta = h("textarea", { rows: "3", "aria-label": "Answer to " + id, "data-key": "answer:" + id, placeholder: "Your answer" });
     ta.value = state.drafts.get(id) || "";
     ta.addEventListener("input", () => state.drafts.set(id, ta.value));
@@ -551,7 +569,7 @@
       try {
         const r = (await api("/api/answer", {
           method: "POST",
-          headers: { "X-Treeloop-Token": state.config.token, "Content-Type": "application/json" },
+          headers: { "Content-Type": "application/json" },
           body: JSON.stringify({ id, answer: ta.value }),
         })).body;
         state.drafts.delete(id);
@@ -559,6 +577,7 @@
       } catch (e) {
         msg.textContent = "Not answered: " + e.message;
         btn.disabled = false;
+        signedOut(e);
       }
     } }, "Answer");
     return h("div", { class: "answer-form" }, ta, h("div", null, btn, " ", msg));
@@ -1011,7 +1030,7 @@
     document.addEventListener("keydown", onKey);
     window.addEventListener("hashchange", onRoute);
     setupCancel();
-    try { state.config = (await api("/api/config")).body; } catch (e) { state.config = { allow_cancel: false, tail_lines: 120 }; }
+    try { state.config = (await api("/api/config")).body; } catch (e) { state.config = { allow_cancel: false, allow_answer: false, signed_in: false, tail_lines: 120 }; }
     renderHeader();
     onRoute();
     connect();
