@@ -65,20 +65,25 @@ func TestAnswer(t *testing.T) {
 		return strings.NewReader(`{"id": "` + id + `", "answer": "` + text + `"}`)
 	}
 	ro := start(t, Options{Root: dir, AllowCancel: true, TreeEdit: treeEdit})
-	wantError(t, do(t, "POST", ro.url+"/api/answer", body("root.1", "SQLite"), "Origin", ro.url, "X-Treeloop-Token", ro.Token()), 403, "read_only")
+	wantError(t, do(t, "POST", ro.url+"/api/answer", body("root.1", "SQLite"), "Origin", ro.url, "Cookie", signIn(t, ro.url, ro.LoginToken())), 403, "read_only")
 	if r := get(t, ro.url+"/api/answer"); r.code != 405 {
 		t.Fatalf("GET /api/answer: %d", r.code)
 	}
 
 	s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
-	if cfg := decode[Config](t, get(t, s.url+"/api/config")); !cfg.AllowAnswer || cfg.AllowCancel || cfg.ReadOnly {
+	if cfg := decode[Config](t, get(t, s.url+"/api/config")); !cfg.AllowAnswer || cfg.AllowCancel || cfg.ReadOnly || cfg.SignedIn {
 		t.Fatalf("config: %+v", cfg)
 	}
-	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", "http://evil.example", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
-	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", s.url), 403, "bad_token")
-	wantError(t, do(t, "POST", s.url+"/api/answer", strings.NewReader(`{"id": "root.1", "text": "x"}`), "Origin", s.url, "X-Treeloop-Token", s.Token()), 400, "bad_request")
-	wantError(t, do(t, "POST", s.url+"/api/answer", body("../x", "SQLite"), "Origin", s.url, "X-Treeloop-Token", s.Token()), 400, "bad_request")
-	wantError(t, do(t, "POST", s.url+"/api/answer", body("root", "SQLite"), "Origin", s.url, "X-Treeloop-Token", s.Token()), 409, "refused")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", s.url), 401, "sign_in")
+	cookie := signIn(t, s.url, s.LoginToken())
+	if cfg := decode[Config](t, get(t, s.url+"/api/config", "Cookie", cookie)); !cfg.SignedIn {
+		t.Fatalf("config, signed in: %+v", cfg)
+	}
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", "http://evil.example", "Cookie", cookie), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite"), "Origin", s.url, "Cookie", cookie+"0"), 401, "sign_in")
+	wantError(t, do(t, "POST", s.url+"/api/answer", strings.NewReader(`{"id": "root.1", "text": "x"}`), "Origin", s.url, "Cookie", cookie), 400, "bad_request")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("../x", "SQLite"), "Origin", s.url, "Cookie", cookie), 400, "bad_request")
+	wantError(t, do(t, "POST", s.url+"/api/answer", body("root", "SQLite"), "Origin", s.url, "Cookie", cookie), 409, "refused")
 
 	// A runner holds the lock: the answer is queued for it.
 	lock, err := os.OpenFile(filepath.Join(dir, ".runner/lock"), os.O_CREATE|os.O_RDONLY, 0o644)
@@ -88,7 +93,7 @@ func TestAnswer(t *testing.T) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
-	r := do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite, one file."), "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token())
+	r := do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite, one file."), "Origin", s.url, "Sec-Fetch-Site", "same-origin", "Cookie", cookie)
 	if r.code != 200 || !strings.Contains(r.body, `"answer":"queued"`) {
 		t.Fatalf("answer under a runner: %d %s", r.code, r.body)
 	}
@@ -103,7 +108,7 @@ func TestAnswer(t *testing.T) {
 	lock.Close()
 
 	// No runner: committed at once.
-	r = do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite."), "Origin", s.url, "X-Treeloop-Token", s.Token())
+	r = do(t, "POST", s.url+"/api/answer", body("root.1", "SQLite."), "Origin", s.url, "Cookie", cookie)
 	if r.code != 200 || !strings.Contains(r.body, `"answer":"committed"`) {
 		t.Fatalf("answer: %d %s", r.code, r.body)
 	}
@@ -151,7 +156,7 @@ func TestAnswerToolOutcomes(t *testing.T) {
 			}
 		}
 		s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
-		r := do(t, "POST", s.url+"/api/answer", strings.NewReader(`{"id": "root.1", "answer": "SQLite"}`), "Origin", s.url, "X-Treeloop-Token", s.Token())
+		r := do(t, "POST", s.url+"/api/answer", strings.NewReader(`{"id": "root.1", "answer": "SQLite"}`), "Origin", s.url, "Cookie", signIn(t, s.url, s.LoginToken()))
 		if c.kind != "" {
 			wantError(t, r, c.code, c.kind)
 		}
@@ -185,11 +190,12 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	url := "http://" + ln.Addr().String()
+	cookie := signIn(t, url, srv.LoginToken())
 	answered := make(chan response, 1)
 	go func() {
 		req, _ := http.NewRequest("POST", url+"/api/answer", strings.NewReader(`{"id": "root.1", "answer": "SQLite"}`))
 		req.Header.Set("Origin", url)
-		req.Header.Set("X-Treeloop-Token", srv.Token())
+		req.Header.Set("Cookie", cookie)
 		res, err := client.Do(req)
 		if err != nil {
 			answered <- response{body: err.Error()}

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -48,35 +46,51 @@ var jsonFiles = []struct{ key, name string }{
 	{"agent", iterdir.AgentFile}, {"guard", iterdir.GuardFile}, {"update", iterdir.UpdateFile},
 }
 
+// route is a pattern the server answers and its handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routeTable is every route the server answers.
+func (s *Server) routeTable() []route {
+	allow := func(method, what string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", method)
+			writeError(w, http.StatusMethodNotAllowed, "method", what)
+		}
+	}
+	t := []route{
+		{"GET /api/config", s.handleConfig},
+		{"GET /api/tree", s.handleTree},
+		{"GET /api/run-state", s.handleRunState},
+		{"GET /api/iterations", s.handleIterations},
+		{"GET /api/iterations/{run}/{iter}", s.handleIteration},
+		{"GET /api/iterations/{run}/{iter}/{file}", s.handleIterFile},
+		{"GET /api/nodes/{id}/artifacts", s.handleArtifacts},
+		{"GET /api/nodes/{id}/artifacts/{name...}", s.handleArtifact},
+		{"GET /api/runs", s.handleRuns},
+		{"GET /api/runs/{id}", s.handleRun},
+		{"POST /api/cancel", s.handleCancel},
+		{"/api/cancel", allow("POST", "POST /api/cancel requests a cancel")},
+		{"POST /api/answer", s.handleAnswer},
+		{"/api/answer", allow("POST", "POST /api/answer answers a waiting node")},
+		{"GET /login", s.handleLogin},
+		{"GET /events", s.handleEvents},
+		{"/api/", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+		}},
+	}
+	if s.assets != nil {
+		t = append(t, route{"GET /{$}", s.assets.serveIndex}, route{"GET /assets/{name}", s.assets.serveAsset})
+	}
+	return t
+}
+
 func (s *Server) routes() {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/config", s.handleConfig)
-	mux.HandleFunc("GET /api/tree", s.handleTree)
-	mux.HandleFunc("GET /api/run-state", s.handleRunState)
-	mux.HandleFunc("GET /api/iterations", s.handleIterations)
-	mux.HandleFunc("GET /api/iterations/{run}/{iter}", s.handleIteration)
-	mux.HandleFunc("GET /api/iterations/{run}/{iter}/{file}", s.handleIterFile)
-	mux.HandleFunc("GET /api/nodes/{id}/artifacts", s.handleArtifacts)
-	mux.HandleFunc("GET /api/nodes/{id}/artifacts/{name...}", s.handleArtifact)
-	mux.HandleFunc("GET /api/runs", s.handleRuns)
-	mux.HandleFunc("GET /api/runs/{id}", s.handleRun)
-	mux.HandleFunc("POST /api/cancel", s.handleCancel)
-	mux.HandleFunc("/api/cancel", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/cancel requests a cancel")
-	})
-	mux.HandleFunc("POST /api/answer", s.handleAnswer)
-	mux.HandleFunc("/api/answer", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, "method", "POST /api/answer answers a waiting node")
-	})
-	mux.HandleFunc("GET /events", s.handleEvents)
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
-	if s.assets != nil {
-		mux.HandleFunc("GET /{$}", s.assets.serveIndex)
-		mux.HandleFunc("GET /assets/{name}", s.assets.serveAsset)
+	for _, r := range s.routeTable() {
+		mux.HandleFunc(r.pattern, r.handler)
 	}
 	s.mux = mux
 }
@@ -88,16 +102,16 @@ type Config struct {
 	ReadOnly    bool   `json:"read_only"`
 	AllowCancel bool   `json:"allow_cancel"`
 	AllowAnswer bool   `json:"allow_answer"`
-	// Token goes in X-Treeloop-Token on POSTs. Only a same-origin page can
-	// read it: the server sends no CORS headers and checks Host.
-	Token     string `json:"token"`
-	TailLines int    `json:"tail_lines"`
+	// SignedIn says whether the request carries the session cookie that
+	// the one-time login link gives (auth.go), which a write needs.
+	SignedIn  bool `json:"signed_in"`
+	TailLines int  `json:"tail_lines"`
 }
 
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Config{
 		Version: 1, Root: s.opts.Root, ReadOnly: !s.opts.AllowCancel && !s.opts.AllowAnswer,
-		AllowCancel: s.opts.AllowCancel, AllowAnswer: s.opts.AllowAnswer, Token: s.token, TailLines: TailDefault,
+		AllowCancel: s.opts.AllowCancel, AllowAnswer: s.opts.AllowAnswer, SignedIn: s.signedIn(r), TailLines: TailDefault,
 	})
 }
 
@@ -158,7 +172,8 @@ func keyOf(st os.FileInfo) statKey {
 	return statKey{size: st.Size(), mtime: st.ModTime(), ino: inode(st)}
 }
 
-// handleTree serves .runner/state/tree.json as it is on disk. A read that
+// handleTree serves .runner/state/tree.json as it is on disk (its strings
+// without terminal escape sequences, cleanJSON). A read that
 // the file changed under (stat before and after differ) or that is not
 // valid JSON, as when a writer rewrites the file in place, is retried; if
 // it never settles the answer is 503 tree_unreadable, never a torn tree.
@@ -220,6 +235,7 @@ func (s *Server) readTree(root *os.Root, rel string) ([]byte, error) {
 	}
 	// A file still being written in place may change after this stat;
 	// it is caught by the next request's stat (its mtime moves).
+	data = cleanJSON(data)
 	s.tree.mu.Lock()
 	s.tree.key, s.tree.data = k, data
 	s.tree.mu.Unlock()
@@ -373,9 +389,11 @@ func (s *Server) handleIteration(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleIterFile serves one text file of an iteration: whole (streamed,
-// with Range support), its last lines (?tail=N), or for events.jsonl the
-// compact view agent-exec prints live (?view=compact).
+// handleIterFile serves one text file of an iteration: whole as written
+// (streamed, with Range support), or for a person: its last lines
+// (?tail=N), the whole file as text (?view=text), or for events.jsonl and
+// executor.log the compact view agent-exec prints live (?view=compact),
+// each without terminal escape sequences.
 func (s *Server) handleIterFile(w http.ResponseWriter, r *http.Request) {
 	_, _, dir, ok := iterDir(w, r)
 	if !ok {
@@ -397,8 +415,11 @@ func (s *Server) handleIterFile(w http.ResponseWriter, r *http.Request) {
 		tail = t
 	}
 	view := q.Get("view")
-	if view != "" && (view != "compact" || name != iterdir.EventsLog) {
-		writeError(w, http.StatusBadRequest, "bad_view", "view=compact is for events.jsonl only")
+	switch {
+	case view == "" || view == "text":
+	case view == "compact" && (name == iterdir.EventsLog || name == iterdir.ExecutorLog):
+	default:
+		writeError(w, http.StatusBadRequest, "bad_view", "view is text, or compact for events.jsonl and executor.log")
 		return
 	}
 	root, ok := s.root(w)
@@ -427,47 +448,12 @@ func (s *Server) handleIterFile(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.Set("X-Tail-Offset", strconv.FormatInt(start, 10))
-		w.Write(data)
+		w.Write(clean(data))
+	case view == "text":
+		serveText(w, f)
 	default:
 		http.ServeContent(w, r, "", st.ModTime(), f)
 	}
-}
-
-// serveCompact renders the end of events.jsonl (at most maxEvents bytes)
-// through agent.LiveView for the iteration's backend.
-func (s *Server) serveCompact(w http.ResponseWriter, root *os.Root, dir string, f *os.File, size int64, tail int) {
-	backend := ""
-	var a iterdir.Agent
-	if data, _, err := readFile(root, path.Join(dir, iterdir.AgentFile), maxRecord); err == nil && json.Unmarshal(data, &a) == nil {
-		backend = a.Backend
-	}
-	if backend == "" { // the session still runs: its first event says which CLI
-		head := make([]byte, min(size, 4096))
-		n, _ := f.ReadAt(head, 0)
-		backend = agent.SniffBackend(head[:n])
-	}
-	off := max(size-maxEvents, 0)
-	buf := make([]byte, size-off)
-	n, _ := f.ReadAt(buf, off)
-	buf = buf[:n]
-	if off > 0 {
-		// Start at a whole line.
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
-	}
-	var out bytes.Buffer
-	lv := agent.LiveView(backend, &out)
-	lv.Write(buf)
-	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-		lv.Write([]byte{'\n'})
-	}
-	text := out.Bytes()
-	if tail >= 0 {
-		text, _, _ = tailLines(bytes.NewReader(text), int64(len(text)), tail, int64(len(text)))
-	}
-	w.Header().Set("X-Backend", backend)
-	w.Write(text)
 }
 
 // Runs is /api/runs: every run record, oldest first; records that do not
@@ -530,7 +516,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 
 // handleCancel writes .runner/cancel (seed 004's cancellation flow,
 // DESIGN.md decision 12) when the server was started with AllowCancel and
-// the request is a same-origin POST carrying this start's token.
+// the request is the operator's (ownPage).
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.AllowCancel {
 		writeError(w, http.StatusForbidden, "read_only", "this runner-ui is read-only; start it with --allow-cancel to cancel runs")
@@ -548,26 +534,6 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"version": 1, "cancel": "requested", "path": ".runner/cancel"})
-}
-
-// ownPage checks that a write (what: "a cancel", "an answer") is a POST
-// from this server's own page: same Origin, a same-origin fetch, and the
-// token of this start. It answers a refusal itself.
-func (s *Server) ownPage(w http.ResponseWriter, r *http.Request, what string) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin != "http://"+r.Host {
-		writeError(w, http.StatusForbidden, "bad_origin", what+" must come from this server's own page (Origin "+quoteHost(origin)+")")
-		return false
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		writeError(w, http.StatusForbidden, "bad_origin", what+" must come from this server's own page (Sec-Fetch-Site "+quoteHost(site)+")")
-		return false
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Treeloop-Token")), []byte(s.token)) != 1 {
-		writeError(w, http.StatusForbidden, "bad_token", "missing or wrong X-Treeloop-Token (reload the page: the token changes at every start)")
-		return false
-	}
-	return true
 }
 
 func sortedKeys(m map[string]bool) []string {

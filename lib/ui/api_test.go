@@ -449,7 +449,13 @@ func TestCancel(t *testing.T) {
 	cancelFile := filepath.Join(dir, ".runner/cancel")
 	ro := start(t, Options{Root: dir})
 	origin := func(s server) string { return s.url }
-	wantError(t, do(t, "POST", ro.url+"/api/cancel", nil, "Origin", origin(ro), "X-Treeloop-Token", ro.Token()), 403, "read_only")
+	wantError(t, do(t, "POST", ro.url+"/api/cancel", nil, "Origin", origin(ro)), 403, "read_only")
+	if ro.LoginToken() != "" {
+		t.Fatal("a read-only UI has a login token")
+	}
+	if r := get(t, ro.url+"/login?token="); r.code != 404 || r.header.Get("Set-Cookie") != "" {
+		t.Fatalf("sign-in to a read-only UI: %d %s", r.code, r.body)
+	}
 	if r := get(t, ro.url+"/api/cancel"); r.code != 405 {
 		t.Fatalf("GET /api/cancel: %d", r.code)
 	}
@@ -458,26 +464,38 @@ func TestCancel(t *testing.T) {
 	}
 	s := start(t, Options{Root: dir, AllowCancel: true})
 	cfg := decode[Config](t, get(t, s.url+"/api/config"))
-	if !cfg.AllowCancel || cfg.ReadOnly || cfg.Token != s.Token() || len(cfg.Token) != 32 {
+	if !cfg.AllowCancel || cfg.ReadOnly || cfg.SignedIn || len(s.LoginToken()) != 32 {
 		t.Fatalf("config: %+v", cfg)
 	}
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "X-Treeloop-Token", s.Token()), 403, "bad_origin")
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", "http://evil.example", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url), 401, "sign_in")
+	// A wrong token, and the right one in a HEAD (a link checker), sign
+	// nothing in and spend nothing.
+	for _, r := range []response{get(t, s.url+"/login?token="+strings.Repeat("0", 32)), get(t, s.url+"/login"), do(t, "HEAD", s.url+"/login?token="+s.LoginToken(), nil)} {
+		if r.code != 403 && r.code != 405 || r.header.Get("Set-Cookie") != "" {
+			t.Fatalf("a sign-in that should fail: %d %v", r.code, r.header)
+		}
+	}
+	cookie := signIn(t, s.url, s.LoginToken())
+	if r := get(t, s.url+"/login?token="+s.LoginToken()); r.code != 410 || !strings.Contains(r.body, "this login link was used at ") || r.header.Get("Set-Cookie") != "" {
+		t.Fatalf("the spent link: %d %s", r.code, r.body)
+	}
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Cookie", cookie), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", "http://evil.example", "Cookie", cookie), 403, "bad_origin")
 	// Sec-Fetch-Site, when the browser sends it, must say same-origin:
 	// a page of another port or subdomain (same-site), a typed URL or a
 	// bookmark (none) and another site (cross-site) are all refused.
 	for _, site := range []string{"cross-site", "same-site", "none", "Same-Origin", "same-origin, cross-site"} {
-		wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", site, "X-Treeloop-Token", s.Token()), 403, "bad_origin")
+		wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", site, "Cookie", cookie), 403, "bad_origin")
 	}
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url+"/", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", "null", "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token()), 403, "bad_origin")
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url), 403, "bad_token")
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "X-Treeloop-Token", ro.Token()), 403, "bad_token")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url+"/", "Cookie", cookie), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", "null", "Sec-Fetch-Site", "same-origin", "Cookie", cookie), 403, "bad_origin")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "X-Treeloop-Token", s.LoginToken()), 401, "sign_in")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Cookie", strings.Replace(cookie, "=", "=x", 1)), 401, "sign_in")
 	if _, err := os.Lstat(cancelFile); err == nil {
 		t.Fatal("a refused POST wrote the cancel file")
 	}
 	before := snapshot(t, filepath.Join(dir, ".runner"))
-	r := do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token())
+	r := do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "Cookie", cookie)
 	if r.code != 200 || !strings.Contains(r.body, `"cancel":"requested"`) {
 		t.Fatalf("cancel: %d %s", r.code, r.body)
 	}
@@ -500,11 +518,11 @@ func TestCancel(t *testing.T) {
 		t.Fatal("run-state does not report the cancel")
 	}
 	// A client that sends no Sec-Fetch-Site (not a browser) with the
-	// right Origin and token may cancel too.
+	// right Origin and cookie may cancel too.
 	if err := os.Remove(cancelFile); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "X-Treeloop-Token", s.Token()); r.code != 200 {
+	if r := do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Cookie", cookie); r.code != 200 {
 		t.Fatalf("cancel without Sec-Fetch-Site: %d %s", r.code, r.body)
 	}
 	if _, err := os.Lstat(cancelFile); err != nil {
@@ -517,15 +535,16 @@ func TestCancel(t *testing.T) {
 func TestCancelWithoutRunner(t *testing.T) {
 	dir := fixture(t)
 	s := start(t, Options{Root: dir, AllowCancel: true})
+	cookie := signIn(t, s.url, s.LoginToken())
 	// A cancel file that cannot be written is the server's error.
 	if err := os.MkdirAll(filepath.Join(dir, ".runner", "cancel", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token()), 500, "io")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "Cookie", cookie), 500, "io")
 	if err := os.RemoveAll(filepath.Join(dir, ".runner")); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "X-Treeloop-Token", s.Token()), 404, "no_runner")
+	wantError(t, do(t, "POST", s.url+"/api/cancel", nil, "Origin", s.url, "Sec-Fetch-Site", "same-origin", "Cookie", cookie), 404, "no_runner")
 	if _, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil {
 		t.Fatal("the cancel recreated .runner")
 	}

@@ -504,19 +504,29 @@ func TestBrowserIterationDetail(t *testing.T) {
 	}
 }
 
-// The cancel button exists only with AllowCancel, and writes the file.
+// The cancel button exists only with AllowCancel, in a browser signed in
+// with the one-time login link (its cookie out of the page's reach), and
+// writes the file; the link works once.
 func TestBrowserCancel(t *testing.T) {
 	dir := fixture(t)
 	ro := start(t, Options{Root: dir})
 	ctx := tab(t)
 	run(t, ctx, "read-only", chromedp.Navigate(ro.url+"/"))
 	waitJS(t, ctx, "live", `document.body.dataset.state === "live"`)
-	if !eval[bool](t, ctx, `document.querySelector("#cancel").hidden`) {
-		t.Fatal("a read-only UI shows the cancel button")
+	if !eval[bool](t, ctx, `document.querySelector("#cancel").hidden && document.querySelector("#sign-in").hidden`) {
+		t.Fatal("a read-only UI shows the cancel button or the sign-in note")
 	}
 	s := start(t, Options{Root: dir, AllowCancel: true})
-	run(t, ctx, "allow-cancel", chromedp.Navigate(s.url+"/"))
-	waitJS(t, ctx, "the cancel button", `!document.querySelector("#cancel").hidden`)
+	run(t, ctx, "allow-cancel, not signed in", chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "the sign-in note", `document.body.dataset.state === "live" && !document.querySelector("#sign-in").hidden`)
+	if !eval[bool](t, ctx, `document.querySelector("#cancel").hidden`) {
+		t.Fatal("a browser not signed in shows the cancel button")
+	}
+	run(t, ctx, "sign in", chromedp.Navigate(s.url+"/login?token="+s.LoginToken()))
+	waitJS(t, ctx, "the cancel button", `location.pathname === "/" && location.search === "" && !document.querySelector("#cancel").hidden`)
+	if !eval[bool](t, ctx, `document.querySelector("#sign-in").hidden && document.cookie === ""`) {
+		t.Fatal("signed in: the sign-in note shows, or the page can read the session cookie")
+	}
 	run(t, ctx, "click once", chromedp.Click("#cancel"))
 	waitJS(t, ctx, "the confirmation", `document.querySelector("#cancel").textContent === "Confirm cancel?"`)
 	if _, err := os.Lstat(filepath.Join(dir, ".runner/cancel")); err == nil {
@@ -527,6 +537,9 @@ func TestBrowserCancel(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(dir, ".runner/cancel")); err != nil || !strings.HasPrefix(string(data), `by="runner-ui" pid=`) {
 		t.Fatalf("cancel file: %q %v", data, err)
 	}
+	// The link is spent: opened again, it says so.
+	run(t, ctx, "the link again", chromedp.Navigate(s.url+"/login?token="+s.LoginToken()))
+	waitJS(t, ctx, "the spent link", `document.body.innerText.includes("this login link was used at")`)
 }
 
 // The open questions are on the overview; the answer form exists only
@@ -545,7 +558,9 @@ func TestBrowserAnswer(t *testing.T) {
 		t.Fatal("a UI without --allow-answer shows an answer form")
 	}
 	s := start(t, Options{Root: dir, AllowAnswer: true, TreeEdit: treeEdit})
-	run(t, ctx, "allow-answer", chromedp.Navigate(s.url+"/"))
+	run(t, ctx, "allow-answer, not signed in", chromedp.Navigate(s.url+"/"))
+	waitJS(t, ctx, "the sign-in note", `!!document.querySelector('#questions [data-sign-in="root.1"]') && !document.querySelector("#questions textarea")`)
+	run(t, ctx, "sign in", chromedp.Navigate(s.url+"/login?token="+s.LoginToken()))
 	waitJS(t, ctx, "the answer form", `!!document.querySelector('#questions textarea[data-key="answer:root.1"]')`)
 	runOnView(t, ctx, "type the answer", chromedp.SendKeys(`#questions textarea[data-key="answer:root.1"]`, "SQLite, one file."))
 	runOnView(t, ctx, "answer", chromedp.Click(`#questions button[data-answer="root.1"]`))
@@ -618,9 +633,10 @@ func TestBrowserOperatorView(t *testing.T) {
 	m.Agent.Backend, m.Agent.Usage = "codex", iterdir.Usage{}
 	writeJSONFile(t, filepath.Join(it1, iterdir.MetaFile), m)
 	writeJSONFile(t, filepath.Join(it1, iterdir.AgentFile), m.Agent)
-	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/events.jsonl"),
-		`{"type":"system","subtype":"init","cwd":"/r"}`+"\n"+
-			`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"go test ./..."}}]}}`+"\n")
+	events := `{"type":"system","subtype":"init","cwd":"/r"}` + "\n" +
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"go test ./..."}}]}}` + "\n"
+	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/events.jsonl"), events)
+	writeText(t, filepath.Join(dir, ".runner/iterations/run-a/0002/executor.log"), events)
 	writeText(t, filepath.Join(dir, ".runner/cancel"), "by=\"ops\" pid=7 at=2026-01-02T03:04:05Z\n")
 	s := start(t, Options{Root: dir})
 	ctx := tab(t)

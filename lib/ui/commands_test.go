@@ -66,11 +66,14 @@ var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io
 	"tree-validate":   treevalidate.Main,
 }
 
-// runCommand runs the command the test binary was started as, if any,
-// and exits with its status.
+// runCommand runs the command the test binary was started as, if any (or
+// the attacker of attack_test.go), and exits with its status.
 func runCommand() {
 	if main, ok := commands[filepath.Base(os.Args[0])]; ok {
 		os.Exit(main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if os.Getenv(attackEnv) != "" { // under its own name: the agent of a loop whose commands are the test binary too
+		os.Exit(attackMain())
 	}
 }
 

@@ -186,6 +186,28 @@ func do(t testing.TB, method, url string, body io.Reader, hdr ...string) respons
 	return response{res.StatusCode, string(data), res.Header}
 }
 
+// signIn exchanges a server's one-time login token (GET /login?token=) for
+// its session cookie, as the operator's browser does when it opens the link
+// runner-ui printed, and returns the Cookie header that carries it.
+func signIn(t testing.TB, url, token string) string {
+	t.Helper()
+	noRedirect := &http.Client{Timeout: client.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.Get(url + "/login?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	cookies := res.Cookies()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" || len(cookies) != 1 {
+		t.Fatalf("sign-in: %d, Location %q, cookies %v", res.StatusCode, res.Header.Get("Location"), cookies)
+	}
+	c := cookies[0]
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Domain != "" || !strings.HasPrefix(c.Name, "treeloop-ui-") || len(c.Value) != 32 {
+		t.Fatalf("session cookie: %s", res.Header.Get("Set-Cookie"))
+	}
+	return c.Name + "=" + c.Value
+}
+
 // wantError checks an error answer: status and {"error": code}.
 func wantError(t testing.TB, r response, code int, kind string) {
 	t.Helper()

@@ -14,8 +14,6 @@ package ui
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -56,13 +54,17 @@ type Options struct {
 	Clock Clock
 	// Logf reports watcher problems (default: discarded).
 	Logf func(format string, args ...any)
+	// Notify tells the operator, on the terminal the login token was
+	// printed on, of a sign-in and of a refused sign-in or write
+	// (default: discarded).
+	Notify func(msg string)
 }
 
 // Server is one runner-ui instance.
 type Server struct {
 	opts   Options
 	runner string // Root/.runner
-	token  string
+	auth   auth
 	hub    *Hub
 	assets *assets
 	iters  *iterCache
@@ -71,6 +73,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	hosts map[string]bool // Host headers accepted; nil until Serve or AllowHosts
+	port  string          // the port listened on; "" until Serve or AllowHosts
 }
 
 // New builds a server for opts.Root. It does not start watching; Serve does.
@@ -96,16 +99,21 @@ func New(opts Options) (*Server, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
+	if opts.Notify == nil {
+		opts.Notify = func(string) {}
 	}
 	s := &Server{
 		opts:   opts,
 		runner: filepath.Join(opts.Root, layout.Runner),
-		token:  hex.EncodeToString(b[:]),
 		hub:    NewHub(ringSize, clientBuffer),
 		iters:  newIterCache(),
+	}
+	if opts.AllowCancel || opts.AllowAnswer {
+		token, err := newSecret()
+		if err != nil {
+			return nil, err
+		}
+		s.auth.token = token
 	}
 	if !opts.NoAssets {
 		a, err := loadAssets()
@@ -117,9 +125,6 @@ func New(opts Options) (*Server, error) {
 	s.routes()
 	return s, nil
 }
-
-// Token is the per-start token POSTs must carry (X-Treeloop-Token).
-func (s *Server) Token() string { return s.token }
 
 // Hub is the server's event hub.
 func (s *Server) Hub() *Hub { return s.hub }
@@ -145,7 +150,7 @@ func (s *Server) AllowHosts(addr net.Addr) {
 		m["ip-literal:"+port] = true
 	}
 	s.mu.Lock()
-	s.hosts = m
+	s.hosts, s.port = m, port
 	s.mu.Unlock()
 }
 
@@ -226,12 +231,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// writeJSON writes v as JSON with status code.
+// writeJSON writes v as JSON with status code, its strings without
+// terminal escape sequences (cleanJSON).
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	data, _ := jsondoc.Compact(v)
+	data = cleanJSON(data)
 	_, _ = w.Write(append(data, '\n'))
 }
 

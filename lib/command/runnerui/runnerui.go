@@ -26,8 +26,8 @@ type Options struct {
 	cli.Chdir
 	Listen      string `name:"listen" default:"127.0.0.1:0" placeholder:"HOST:PORT" help:"Address to listen on; port 0 picks a free one. Loopback unless you say otherwise: anyone who can reach the address can read the run." env:"RUNNER_UI_LISTEN"`
 	APIOnly     bool   `name:"api-only" help:"Serve the REST API and /events only, without the page." env:"RUNNER_UI_API_ONLY"`
-	AllowCancel bool   `name:"allow-cancel" help:"Add a cancel button that writes .runner/cancel (the loop stops; a running agent or guard is stopped and its iteration recorded as interrupted). Without it the UI never writes." env:"RUNNER_UI_ALLOW_CANCEL"`
-	AllowAnswer bool   `name:"allow-answer" help:"Add an answer form to each waiting node: the answer goes through tree-edit answer (committed, or queued while a runner works), behind the same origin and token checks as the cancel button." env:"RUNNER_UI_ALLOW_ANSWER"`
+	AllowCancel bool   `name:"allow-cancel" help:"Add a cancel button that writes .runner/cancel (the loop stops; a running agent or guard is stopped and its iteration recorded as interrupted), for a browser signed in with the one-time login link printed on the terminal runner-ui runs in (it needs one). Without it the UI never writes." env:"RUNNER_UI_ALLOW_CANCEL"`
+	AllowAnswer bool   `name:"allow-answer" help:"Add an answer form to each waiting node: the answer goes through tree-edit answer (committed, or queued while a runner works), behind the same sign-in and checks as the cancel button." env:"RUNNER_UI_ALLOW_ANSWER"`
 }
 
 // Main runs runner-ui and returns its exit code.
@@ -48,9 +48,21 @@ func (o *Options) Run(env *cli.Env) error {
 		debug.SetGCPercent(100)
 		debug.SetMemoryLimit(48 << 20)
 	}
+	// The writes' one-time login link goes to the operator's terminal
+	// only: never to stdout or stderr, which a script may keep in a file
+	// that a session can read.
+	var term io.WriteCloser = nopCloser{io.Discard}
+	if o.AllowCancel || o.AllowAnswer {
+		if term, err = openTerminal(); err != nil {
+			return exit.Errorf(exit.Usage, "--allow-cancel and --allow-answer need a terminal: runner-ui prints their one-time login link only on the terminal it runs in (%w); run it in one, or without them", err)
+		}
+		defer term.Close()
+		keepFromSessions()
+	}
 	srv, err := ui.New(ui.Options{
 		Root: env.Dir, NoAssets: o.APIOnly, AllowCancel: o.AllowCancel, AllowAnswer: o.AllowAnswer, TreeEdit: treeEdit(),
-		Logf: func(format string, args ...any) { env.Warnf(format, args...) },
+		Logf:   func(format string, args ...any) { env.Warnf(format, args...) },
+		Notify: func(msg string) { fmt.Fprintf(term, "runner-ui: %s\n", msg) },
 	})
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
@@ -70,18 +82,21 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.APIOnly {
 		what = "the API (no page)"
 	}
-	var allowed []string
+	var allowed, verbs []string
 	if o.AllowCancel {
-		allowed = append(allowed, "cancel")
+		allowed, verbs = append(allowed, "cancel"), append(verbs, "cancel")
 	}
 	if o.AllowAnswer {
-		allowed = append(allowed, "answers")
+		allowed, verbs = append(allowed, "answers"), append(verbs, "answer")
 	}
 	mode := "read-only"
 	if len(allowed) > 0 {
-		mode = strings.Join(allowed, " and ") + " allowed"
+		mode = strings.Join(allowed, " and ") + " allowed, for a browser signed in with the link printed on this terminal"
 	}
 	fmt.Fprintf(env.Stderr, "runner-ui: serving %s for %s at %s (%s); Ctrl-C stops\n", what, env.Dir, url, mode)
+	if token := srv.LoginToken(); token != "" {
+		fmt.Fprintf(term, "runner-ui: to %s from your browser, open this link once (it signs one browser in, then is spent; a restart prints a new one):\n    %slogin?token=%s\n", strings.Join(verbs, " or "), url, token)
+	}
 	if err := srv.Serve(ctx, ln); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
@@ -99,3 +114,19 @@ func treeEdit() string {
 	}
 	return "tree-edit"
 }
+
+// openTerminal opens the controlling terminal, the operator's, for
+// writing: what is written there goes to their screen, into no file.
+var openTerminal = func() (io.WriteCloser, error) { return os.OpenFile("/dev/tty", os.O_WRONLY, 0) }
+
+// keepFromSessions makes this process undumpable (PR_SET_DUMPABLE 0): a
+// process of the same user that runs outside a PID namespace (a session
+// where the kernel refuses one) can then neither read its memory, where
+// the login token and the session secret are, nor its descriptors.
+func keepFromSessions() {
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

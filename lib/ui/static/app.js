@@ -363,8 +363,13 @@
     note.hidden = !c;
     note.textContent = c ? `cancel requested ${c.by ? "by " + c.by : "by an unknown hand"} at ${fmtTime(c.at)}` : "";
     note.title = c ? "The run stops before its next iteration; runner-cancel --clear withdraws the request." : "";
+    const cfg = state.config || {};
+    // Writes need a browser signed in with the one-time login link that
+    // runner-ui printed on its terminal (the session cookie is HttpOnly:
+    // the server says whether this page carries it).
+    $("#sign-in").hidden = !((cfg.allow_cancel || cfg.allow_answer) && !cfg.signed_in);
     const btn = $("#cancel");
-    btn.hidden = !(state.config && state.config.allow_cancel);
+    btn.hidden = !(cfg.allow_cancel && cfg.signed_in);
     if (state.runState && state.runState.cancel_requested) {
       btn.textContent = "Cancel requested";
       btn.disabled = true;
@@ -397,14 +402,24 @@
       btn.dataset.confirm = "";
       btn.disabled = true;
       try {
-        await api("/api/cancel", { method: "POST", headers: { "X-Treeloop-Token": state.config.token } });
+        await api("/api/cancel", { method: "POST" });
         btn.textContent = "Cancel requested";
       } catch (e) {
         btn.textContent = "Cancel failed";
         btn.title = e.message;
         btn.disabled = false;
+        signedOut(e);
       }
     });
+  }
+
+  // signedOut shows the sign-in note again when a write was refused for
+  // want of a session (runner-ui was restarted, say).
+  function signedOut(e) {
+    if (e.status !== 401 || !state.config) return;
+    state.config.signed_in = false;
+    renderHeader();
+    refresh("view");
   }
 
   // ---- formatting --------------------------------------------------------
@@ -542,6 +557,9 @@
   // while a runner works. A draft survives the view's redraws.
   function answerForm(id) {
     if (!(state.config && state.config.allow_answer)) return null;
+    if (!state.config.signed_in) {
+      return h("div", { class: "muted", "data-sign-in": id, text: "To answer here, sign in: open the one-time login link runner-ui printed on its terminal." });
+    }
     const ta = h("textarea", { rows: "3", "aria-label": "Answer to " + id, "data-key": "answer:" + id, placeholder: "Your answer" });
     ta.value = state.drafts.get(id) || "";
     ta.addEventListener("input", () => state.drafts.set(id, ta.value));
@@ -551,7 +569,7 @@
       try {
         const r = (await api("/api/answer", {
           method: "POST",
-          headers: { "X-Treeloop-Token": state.config.token, "Content-Type": "application/json" },
+          headers: { "Content-Type": "application/json" },
           body: JSON.stringify({ id, answer: ta.value }),
         })).body;
         state.drafts.delete(id);
@@ -559,6 +577,7 @@
       } catch (e) {
         msg.textContent = "Not answered: " + e.message;
         btn.disabled = false;
+        signedOut(e);
       }
     } }, "Answer");
     return h("div", { class: "answer-form" }, ta, h("div", null, btn, " ", msg));
@@ -597,8 +616,10 @@
   }
 
   // loadTail fetches the last lines of the running iteration's log: the
-  // guard's once it has started, else the agent's. Between iterations it
-  // shows the end of the last iteration's guard log (or agent log).
+  // guard's once it has started, else the agent's, an agent CLI's JSON
+  // events in agent-exec's compact view (a line per message or tool call,
+  // never the raw events). Between iterations it shows the end of the last
+  // iteration's guard log (or agent log).
   async function loadTail() {
     const pre = live("#live-tail");
     const fileEl = live("#live-file");
@@ -610,18 +631,14 @@
     }
     const base = `/api/iterations/${encodeURIComponent(r.run)}/${r.iter}/`;
     const n = (state.config && state.config.tail_lines) || 120;
-    // An agent CLI's JSON event stream reads as agent-exec's live view:
-    // messages and tool calls, one line each.
-    const events = "events.jsonl";
-    const files = running() ? (state.liveFile === "guard.log" ? ["guard.log", events, "executor.log"] : [events, "executor.log"]) : ["guard.log", events, "executor.log"];
+    const agentLog = "executor.log";
+    const files = running() && state.liveFile !== "guard.log" ? [agentLog] : ["guard.log", agentLog];
     let text = "";
     let file = "";
     for (const f of files) {
       try {
-        const body = (await api(base + f + "?tail=" + n + (f === events ? "&view=compact" : ""))).body;
-        if (f === events && !body) continue; // a command backend has none: its log says more
-        text = body;
-        file = f === events ? "agent events" : f;
+        text = (await api(base + f + "?tail=" + n + (f === agentLog ? "&view=compact" : ""))).body;
+        file = f === agentLog ? "agent" : f;
         break;
       } catch (e) { /* not there (yet): the next */ }
     }
@@ -808,7 +825,7 @@
         const size = Number(res.headers.get("X-File-Size") || 0);
         const off = Number(res.headers.get("X-Tail-Offset") || 0);
         const note = h("div", { class: "note", text: off > 0 ? `The last ${lines} lines of ${fmtBytes(size)}. ` : "" },
-          off > 0 ? h("a", { href: `${base}/${f}`, target: "_blank", text: "whole file" }) : null);
+          off > 0 ? h("a", { href: `${base}/${f}?view=` + (r.tab === "events" ? "compact" : "text"), target: "_blank", text: "whole file" }) : null);
         body = h("div", null, note, r.tab === "diff" ? diffView(text) : h("pre", { class: "logbox", id: "iter-" + r.tab, text: text || "(empty)" }));
       }
     }
@@ -1013,7 +1030,7 @@
     document.addEventListener("keydown", onKey);
     window.addEventListener("hashchange", onRoute);
     setupCancel();
-    try { state.config = (await api("/api/config")).body; } catch (e) { state.config = { allow_cancel: false, tail_lines: 120 }; }
+    try { state.config = (await api("/api/config")).body; } catch (e) { state.config = { allow_cancel: false, allow_answer: false, signed_in: false, tail_lines: 120 }; }
     renderHeader();
     onRoute();
     connect();
