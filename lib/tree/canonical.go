@@ -92,6 +92,10 @@ func appendNode(buf []byte, n *Node, indent int) []byte {
 	buf = strconv.AppendInt(buf, int64(n.Attempts), 10)
 	buf = appendKey(buf, in, "max_attempts")
 	buf = strconv.AppendInt(buf, int64(n.MaxAttempts), 10)
+	if n.SentBack {
+		buf = appendKey(buf, in, "sent_back")
+		buf = append(buf, "true"...)
+	}
 	if n.Waiting != "" {
 		buf = appendKey(buf, in, "waiting")
 		buf = appendString(buf, n.Waiting)

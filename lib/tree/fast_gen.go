@@ -16,6 +16,7 @@ const (
 	fPasses
 	fAttempts
 	fMaxAttempts
+	fSentBack
 	fWaiting
 	fAnswers
 	fChildren
@@ -24,7 +25,7 @@ const (
 const fRequired = fID | fOrder | fTitle | fGoal | fAcceptance | fNext | fPasses | fAttempts | fMaxAttempts | fChildren
 
 // fieldNames are the fields in the order of the bits above.
-var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "waiting", "answers", "children"}
+var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "sent_back", "waiting", "answers", "children"}
 
 // The schema's bounds on a node's values (lengths in code points).
 const (
@@ -88,6 +89,9 @@ func (p *fastParser) field(name string, n *Node, s *nodeSpans, depth int) (bit i
 		return fAttempts, readInt(p, &n.Attempts, nodeAttemptsMinimum, nodeAttemptsMaximum)
 	case "max_attempts":
 		return fMaxAttempts, readInt(p, &n.MaxAttempts, nodeMaxAttemptsMinimum, nodeMaxAttemptsMaximum)
+	case "sent_back":
+		n.SentBack, ok = p.boolean()
+		return fSentBack, ok
 	case "waiting":
 		s.waiting, ok = p.str(nodeWaitingMinLength, nodeWaitingMaxLength)
 		return fWaiting, ok

@@ -80,6 +80,9 @@ func build(m map[string]any) *Node {
 	for i, a := range acc {
 		n.Acceptance[i] = a.(string)
 	}
+	if b, ok := m["sent_back"].(bool); ok {
+		n.SentBack = b
+	}
 	if w, ok := m["waiting"].(string); ok {
 		n.Waiting = w
 	}

@@ -27,8 +27,8 @@ const IDPattern = schema.IDPattern
 const MaxIDLen = 128
 
 // Node is one task tree node, its fields in schema order (the canonical key
-// order). passes, attempts, next, max_attempts, waiting and answers are
-// runner-owned on existing nodes.
+// order). passes, attempts, next, max_attempts, sent_back, waiting and
+// answers are runner-owned on existing nodes.
 type Node struct {
 	ID          string   `json:"id"`
 	Order       int64    `json:"order"`
@@ -39,6 +39,10 @@ type Node struct {
 	Passes      bool     `json:"passes"`
 	Attempts    int      `json:"attempts"`
 	MaxAttempts int      `json:"max_attempts"`
+	// SentBack is set once the leaf used all its attempts and went back
+	// to the agent in decompose mode (SendBack, stuck policy decompose);
+	// false is absent from the file.
+	SentBack bool `json:"sent_back,omitempty"`
 	// Waiting is the question an open leaf waits on (an agent's blocked
 	// summary, DESIGN.md decision 3); "" when it does not wait, and then
 	// absent from the file.
@@ -107,7 +111,7 @@ func Equal(a, b *Node) bool {
 	}
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || len(a.Acceptance) != len(b.Acceptance) ||
+		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || len(a.Acceptance) != len(b.Acceptance) ||
 		a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
