@@ -41,6 +41,17 @@ func CountNodes(root *tree.Node) Nodes {
 	return c
 }
 
+// StuckLeaves lists the tree's open leaves with no attempts left, in
+// selection order (tree.Stuck); nil when there are none.
+func StuckLeaves(root *tree.Node) []StuckLeaf {
+	var out []StuckLeaf
+	for _, e := range tree.Stuck(root) {
+		n := e.Node
+		out = append(out, StuckLeaf{ID: n.ID, Path: e.Path, Title: n.Title, Attempts: n.Attempts, MaxAttempts: n.MaxAttempts})
+	}
+	return out
+}
+
 // Repo is what a record is refreshed from: the repository's committed
 // state, read once.
 type Repo struct {
@@ -115,6 +126,7 @@ func (rp *Repo) Budgets() Budgets {
 // session).
 func (rp *Repo) Refresh(r *Record, count bool) error {
 	r.Nodes = CountNodes(rp.Tree)
+	r.StuckLeaves = StuckLeaves(rp.Tree)
 	u, err := rp.Usage()
 	if err != nil {
 		return fmt.Errorf("sum the run's usage: %w", err)

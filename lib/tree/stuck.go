@@ -1,6 +1,12 @@
 package tree
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/vocab"
+)
 
 // StuckPolicy is what the loop does with a leaf that has used all its
 // attempts (config.toml's stuck_policy, DESIGN.md decision 7).
@@ -81,4 +87,15 @@ func SendBack(t *Node, id string, p StuckPolicy) bool {
 // runner-status give it: the operator edits that free it.
 func StuckHint(id string) string {
 	return "give it more with tree-edit retry " + id + " [--attempts N], or split it with tree-edit decompose " + id
+}
+
+// StuckList says which leaves Stuck listed, for the stuck messages of
+// tree-select and runner-status: "2 stuck leaves: 'a' at root/a (3/3),
+// 'c' at root/c (3/3)".
+func StuckList(stuck []Entry) string {
+	parts := make([]string, len(stuck))
+	for i, e := range stuck {
+		parts[i] = fmt.Sprintf("'%s' at %s (%d/%d)", e.Node.ID, e.Path, e.Node.Attempts, e.Node.MaxAttempts)
+	}
+	return vocab.Plural(len(stuck), "stuck leaf", "stuck leaves") + ": " + strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -103,6 +104,9 @@ func TestStuckLists(t *testing.T) {
 	}
 	if want := []string{"root/a/a1", "root/z/z1"}; !slices.Equal(got, want) {
 		t.Errorf("Stuck = %q, want %q", got, want)
+	}
+	if got, want := tree.StuckList(tree.Stuck(root)), "2 stuck leaves: 'a1' at root/a/a1 (3/3), 'z1' at root/z/z1 (3/3)"; got != want {
+		t.Errorf("StuckList = %q, want %q", got, want)
 	}
 	if s := tree.Stuck(nd("root", 0, nd("a", 1))); len(s) != 0 {
 		t.Errorf("Stuck of a tree with attempts left = %v", s)
@@ -239,5 +243,17 @@ func TestSentBackEncoding(t *testing.T) {
 	want := "\"max_attempts\": 4,\n      \"sent_back\": true,\n      \"children\""
 	if !strings.Contains(string(data), want) || strings.Count(string(data), "sent_back") != 1 {
 		t.Errorf("encoding:\n%s\nwant once: %q", data, want)
+	}
+}
+
+// config.toml's stuck_policy accepts exactly the policies lib/tree
+// decides with, the default first.
+func TestStuckPoliciesMatchConfig(t *testing.T) {
+	var ours []string
+	for _, p := range tree.StuckPolicies {
+		ours = append(ours, string(p))
+	}
+	if !slices.Equal(ours, config.StuckPolicies) || config.Default().StuckPolicy != string(tree.StuckStop) {
+		t.Errorf("tree %q, config %q (default %q)", ours, config.StuckPolicies, config.Default().StuckPolicy)
 	}
 }
