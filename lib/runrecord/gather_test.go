@@ -47,3 +47,15 @@ func TestStuckLeaves(t *testing.T) {
 		t.Fatalf("Parse(Encode) = %+v, %v", back.StuckLeaves, err)
 	}
 }
+
+// A run that ends stuck with several stuck leaves names every one.
+func TestStuckReason(t *testing.T) {
+	one := []StuckLeaf{{ID: "a", Path: "r/a"}}
+	if got := StuckReason("id=a", one); got != "id=a" {
+		t.Errorf("one stuck leaf: %q", got)
+	}
+	two := append(one, StuckLeaf{ID: "c", Path: "r/b/c"})
+	if got, want := StuckReason("id=a", two), "id=a (2 stuck leaves: r/a, r/b/c)"; got != want {
+		t.Errorf("two: %q, want %q", got, want)
+	}
+}
