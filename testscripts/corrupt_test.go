@@ -91,7 +91,7 @@ func stateReaders() []stateReader {
 		[]string{"runner-start"}, []string{"runner-record", "begin", "--pid", "1"}, []string{"runner-step"},
 		[]string{"runner-export"})
 	add(config, "repo",
-		[]string{"runner-check"}, []string{"runner-status"}, []string{"iter-log", "begin", "--selected", "root"},
+		[]string{"runner-check"}, []string{"runner-status"}, []string{"tree-select"}, []string{"iter-log", "begin", "--selected", "root"},
 		[]string{"runner-start"}, []string{"runner-step"})
 	add(record, "repo",
 		[]string{"runner-status"}, []string{"runner-status", "--runs"}, []string{"runner-record", "begin", "--pid", "1"},

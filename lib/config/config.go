@@ -25,13 +25,16 @@ import (
 
 // Config is the runner configuration. The toml tags are the file's keys.
 type Config struct {
-	MaxAttemptsDefault       int `toml:"max_attempts_default"`        // attempts budget given to new nodes, >= 1
-	MaxIterations            int `toml:"max_iterations"`              // iterations per run before the loop stops with the limit code, >= 1
-	IterationTimeoutSecs     int `toml:"iteration_timeout_secs"`      // one wall-clock budget per iteration, agent + guard, >= 1
-	AgentIdleTimeoutSecs     int `toml:"agent_idle_timeout_secs"`     // stop an agent that prints nothing this long; 0 = off
-	ExecutorOutputLimitBytes int `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
-	GuardOutputLimitBytes    int `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
-	PromptBudgetBytes        int `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
+	MaxAttemptsDefault int `toml:"max_attempts_default"` // attempts budget given to new nodes, >= 1
+	// StuckPolicy is what the loop does with a leaf that has used all its
+	// attempts (DESIGN.md decision 7): one of StuckPolicies.
+	StuckPolicy              string `toml:"stuck_policy"`
+	MaxIterations            int    `toml:"max_iterations"`              // iterations per run before the loop stops with the limit code, >= 1
+	IterationTimeoutSecs     int    `toml:"iteration_timeout_secs"`      // one wall-clock budget per iteration, agent + guard, >= 1
+	AgentIdleTimeoutSecs     int    `toml:"agent_idle_timeout_secs"`     // stop an agent that prints nothing this long; 0 = off
+	ExecutorOutputLimitBytes int    `toml:"executor_output_limit_bytes"` // cap on the agent's captured output, > 0
+	GuardOutputLimitBytes    int    `toml:"guard_output_limit_bytes"`    // cap on the guard's captured output, > 0
+	PromptBudgetBytes        int    `toml:"prompt_budget_bytes"`         // prompt pack budget, >= MinPromptBudgetBytes
 	// ArtifactsLimitBytes caps what a node's artifacts directory holds
 	// (.runner/nodes/<id>/artifacts/, seed 000 §3.4), its regular files'
 	// bytes together; 0 allows none.
@@ -340,6 +343,23 @@ const (
 	RateLimitWait = "wait"
 )
 
+// The accepted values of stuck_policy (lib/tree's StuckPolicy, which
+// decides with them).
+const (
+	// StuckStop: the run ends stuck at the first leaf with no attempts
+	// left that selection reaches. The default.
+	StuckStop = "stop"
+	// StuckSkip: selection passes over leaves with no attempts left; the
+	// run ends stuck once no other leaf is left to work.
+	StuckSkip = "skip"
+	// StuckDecompose: a leaf that uses up its attempts goes back to the
+	// agent once in decompose mode; sent back before, it stops the run.
+	StuckDecompose = "decompose"
+)
+
+// StuckPolicies are the accepted values of stuck_policy, the default first.
+var StuckPolicies = []string{StuckStop, StuckSkip, StuckDecompose}
+
 // DefaultMaxPause is max_pause's default: a night.
 var DefaultMaxPause = Duration{12 * time.Hour}
 
@@ -360,6 +380,7 @@ const maxSecs = math.MaxInt64 / int(time.Second)
 func Default() Config {
 	return Config{
 		MaxAttemptsDefault:       3,
+		StuckPolicy:              StuckStop,
 		MaxIterations:            100,
 		IterationTimeoutSecs:     1800,
 		AgentIdleTimeoutSecs:     600,
@@ -443,6 +464,9 @@ func (c Config) Validate() error {
 		es = append(es, &Error{Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)})
 	}
 	inRange(bad, "max_attempts_default", c.MaxAttemptsDefault, 1, maxAttempts)
+	if !slices.Contains(StuckPolicies, c.StuckPolicy) {
+		bad("stuck_policy", "must be one of %s, got %q", strings.Join(StuckPolicies, ", "), c.StuckPolicy)
+	}
 	inRange(bad, "max_iterations", c.MaxIterations, 1, maxIterations)
 	inRange(bad, "iteration_timeout_secs", c.IterationTimeoutSecs, 1, maxSecs)
 	inRange(bad, "agent_idle_timeout_secs", c.AgentIdleTimeoutSecs, 0, maxSecs)

@@ -71,6 +71,7 @@ func TestDefaultTOMLHasEveryKey(t *testing.T) {
 func TestParseValues(t *testing.T) {
 	in := `
 max_attempts_default = 5
+stuck_policy = "skip"
 max_iterations = 7
 iteration_timeout_secs = 60
 agent_idle_timeout_secs = 0
@@ -116,7 +117,7 @@ commands = [["npm", "ci"], ["make", "deps"]]
 		t.Fatal(err)
 	}
 	want := Config{
-		MaxAttemptsDefault: 5, MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
+		MaxAttemptsDefault: 5, StuckPolicy: "skip", MaxIterations: 7, IterationTimeoutSecs: 60, AgentIdleTimeoutSecs: 0,
 		ExecutorOutputLimitBytes: 10, GuardOutputLimitBytes: 20, PromptBudgetBytes: 4096, ArtifactsLimitBytes: 1 << 20,
 		ProtectedPaths: []string{"docs/*.md", "append-only:tests"},
 		Guard:          Guard{Command: []string{"make", "test"}, Ratchet: []string{"sh", "count-tests"}, Results: ResultsOff, Witness: []string{}, TestFiles: DefaultTestFiles, Evidence: EvidenceWitness, SuiteNodes: []string{}, Caches: CachesPrivate},
@@ -252,6 +253,8 @@ func TestOutOfRange(t *testing.T) {
 		{`agent.model = "a\u0000"`, "agent.model"},
 		{`agent.extra_args = ["\u0000"]`, "agent.extra_args"},
 		{`agent.on_rate_limit = "retry"`, "agent.on_rate_limit"},
+		{`stuck_policy = "retry"`, "stuck_policy"},
+		{`stuck_policy = ""`, "stuck_policy"},
 		{"agent.max_tokens = -1", "agent.max_tokens"},
 		{"agent.max_cost_usd = -0.5", "agent.max_cost_usd"},
 		{"agent.max_cost_usd = nan", "agent.max_cost_usd"},

@@ -16,6 +16,13 @@ const defaultTOML = `# treeloop runner configuration (.runner/state/config.toml)
 # Attempts budget given to new nodes (>= 1).
 max_attempts_default = 3
 
+# What the loop does with a leaf that has used all its attempts: "stop" the
+# run (stuck); "skip" it and go on with the next leaf it can work, ending
+# stuck only when no other leaf is left; or "decompose": send it back to the
+# agent once in decompose mode, to split it into smaller children or rewrite
+# it as one (a leaf sent back before stops the run).
+stuck_policy = "stop"
+
 # Iterations per run before the loop stops with the limit code (>= 1).
 max_iterations = 100
 

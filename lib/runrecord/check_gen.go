@@ -319,6 +319,54 @@ func checkPause2(x any, ptr string) string {
 	return checkPause(x, ptr)
 }
 
+func checkStuckLeavesItemID(x any, ptr string) string {
+	_, ok := x.(string)
+	if !ok {
+		return schema.Fail(ptr, "not a string")
+	}
+	return ""
+}
+
+func checkStuckLeavesItemPath(x any, ptr string) string {
+	_, ok := x.(string)
+	if !ok {
+		return schema.Fail(ptr, "not a string")
+	}
+	return ""
+}
+
+func checkStuckLeavesItemTitle(x any, ptr string) string {
+	_, ok := x.(string)
+	if !ok {
+		return schema.Fail(ptr, "not a string")
+	}
+	return ""
+}
+
+func checkStuckLeavesItem(x any, ptr string) string {
+	if why := schema.Object(x, ptr, []string{"id", "path", "title", "attempts", "max_attempts"}, []schema.Prop{
+		{Name: "id", Check: checkStuckLeavesItemID},
+		{Name: "path", Check: checkStuckLeavesItemPath},
+		{Name: "title", Check: checkStuckLeavesItemTitle},
+		{Name: "attempts", Check: checkCount},
+		{Name: "max_attempts", Check: checkCount},
+	}, true); why != "" {
+		return why
+	}
+	return ""
+}
+
+func checkStuckLeaves(x any, ptr string) string {
+	a, ok := x.([]any)
+	if !ok {
+		return schema.Fail(ptr, "not an array")
+	}
+	if why := schema.Items(a, ptr, 0, -1, checkStuckLeavesItem); why != "" {
+		return why
+	}
+	return ""
+}
+
 func checkDocument(x any, ptr string) string {
 	if why := schema.Object(x, ptr, []string{"version", "id", "run_id", "branch", "goal_title", "status", "reason", "started_at", "finished_at", "updated_at", "runner", "iterations", "nodes", "usage", "budgets", "last_iteration", "head", "log"}, []schema.Prop{
 		{Name: "version", Check: checkVersion},
@@ -340,6 +388,7 @@ func checkDocument(x any, ptr string) string {
 		{Name: "head", Check: checkHead2},
 		{Name: "log", Check: checkLog},
 		{Name: "pause", Check: checkPause2},
+		{Name: "stuck_leaves", Check: checkStuckLeaves},
 	}, true); why != "" {
 		return why
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -39,6 +40,32 @@ func CountNodes(root *tree.Node) Nodes {
 		walk(root)
 	}
 	return c
+}
+
+// StuckLeaves lists the tree's open leaves with no attempts left, in
+// selection order (tree.Stuck); nil when there are none.
+func StuckLeaves(root *tree.Node) []StuckLeaf {
+	var out []StuckLeaf
+	for _, e := range tree.Stuck(root) {
+		n := e.Node
+		out = append(out, StuckLeaf{ID: n.ID, Path: e.Path, Title: n.Title, Attempts: n.Attempts, MaxAttempts: n.MaxAttempts})
+	}
+	return out
+}
+
+// StuckReason is the reason a run ends stuck with: reason, and when more
+// than one leaf is stuck (stuck_policy skip ends the run only once no
+// other leaf is left), every one by path: "id=a path=r/a next=execute
+// attempts=3/3 (2 stuck leaves: r/a, r/c)".
+func StuckReason(reason string, leaves []StuckLeaf) string {
+	if len(leaves) < 2 {
+		return reason
+	}
+	paths := make([]string, len(leaves))
+	for i, l := range leaves {
+		paths[i] = l.Path
+	}
+	return fmt.Sprintf("%s (%s: %s)", reason, vocab.Plural(len(leaves), "stuck leaf", "stuck leaves"), strings.Join(paths, ", "))
 }
 
 // Repo is what a record is refreshed from: the repository's committed
@@ -115,6 +142,7 @@ func (rp *Repo) Budgets() Budgets {
 // session).
 func (rp *Repo) Refresh(r *Record, count bool) error {
 	r.Nodes = CountNodes(rp.Tree)
+	r.StuckLeaves = StuckLeaves(rp.Tree)
 	u, err := rp.Usage()
 	if err != nil {
 		return fmt.Errorf("sum the run's usage: %w", err)

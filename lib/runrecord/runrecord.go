@@ -65,6 +65,10 @@ type Record struct {
 	Log           []Entry    `json:"log"`
 	// Pause is the session's pauses on usage limits; nil until the first.
 	Pause *Pause `json:"pause,omitempty"`
+	// StuckLeaves are the open leaves with no attempts left, in
+	// selection order (every leaf stuck_policy skip passed over); absent
+	// when none.
+	StuckLeaves []StuckLeaf `json:"stuck_leaves,omitempty"`
 }
 
 // Pause is what a record says of the session's pauses: how many and how
@@ -91,6 +95,15 @@ type Nodes struct {
 	Passed int `json:"passed"`
 	Open   int `json:"open"`
 	Stuck  int `json:"stuck"`
+}
+
+// StuckLeaf is an open leaf with no attempts left.
+type StuckLeaf struct {
+	ID          string `json:"id"`
+	Path        string `json:"path"`
+	Title       string `json:"title"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
 }
 
 // Usage is the run's reported usage so far (the sum of its sessions).

@@ -157,7 +157,7 @@ func indexLite(root *Node) map[string]liteEntry {
 func equalUnordered(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
+		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || !slices.Equal(a.Acceptance, b.Acceptance) ||
 		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
@@ -187,7 +187,7 @@ func equalUnordered(a, b *Node) bool {
 func sameOwn(a, b *Node) bool {
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || !slices.Equal(a.Acceptance, b.Acceptance) ||
+		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || !slices.Equal(a.Acceptance, b.Acceptance) ||
 		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false
@@ -275,7 +275,7 @@ func StatusInvariants(prev, next *Node, selected, status string) Problems {
 
 // RestoreRunnerOwned overwrites, on every node of next that also exists in
 // prev, the runner-owned fields (passes, attempts, next, max_attempts,
-// evidence, waiting, answers) with prev's values (003, 2026-01-17: agent edits to them are ignored). It
+// evidence, sent_back, waiting, answers) with prev's values (003, 2026-01-17: agent edits to them are ignored). It
 // returns one line per field it changed back, sorted.
 func RestoreRunnerOwned(prev, next *Node) []string {
 	before := Index(prev)
@@ -303,6 +303,10 @@ func RestoreRunnerOwned(prev, next *Node) []string {
 			if n.Evidence != p.Evidence {
 				notes = append(notes, fmt.Sprintf("%s: evidence %q restored to %q", path, n.Evidence, p.Evidence))
 				n.Evidence = p.Evidence
+			}
+			if n.SentBack != p.SentBack {
+				notes = append(notes, fmt.Sprintf("%s: sent_back %v restored to %v", path, n.SentBack, p.SentBack))
+				n.SentBack = p.SentBack
 			}
 			if n.Waiting != p.Waiting {
 				notes = append(notes, fmt.Sprintf("%s: waiting restored", path))
@@ -400,7 +404,7 @@ const (
 const LayerRunnerOwned = "runner-owned"
 
 // RunnerOwnedChanges checks next's runner-owned fields (passes, attempts,
-// max_attempts, next, evidence, waiting, answers) against prev's for what by may
+// max_attempts, next, evidence, sent_back, waiting, answers) against prev's for what by may
 // change (DESIGN.md decision 16): a human nothing; an operator attempts,
 // max_attempts, next, evidence, waiting and answers of open nodes, and the pass of
 // an inner node all of whose children pass (derived: it removed or moved
@@ -424,8 +428,8 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 			if n.Passes {
 				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has passes=true: only a green guard passes a node", n.ID)})
 			}
-			if by != ByOperator && (n.Waiting != "" || len(n.Answers) > 0) {
-				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has waiting or answers: runner-owned fields change only through the loop or tree-edit", n.ID)})
+			if by != ByOperator && (n.Waiting != "" || len(n.Answers) > 0 || n.SentBack) {
+				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has waiting, answers or sent_back: runner-owned fields change only through the loop or tree-edit", n.ID)})
 			}
 			if by != ByOperator && n.Evidence != "" && n.Evidence != EvidenceProposedSuite {
 				ps = append(ps, Problem{LayerRunnerOwned, path, fmt.Sprintf("new node '%s' has evidence %q: only an operator sets a node's evidence (an agent proposes suite)", n.ID, n.Evidence)})
@@ -446,6 +450,7 @@ func RunnerOwnedChanges(prev, next *Node, by Changer, skip map[string]bool) Prob
 					{"max_attempts", p.MaxAttempts, n.MaxAttempts},
 					{"next", p.Next, n.Next},
 					{"evidence", p.Evidence, n.Evidence},
+					{"sent_back", p.SentBack, n.SentBack},
 					{"waiting", p.Waiting != "", n.Waiting != ""},
 				} {
 					if f.was != f.is {

@@ -96,6 +96,10 @@ func appendNode(buf []byte, n *Node, indent int) []byte {
 		buf = appendKey(buf, in, "evidence")
 		buf = appendString(buf, n.Evidence)
 	}
+	if n.SentBack {
+		buf = appendKey(buf, in, "sent_back")
+		buf = append(buf, "true"...)
+	}
 	if n.Waiting != "" {
 		buf = appendKey(buf, in, "waiting")
 		buf = appendString(buf, n.Waiting)

@@ -316,6 +316,7 @@ func TestCloneEqualIndexFind(t *testing.T) {
 		func(n *tree.Node) { n.Passes = true },
 		func(n *tree.Node) { n.Attempts = 1 },
 		func(n *tree.Node) { n.MaxAttempts = 9 },
+		func(n *tree.Node) { n.SentBack = true },
 		func(n *tree.Node) { n.Children = n.Children[:1] },
 	}
 	for i, f := range fields {

@@ -17,6 +17,7 @@ const (
 	fAttempts
 	fMaxAttempts
 	fEvidence
+	fSentBack
 	fWaiting
 	fAnswers
 	fChildren
@@ -25,7 +26,7 @@ const (
 const fRequired = fID | fOrder | fTitle | fGoal | fAcceptance | fNext | fPasses | fAttempts | fMaxAttempts | fChildren
 
 // fieldNames are the fields in the order of the bits above.
-var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "evidence", "waiting", "answers", "children"}
+var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "evidence", "sent_back", "waiting", "answers", "children"}
 
 // The schema's bounds on a node's values (lengths in code points).
 const (
@@ -92,6 +93,9 @@ func (p *fastParser) field(name string, n *Node, s *nodeSpans, depth int) (bit i
 	case "evidence":
 		n.Evidence, ok = p.enum("witness", "suite", "proposed-suite")
 		return fEvidence, ok
+	case "sent_back":
+		n.SentBack, ok = p.boolean()
+		return fSentBack, ok
 	case "waiting":
 		s.waiting, ok = p.str(nodeWaitingMinLength, nodeWaitingMaxLength)
 		return fWaiting, ok

@@ -173,7 +173,7 @@ func FuzzEncodeMatchesEncodingJSON(f *testing.F) {
 		var build func(depth int) *Node
 		build = func(depth int) *Node {
 			n := &Node{ID: "n" + strconv.Itoa(depth), Order: order - int64(depth), Title: text, Goal: text + text,
-				Next: text, Passes: passes, Attempts: attempts, MaxAttempts: -attempts}
+				Next: text, Passes: passes, Attempts: attempts, MaxAttempts: -attempts, SentBack: !passes}
 			for i := 0; i < int(shape%4); i++ {
 				n.Acceptance = append(n.Acceptance, text[:len(text)*i/4])
 			}

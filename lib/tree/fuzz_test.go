@@ -102,6 +102,39 @@ func checkSelection(t *testing.T, root *tree.Node) {
 	if !strings.HasPrefix(s.Path, root.ID) || !strings.HasSuffix(s.Path, s.Node.ID) {
 		t.Fatalf("path %q for %q", s.Path, s.Node.ID)
 	}
+	checkSkip(t, root, s)
+}
+
+// checkSkip checks SelectWith under StuckSkip against Select's answer
+// stop: the same where stop found a leaf with attempts left or none at
+// all; otherwise a leaf with attempts left, or waiting, or stuck naming
+// the leftmost of Stuck's list.
+func checkSkip(t *testing.T, root *tree.Node, stop tree.Selection) {
+	t.Helper()
+	s := tree.SelectWith(root, tree.StuckSkip)
+	if stop.Status != tree.StatusStuck {
+		if s.String() != stop.String() || s.Path != stop.Path {
+			t.Fatalf("skip selected %s, stop %s", s, stop)
+		}
+		return
+	}
+	stuck := tree.Stuck(root)
+	switch s.Status {
+	case tree.StatusOpen:
+		if s.Node.Attempts >= s.Node.MaxAttempts || s.Node.IsWaiting() {
+			t.Fatalf("skip selected %s", s)
+		}
+	case tree.StatusStuck:
+		if len(stuck) == 0 || stuck[0].Node != s.Node || stuck[0].Path != s.Path {
+			t.Fatalf("skip stuck on %s, Stuck lists %v", s, stuck)
+		}
+	case tree.StatusWaiting:
+		if !s.Node.IsWaiting() {
+			t.Fatalf("skip waiting on %s", s)
+		}
+	default:
+		t.Fatalf("skip found %s where stop was stuck", s)
+	}
 }
 
 // fallbackTree is used when the fuzz bytes are not a valid tree.

@@ -83,6 +83,9 @@ func build(m map[string]any) *Node {
 	if e, ok := m["evidence"].(string); ok {
 		n.Evidence = e
 	}
+	if b, ok := m["sent_back"].(bool); ok {
+		n.SentBack = b
+	}
 	if w, ok := m["waiting"].(string); ok {
 		n.Waiting = w
 	}

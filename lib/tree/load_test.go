@@ -23,6 +23,7 @@ var loadCases = map[string]tree.Problems{
 	"valid_id_128":          nil, // a 128-character id is the longest allowed
 	"valid_max_bounds":      nil, // order ±(2^53-1), attempts = max_attempts = 1000000
 	"valid_waiting_answers": nil, // a waiting leaf with an earlier answer, an answered leaf
+	"valid_sent_back":       nil, // a leaf sent back to decompose, and one that then decomposed
 
 	// JSON layer: no path, one problem.
 	"json_empty":                {p(tree.LayerJSON, "", "empty document")},
@@ -45,6 +46,7 @@ var loadCases = map[string]tree.Problems{
 	"wrong_type_acceptance_item": {p(tree.LayerSchema, "root/a", "acceptance/1: expected string, but got number")},
 	"wrong_type_next":            {p(tree.LayerSchema, "root/a", `next: value must be one of "execute", "decompose"`)},
 	"wrong_type_passes":          {p(tree.LayerSchema, "root/a", "passes: expected boolean, but got string")},
+	"wrong_type_sent_back":       {p(tree.LayerSchema, "root/a", "sent_back: expected boolean, but got string")},
 	"wrong_type_attempts":        {p(tree.LayerSchema, "root/a", "attempts: expected integer, but got string")},
 	"wrong_type_max_attempts":    {p(tree.LayerSchema, "root/a", "max_attempts: expected integer, but got number")},
 	"wrong_type_children":        {p(tree.LayerSchema, "root/a", "children: expected array, but got object")},

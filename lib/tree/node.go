@@ -34,8 +34,8 @@ const IDPattern = schema.IDPattern
 const MaxIDLen = 128
 
 // Node is one task tree node, its fields in schema order (the canonical key
-// order). passes, attempts, next, max_attempts, evidence, waiting and answers are
-// runner-owned on existing nodes.
+// order). passes, attempts, next, max_attempts, evidence, sent_back, waiting
+// and answers are runner-owned on existing nodes.
 type Node struct {
 	ID          string   `json:"id"`
 	Order       int64    `json:"order"`
@@ -51,6 +51,10 @@ type Node struct {
 	// EvidenceProposedSuite; "" (absent from the file) leaves it to the
 	// configuration.
 	Evidence string `json:"evidence,omitempty"`
+	// SentBack is set once the leaf used all its attempts and went back
+	// to the agent in decompose mode (SendBack, stuck policy decompose);
+	// false is absent from the file.
+	SentBack bool `json:"sent_back,omitempty"`
 	// Waiting is the question an open leaf waits on (an agent's blocked
 	// summary, DESIGN.md decision 3); "" when it does not wait, and then
 	// absent from the file.
@@ -119,7 +123,7 @@ func Equal(a, b *Node) bool {
 	}
 	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
 		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || len(a.Acceptance) != len(b.Acceptance) ||
+		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || len(a.Acceptance) != len(b.Acceptance) ||
 		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
 		len(a.Children) != len(b.Children) {
 		return false

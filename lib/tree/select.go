@@ -11,7 +11,7 @@ import (
 const (
 	StatusOpen     = string(vocab.NodeOpen)    // an open leaf with attempts left
 	StatusComplete = "complete"                // no open leaf remains
-	StatusStuck    = string(vocab.NodeStuck)   // the leftmost open leaf has attempts == max_attempts
+	StatusStuck    = string(vocab.NodeStuck)   // the leaf selected has attempts == max_attempts (SelectWith)
 	StatusWaiting  = string(vocab.NodeWaiting) // every open leaf waits for an operator's answer
 )
 
@@ -40,10 +40,20 @@ func (s Selection) String() string {
 // too (DESIGN.md decision 3). A leaf whose attempts reached max_attempts
 // makes the selection stuck (003: stuck is a hard stop, decided by the
 // runner). When every open leaf waits, the selection is waiting and names
-// the leftmost of them.
-func Select(root *Node) Selection {
-	var path, waitPath []string
-	var found, waiting *Node
+// the leftmost of them. Select is SelectWith under StuckStop.
+func Select(root *Node) Selection { return SelectWith(root, StuckStop) }
+
+// SelectWith is Select under the stuck policy p (DESIGN.md decision 7).
+// StuckStop and StuckDecompose select as Select: the leftmost open leaf,
+// stuck when it has no attempts left (decompose sends a leaf back at the
+// transition that exhausts it, SendBack, so selection finds it open
+// again). StuckSkip passes over a leaf with no attempts left as it passes
+// over a waiting one, and the selection is stuck only when no leaf is left
+// to work: none open and none waiting; it then names the leftmost stuck
+// leaf (Stuck lists them all).
+func SelectWith(root *Node, p StuckPolicy) Selection {
+	var path, waitPath, stuckPath []string
+	var found, waiting, stuck *Node
 	var walk func(n *Node) bool
 	walk = func(n *Node) bool {
 		if n.Passes {
@@ -51,12 +61,18 @@ func Select(root *Node) Selection {
 		}
 		path = append(path, n.ID)
 		if n.IsLeaf() {
-			if !n.IsWaiting() {
+			switch {
+			case n.IsWaiting():
+				if waiting == nil {
+					waiting, waitPath = n, slices.Clone(path)
+				}
+			case p == StuckSkip && exhausted(n):
+				if stuck == nil {
+					stuck, stuckPath = n, slices.Clone(path)
+				}
+			default:
 				found = n
 				return true
-			}
-			if waiting == nil {
-				waiting, waitPath = n, slices.Clone(path)
 			}
 			path = path[:len(path)-1]
 			return false
@@ -74,13 +90,16 @@ func Select(root *Node) Selection {
 		return false
 	}
 	if root == nil || !walk(root) {
-		if waiting != nil {
+		switch {
+		case waiting != nil:
 			return Selection{Status: StatusWaiting, Node: waiting, Path: joinPath(waitPath)}
+		case stuck != nil:
+			return Selection{Status: StatusStuck, Node: stuck, Path: joinPath(stuckPath)}
 		}
 		return Selection{Status: StatusComplete}
 	}
 	s := Selection{Status: StatusOpen, Node: found, Path: joinPath(path)}
-	if found.Attempts >= found.MaxAttempts {
+	if exhausted(found) {
 		s.Status = StatusStuck
 	}
 	return s

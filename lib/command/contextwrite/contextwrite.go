@@ -459,6 +459,9 @@ func (in *inputs) contract() string {
 	b.WriteString("If the work needs a decision only the operator can make, do not guess: answer blocked with your questions as the summary. The node waits for the answer (no attempt spent) and gets it in its next prompt.\n\n")
 	if in.begin.Mode == tree.NextDecompose {
 		b.WriteString("Your task in decompose mode: do not implement anything. Split the selected node into an ordered list of smaller children that together achieve its goal, each small enough for one session, each with a goal and checkable acceptance criteria. Give a child next=\"execute\" when one session can do it, next=\"decompose\" when it needs splitting again. The runner inserts the children and works them left to right.")
+		if in.node.SentBack {
+			b.WriteString("\n\nThis node used up its attempts without passing and came back to you once in decompose mode (sent_back): split it into smaller children, or rewrite it as one child whose goal and acceptance one session can reach. When its attempts run out again, it stays stuck.")
+		}
 	} else {
 		fmt.Fprintf(&b, "Your task in execute mode: do the selected node's work in the repository so that its acceptance criteria hold and `%s` passes. Then report done. If you cannot finish, report retry and say in the summary what is left and why; the next session reads it.", guard)
 	}

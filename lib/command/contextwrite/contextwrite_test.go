@@ -142,3 +142,19 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("oneLine = %q", got)
 	}
 }
+
+// A leaf sent back to decompose (stuck_policy decompose) is told why it
+// comes back and what is asked of it; any other decompose session is not.
+func TestContractOfALeafSentBack(t *testing.T) {
+	const said = "came back to you once in decompose mode (sent_back)"
+	root := node("root", 0, false, node("b", 1, false))
+	x := in(t, root, "b", "retry", "skipped")
+	x.begin.Mode = tree.NextDecompose
+	if c := x.contract(); strings.Contains(c, said) {
+		t.Errorf("a decompose session not sent back is told it was:\n%s", c)
+	}
+	x.node.SentBack = true
+	if c := x.contract(); !strings.Contains(c, said) || !strings.Contains(c, "When its attempts run out again, it stays stuck.") {
+		t.Errorf("the contract of a leaf sent back:\n%s", c)
+	}
+}

@@ -182,8 +182,12 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		host, _ := os.Hostname()
 		r.Runner = runrecord.Runner{PID: e.PID, Host: host}
 	}
+	reason = oneLine(reason)
+	if status == runrecord.Stuck {
+		reason = runrecord.StuckReason(reason, r.StuckLeaves)
+	}
 	t := now()
-	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = status, oneLine(reason), &t, t
+	r.Status, r.Reason, r.FinishedAt, r.UpdatedAt = status, reason, &t, t
 	if h := hookFor(status); h != "" && rp != nil {
 		runHook(env, &r, h, rp.Config.Hooks)
 	}

@@ -90,6 +90,11 @@ type Status struct {
 	// Pause is the record's pauses on usage limits (the current one while
 	// the status is paused); null when the run has not paused.
 	Pause *runrecord.Pause `json:"pause"`
+	// StuckLeaves are the open leaves with no attempts left, in selection
+	// order: under stuck_policy skip, the leaves the run passes over.
+	StuckLeaves []runrecord.StuckLeaf `json:"stuck_leaves"`
+	// policy is the configuration's stuck_policy.
+	policy tree.StuckPolicy
 }
 
 // Iteration is the run's iteration count against max_iterations.
@@ -155,12 +160,16 @@ func Read(root string, n int, now time.Time, warn func(format string, args ...an
 		return Status{}, err
 	}
 	t := provenance.Discount(rp.Tree, st.Unbacked)
-	sel := tree.Select(t)
+	st.policy = tree.StuckPolicy(rp.Config.StuckPolicy)
+	sel := tree.SelectWith(t, st.policy)
 	st.Selection.Status = sel.Status
 	if sel.Node != nil {
 		st.Selection = Selection{Status: sel.Status, ID: sel.Node.ID, Path: sel.Path, Mode: sel.Node.Next, Title: sel.Node.Title, Attempts: sel.Node.Attempts, MaxAttempts: sel.Node.MaxAttempts}
 	}
 	st.Nodes = runrecord.CountNodes(t)
+	if st.StuckLeaves = runrecord.StuckLeaves(t); st.StuckLeaves == nil {
+		st.StuckLeaves = []runrecord.StuckLeaf{}
+	}
 	st.Questions = answer.Questions(t)
 	queued, _ := answer.Pending(root)
 	st.QueuedAnswers = len(queued)
@@ -280,6 +289,8 @@ func nextStep(st Status) string {
 		return "a cancel request is pending (" + cancelWho(st.Cancel) + "): runner-cancel --clear withdraws it; then runner-loop"
 	case st.unfinished > 0:
 		return fmt.Sprintf("iteration %d was left unfinished (no runner works on it): runner-step or runner-loop recovers it first", st.unfinished)
+	case sel.Status == tree.StatusStuck && st.policy == tree.StuckSkip && len(st.StuckLeaves) > 1:
+		return fmt.Sprintf("no leaf is left to work but %s (listed above): %s; then runner-loop", vocab.Plural(len(st.StuckLeaves), "stuck leaf", "stuck leaves"), tree.StuckHint("ID"))
 	case sel.Status == tree.StatusStuck:
 		return fmt.Sprintf("node %s has no attempts left (%d/%d): %s; then runner-loop", sel.ID, sel.Attempts, sel.MaxAttempts, tree.StuckHint(sel.ID))
 	case sel.Status == tree.StatusWaiting:
@@ -365,6 +376,9 @@ func printText(w io.Writer, st Status) {
 	}
 	n := st.Nodes
 	p("tree", "%s: %d %s, %d %s, %d %s", vocab.Plural(n.Total, "node", "nodes"), n.Passed, vocab.NodePassed, n.Open, vocab.NodeOpen, n.Stuck, vocab.NodeStuck)
+	for _, l := range st.StuckLeaves {
+		p("stuck", "%s  attempts %d/%d  %q", l.Path, l.Attempts, l.MaxAttempts, l.Title)
+	}
 	for _, u := range st.Unbacked {
 		p("unbacked", "%s: passed without a backing loop commit (%s); counted as open", u.Path, u.Reason)
 	}

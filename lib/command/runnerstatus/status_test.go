@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/cancel"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -44,6 +45,10 @@ func TestNextStep(t *testing.T) {
 		{"limit record", Status{Status: runrecord.Limit, Reason: "limit: max-tokens 5000 reached", Selection: open, Iteration: Iteration{Last: 1, Max: 5}},
 			"raise [agent] max_tokens in .runner/state/config.toml, then runner-loop"},
 		{"stuck", Status{Status: runrecord.Stuck, Selection: stuck}, stuckStep},
+		{"stuck, others stuck too", Status{Status: runrecord.Stuck, Selection: stuck, StuckLeaves: make([]runrecord.StuckLeaf, 2)}, stuckStep},
+		{"stuck under skip", Status{Status: runrecord.Stuck, Selection: stuck, policy: tree.StuckSkip, StuckLeaves: make([]runrecord.StuckLeaf, 2)},
+			"no leaf is left to work but 2 stuck leaves (listed above): give it more with tree-edit retry ID [--attempts N], or split it with tree-edit decompose ID; then runner-loop"},
+		{"one stuck under skip", Status{Status: runrecord.Stuck, Selection: stuck, policy: tree.StuckSkip, StuckLeaves: make([]runrecord.StuckLeaf, 1)}, stuckStep},
 		{"stuck at the limit", Status{Status: runrecord.Limit, Selection: stuck, Iteration: Iteration{Last: 5, Max: 5}}, stuckStep},
 		{"complete", Status{Status: runrecord.Complete, Selection: complete, Branch: "runner/r"}, "the tree is complete: review branch runner/r and merge it"},
 		{"complete at the limit", Status{Status: runrecord.Limit, Selection: complete, Branch: "runner/r", Iteration: Iteration{Last: 5, Max: 5}},
@@ -99,8 +104,9 @@ func TestPrintText(t *testing.T) {
 		Budgets:   runrecord.Budgets{MaxTokens: 5000, MaxCostUSD: 2.5},
 		Recent: []iterdir.Row{{Iter: 6, NodeID: "n1", Status: "retry", Result: "guard_failed", Guard: "fail", DurationMS: 850, Tokens: 1200, CostUSD: 0.01},
 			{Iter: 7, NodeID: "n1", Status: "done", Result: "passed", Guard: "pass", DurationMS: 185000, Tokens: 34, CostUSD: 0.115}},
-		Log:      []runrecord.Entry{{At: started, Kind: "hook_failed", Message: "on_iteration: exit 1"}},
-		NextStep: "do this",
+		Log:         []runrecord.Entry{{At: started, Kind: "hook_failed", Message: "on_iteration: exit 1"}},
+		NextStep:    "do this",
+		StuckLeaves: []runrecord.StuckLeaf{{ID: "n2", Path: "n0/n2", Title: "Stuck", Attempts: 3, MaxAttempts: 3}},
 	}
 	want := `run        run-b  branch runner/run-b  record run-b.2
 status     running (pid 42 on h): resumed
@@ -108,6 +114,7 @@ iteration  7/100  elapsed 1h2m5s
 baseline   red start: the guard's outcome was fail when the run started (see .runner/iterations/run-b/baseline.log)
 node       open n0/n1  execute  attempts 1/3  "Do \"it\""
 tree       4 nodes: 1 passed, 2 open, 1 stuck
+stuck      n0/n2  attempts 3/3  "Stuck"
 usage      1234 tokens of 5000, $0.1250 of $2.50
 last iterations
   iter  node  result        guard  duration  tokens     cost
@@ -248,6 +255,48 @@ func TestMainExits(t *testing.T) {
 	}
 	if code, out, errs := run(); code != 1 || out != "" || !strings.HasPrefix(errs, "runner-status: read .runner/state/tree.json: ") {
 		t.Fatalf("no tree: %d %q %q", code, out, errs)
+	}
+}
+
+// TestStuckPolicySkip: under stuck_policy skip a stuck leaf does not
+// stop the selection while another leaf has attempts left; every stuck
+// leaf is listed (text and --json); with none left to work the run is
+// stuck and the next step speaks of all of them.
+func TestStuckPolicySkip(t *testing.T) {
+	root := fixture(t, 4, 1)
+	cfg := strings.Replace(string(config.DefaultTOML()), "\nstuck_policy = \"stop\"\n", "\nstuck_policy = \"skip\"\n", 1)
+	if err := os.WriteFile(filepath.Join(root, layout.Config), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := mainIn(root)
+	data, _ := os.ReadFile(filepath.Join(root, layout.Tree))
+	n, _ := tree.Load(data)
+	n.Children[0].Attempts = 3
+	writeTree(t, root, n)
+	code, out, _ := run()
+	for _, line := range []string{
+		"\nnode       open n000000/n000002  execute  attempts 0/3  \"Node 2\"\n",
+		"\nstuck      n000000/n000001  attempts 3/3  \"Node 1\"\n",
+	} {
+		if code != 0 || !strings.Contains(out, line) {
+			t.Errorf("one stuck: exit %d, no %q in\n%s", code, line, out)
+		}
+	}
+	if strings.Contains(out, "\nnext ") {
+		t.Errorf("a next step while the run goes on:\n%s", out)
+	}
+	for _, k := range n.Children[1:] {
+		k.Attempts = 3
+	}
+	writeTree(t, root, n)
+	code, out, _ = run()
+	if want := "\nnext       no leaf is left to work but 3 stuck leaves (listed above): give it more with tree-edit retry ID [--attempts N], or split it with tree-edit decompose ID; then runner-loop\n"; code != 3 || !strings.Contains(out, want) {
+		t.Errorf("all stuck: exit %d, no %q in\n%s", code, want, out)
+	}
+	code, out, _ = run("--json")
+	var st Status
+	if err := json.Unmarshal([]byte(out), &st); code != 3 || err != nil || len(st.StuckLeaves) != 3 || st.StuckLeaves[2] != (runrecord.StuckLeaf{ID: "n000003", Path: "n000000/n000003", Title: "Node 3", Attempts: 3, MaxAttempts: 3}) {
+		t.Errorf("--json: exit %d %v %+v", code, err, st.StuckLeaves)
 	}
 }
 

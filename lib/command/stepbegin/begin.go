@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -60,14 +61,14 @@ func (s *step) recovery(stdout, stderr io.Writer) int {
 	return exit.OK
 }
 
-// runnerChecks is runner-check, in process: its lines, exit 1 when a
-// check found a problem.
-func (s *step) runnerChecks(stdout, stderr io.Writer) int {
+// runnerChecks is runner-check, in process, on the configuration rc
+// read: its lines, exit 1 when a check found a problem.
+func (s *step) runnerChecks(rc *runcheck.Context, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(s.env.Abs(layout.Runner)); err != nil {
 		fmt.Fprintf(stderr, "runner-check: no %s in %s: run runner-init --goal GOAL.md, then runner-start\n", layout.Runner, s.env.Dir)
 		return exit.Negative
 	}
-	rep := runcheck.Load(s.env.Dir).Run()
+	rep := rc.Run()
 	for _, l := range rep.Lines() {
 		fmt.Fprintln(stdout, l)
 	}
@@ -98,12 +99,19 @@ func newStep(env *cli.Env, pid int) *step {
 	return &step{env: env, pid: pid, in: cli.NotifyInterrupt(), facts: facts{"owned": "0", "context_failed": "0"}}
 }
 
-// firstCommands (re)starts the first commands.
+// firstCommands (re)starts the first commands. tree-select selects
+// under the configuration's stuck_policy; a configuration that does not
+// load leaves it the default, stop, and runner-check refuses it.
 func (s *step) firstCommands() {
 	s.check = s.start("loop-commit", "check")
 	s.validate = s.start("tree-validate", "--audit", "--keep-audit")
-	s.sel = s.start("tree-select")
-	s.runnerCheck = s.spawn(s.runnerChecks)
+	rc := runcheck.Load(s.env.Dir)
+	policy := config.StuckStop
+	if rc.ConfigErr == nil {
+		policy = rc.Config.StuckPolicy
+	}
+	s.sel = s.start("tree-select", "--stuck-policy", policy)
+	s.runnerCheck = s.spawn(func(stdout, stderr io.Writer) int { return s.runnerChecks(rc, stdout, stderr) })
 }
 
 // waitFirst waits for the first commands, showing nothing.

@@ -6,8 +6,10 @@ package treeselect
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -18,14 +20,15 @@ import (
 // Options is the command line of tree-select.
 type Options struct {
 	cli.Chdir
-	File string `arg:"" optional:"" placeholder:"FILE|-" help:"Tree file, - for standard input (default .runner/state/tree.json)."`
-	JSON bool   `name:"json" help:"Print the selection as JSON on stdout."`
+	File        string `arg:"" optional:"" placeholder:"FILE|-" help:"Tree file, - for standard input (default .runner/state/tree.json)."`
+	JSON        bool   `name:"json" help:"Print the selection as JSON on stdout."`
+	StuckPolicy string `name:"stuck-policy" placeholder:"POLICY" help:"How leaves with no attempts left count (default: stuck_policy of .runner/state/config.toml, else stop): stop and decompose end the selection at the first one reached (stuck), skip passes over them and is stuck only when no other leaf is left to work."`
 	cli.Get
 }
 
 // Main runs tree-select and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-select", "Print the leftmost open leaf of the task tree that does not wait for an operator's answer: status=open id=… path=… next=… attempts=n/m. Exit 0 open, 2 complete, 3 stuck, 7 waiting (every open leaf waits: the line names the leftmost), 1 invalid tree. Every value printed matches [A-Za-z0-9._/-], so the line is safe for eval.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-select", "Print the leftmost open leaf of the task tree that does not wait for an operator's answer (under stuck_policy skip, that has attempts left too): status=open id=… path=… next=… attempts=n/m. Exit 0 open, 2 complete, 3 stuck (the line names the leaf), 7 waiting (every open leaf waits: the line names the leftmost), 1 invalid tree. Every value printed matches [A-Za-z0-9._/-], so the line is safe for eval.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Result is the --json output.
@@ -38,6 +41,27 @@ type Result struct {
 	Title       string `json:"title,omitempty"`
 	Attempts    int    `json:"attempts"`
 	MaxAttempts int    `json:"max_attempts"`
+}
+
+// Validate checks the policy's name.
+func (o *Options) Validate() error {
+	if o.StuckPolicy != "" && !slices.Contains(tree.StuckPolicies, tree.StuckPolicy(o.StuckPolicy)) {
+		return fmt.Errorf("--stuck-policy must be stop, skip or decompose, got %q", o.StuckPolicy)
+	}
+	return nil
+}
+
+// policy is --stuck-policy, else config.toml's stuck_policy.
+func (o *Options) policy(env *cli.Env) (tree.StuckPolicy, error) {
+	if o.StuckPolicy != "" {
+		return tree.StuckPolicy(o.StuckPolicy), nil
+	}
+	// No environment variable sets stuck_policy: the file alone says it.
+	cfg, err := config.Load(env.Abs(layout.Config), func(string) (string, bool) { return "", false })
+	if err != nil {
+		return "", exit.Errorf(exit.RunnerError, "%v (or give --stuck-policy)", err)
+	}
+	return tree.StuckPolicy(cfg.StuckPolicy), nil
 }
 
 // Run executes the command.
@@ -63,7 +87,11 @@ func (o *Options) Run(env *cli.Env) error {
 	if len(ps) > 0 {
 		return exit.Errorf(exit.Negative, "%s is invalid (%s, first: %s); run tree-validate for all of them", name, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
-	sel := tree.Select(root)
+	policy, err := o.policy(env)
+	if err != nil {
+		return err
+	}
+	sel := tree.SelectWith(root, policy)
 	if o.JSON || o.Wanted() {
 		r := Result{Version: 1, Status: sel.Status}
 		if sel.Node != nil {
@@ -90,7 +118,11 @@ func (o *Options) Run(env *cli.Env) error {
 		return cli.Silent(exit.Waiting)
 	case tree.StatusStuck:
 		// The message names the operator's next step.
-		env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, tree.StuckHint(sel.Node.ID))
+		if stuck := tree.Stuck(root); policy == tree.StuckSkip && len(stuck) > 1 {
+			env.Errorf("stuck: no leaf is left to work but %s: %s", tree.StuckList(stuck), tree.StuckHint("ID"))
+		} else {
+			env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, tree.StuckHint(sel.Node.ID))
+		}
 		return cli.Silent(exit.Stuck)
 	}
 	return nil

@@ -108,3 +108,67 @@ func TestInvalidAndMissingTree(t *testing.T) {
 		t.Fatalf("no tree: exit %d %q", code, errb.String())
 	}
 }
+
+// Under stuck_policy skip (the flag, or config.toml's) a leaf with no
+// attempts left is passed over and the next leaf is selected; once only
+// stuck leaves are left the selection is stuck and the message names
+// every one. An unknown policy is a usage error, an unreadable config.toml
+// a runner error that names it.
+func TestStuckPolicy(t *testing.T) {
+	firstStuck := root(leaf("a", 1, false, 3, 3), leaf("b", 2, false, 0, 3))
+	for _, c := range []struct {
+		name, config string
+		args         []string
+		code         int
+		stdout       string
+	}{
+		{"default stop", "", nil, exit.Stuck, "status=stuck id=a path=root/a next=execute attempts=3/3\n"},
+		{"skip by flag", "", []string{"--stuck-policy", "skip"}, exit.OK, "status=open id=b path=root/b next=execute attempts=0/3\n"},
+		{"skip by config", `stuck_policy = "skip"`, nil, exit.OK, "status=open id=b path=root/b next=execute attempts=0/3\n"},
+		{"decompose selects as stop", `stuck_policy = "decompose"`, nil, exit.Stuck, "status=stuck id=a path=root/a next=execute attempts=3/3\n"},
+		{"the flag wins", `stuck_policy = "skip"`, []string{"--stuck-policy", "stop"}, exit.Stuck, "status=stuck id=a path=root/a next=execute attempts=3/3\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := selectWithConfig(t, firstStuck, c.config, c.args...)
+			if code != c.code || out != c.stdout {
+				t.Errorf("exit %d %q (stderr %q), want %d %q", code, out, errs, c.code, c.stdout)
+			}
+		})
+	}
+
+	allStuck := root(leaf("a", 1, false, 3, 3), leaf("b", 2, true, 0, 3), leaf("c", 3, false, 2, 2))
+	code, out, errs := selectWithConfig(t, allStuck, "", "--stuck-policy", "skip")
+	want := "tree-select: stuck: no leaf is left to work but 2 stuck leaves: 'a' at root/a (3/3), 'c' at root/c (2/2): give it more with tree-edit retry ID [--attempts N], or split it with tree-edit decompose ID\n"
+	if code != exit.Stuck || out != "status=stuck id=a path=root/a next=execute attempts=3/3\n" || errs != want {
+		t.Errorf("only stuck leaves left: exit %d %q %q", code, out, errs)
+	}
+
+	if code, _, errs := selectWithConfig(t, firstStuck, "", "--stuck-policy", "later"); code != exit.Usage || !strings.Contains(errs, `--stuck-policy must be stop, skip or decompose, got "later"`) {
+		t.Errorf("unknown policy: exit %d %q", code, errs)
+	}
+	if code, _, errs := selectWithConfig(t, firstStuck, `stuck_policy = "later"`); code != exit.RunnerError || !strings.Contains(errs, "config.toml: stuck_policy: must be one of stop, skip, decompose") {
+		t.Errorf("bad config: exit %d %q", code, errs)
+	}
+}
+
+// selectWithConfig is selectIn with config.toml holding config ("" for
+// none).
+func selectWithConfig(t *testing.T, r *tree.Node, config string, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{layout.Tree: tree.Encode(r), layout.Config: []byte(config + "\n")} {
+		if name == layout.Config && config == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"-C", dir}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}

@@ -51,12 +51,16 @@ type Options struct {
 	Outcome     string   `enum:"agent,timeout,interrupted,runner-error,paused" default:"agent" help:"agent (judge output and edits); timeout, interrupted, runner-error or paused (a usage limit ended the session): restore the snapshot, consume no attempt."`
 	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
 	MaxAttempts int      `placeholder:"N" help:"max_attempts for new children (default: max_attempts_default of config.toml)."`
+	StuckPolicy string   `name:"stuck-policy" placeholder:"POLICY" help:"What becomes of a leaf whose last attempt this iteration used: stop or skip leave it stuck; decompose sends it back to the agent once in decompose mode, with one attempt more (sent_back), unless it was sent back before (default: stuck_policy of config.toml)."`
 	JSON        bool     `name:"json" help:"Print the result as JSON on stdout."`
 	cli.Get
 }
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
+	if o.StuckPolicy != "" && !slices.Contains(tree.StuckPolicies, tree.StuckPolicy(o.StuckPolicy)) {
+		return fmt.Errorf("--stuck-policy must be stop, skip or decompose, got %q", o.StuckPolicy)
+	}
 	if o.Base.Base != "" && o.Snapshot != "" {
 		return errors.New("give --base or --snapshot, not both")
 	}
@@ -173,13 +177,18 @@ func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, tree
 		}
 		return snap, nil, nil
 	}
-	maxAttempts := o.MaxAttempts
-	if maxAttempts == 0 {
+	maxAttempts, policy := o.MaxAttempts, tree.StuckPolicy(o.StuckPolicy)
+	if maxAttempts == 0 || policy == "" {
 		cfg, err := cfgAt()
 		if err != nil {
 			return nil, nil, err
 		}
-		maxAttempts = cfg.MaxAttemptsDefault
+		if maxAttempts == 0 {
+			maxAttempts = cfg.MaxAttemptsDefault
+		}
+		if policy == "" {
+			policy = tree.StuckPolicy(cfg.StuckPolicy)
+		}
 	}
 	next, reasons, err := o.judge(env, snap, sel, snapData, treePath, maxAttempts, res)
 	if err != nil {
@@ -193,6 +202,11 @@ func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, tree
 		res.Result = string(vocab.ResultAgentError)
 		res.Reasons = reasons
 		res.Summary = "agent error: " + strings.Join(reasons, "; ")
+	}
+	// The attempt this iteration used may have been the leaf's last.
+	if tree.SendBack(next, o.Selected, policy) {
+		n, _ := tree.Find(next, o.Selected)
+		env.Errorf("node '%s' used its %d attempts: it goes back to the agent once in decompose mode, with one attempt more (stuck_policy %s)", o.Selected, n.Attempts, policy)
 	}
 	return next, reasons, nil
 }

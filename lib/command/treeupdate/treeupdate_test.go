@@ -196,6 +196,62 @@ func TestBlockedAfterTheLastAnswer(t *testing.T) {
 	}
 }
 
+// The iteration that uses up a leaf's attempts sends it back to the
+// agent once in decompose mode under stuck_policy decompose (the flag, or
+// config.toml), for a failed guard and an agent error alike; under stop
+// and skip it stays stuck; an iteration that consumed no attempt sends
+// nothing back.
+func TestStuckPolicyDecomposeSendsBack(t *testing.T) {
+	lastTry := func() *tree.Node {
+		snap := snapshot()
+		a, _ := tree.Find(snap, "a")
+		a.Attempts = 2
+		return snap
+	}
+	const note = "tree-update: node 'a' used its 3 attempts: it goes back to the agent once in decompose mode, with one attempt more (stuck_policy decompose)\n"
+	for _, c := range []struct {
+		name   string
+		config string // config.toml's stuck_policy line, "" for none
+		args   []string
+		output bool // an agent output saying done (else none: an agent error)
+		code   int
+		out    string
+	}{
+		{"failed guard, flag", "", []string{"--stuck-policy", "decompose", "--guard", "fail"}, true, exit.OK, "result=failed id=a passes=false attempts=3/4\n"},
+		{"failed guard, config", `stuck_policy = "decompose"`, []string{"--guard", "fail"}, true, exit.OK, "result=failed id=a passes=false attempts=3/4\n"},
+		{"agent error, config", `stuck_policy = "decompose"`, nil, false, exit.AgentError, "result=agent-error id=a passes=false attempts=3/4\n"},
+		{"the flag wins over config", `stuck_policy = "decompose"`, []string{"--stuck-policy", "stop", "--guard", "fail"}, true, exit.OK, "result=failed id=a passes=false attempts=3/3\n"},
+		{"stop", "", []string{"--guard", "fail"}, true, exit.OK, "result=failed id=a passes=false attempts=3/3\n"},
+		{"skip", `stuck_policy = "skip"`, []string{"--guard", "fail"}, true, exit.OK, "result=failed id=a passes=false attempts=3/3\n"},
+		{"no attempt consumed", `stuck_policy = "decompose"`, []string{"--outcome", "timeout"}, false, exit.OK, "result=timeout id=a passes=false attempts=2/3\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStep(t, lastTry())
+			if c.config != "" {
+				os.MkdirAll(filepath.Join(s.dir, ".runner", "state"), 0o755)
+				if err := os.WriteFile(filepath.Join(s.dir, ".runner", "state", "config.toml"), []byte(c.config+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.output {
+				s.output(t, "done", "made a")
+			}
+			code, out, errs := s.run(c.args...)
+			if code != c.code || out != c.out {
+				t.Fatalf("exit %d %q %q, want %d %q", code, out, errs, c.code, c.out)
+			}
+			a := s.node(t, "a")
+			sent := strings.HasSuffix(c.out, "3/4\n")
+			if sent != strings.Contains(errs, note) {
+				t.Errorf("stderr %q, want the note %v", errs, sent)
+			}
+			if sent != a.SentBack || sent != (a.Next == tree.NextDecompose) {
+				t.Errorf("a: sent_back %v next %s, want sent back %v", a.SentBack, a.Next, sent)
+			}
+		})
+	}
+}
+
 func TestDedupe(t *testing.T) {
 	got := dedupe([]string{"b", "a", "b", "c", "a"})
 	if strings.Join(got, ",") != "b,a,c" {
