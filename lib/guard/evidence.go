@@ -92,7 +92,7 @@ func judge(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 		return Fail, exit.Negative, msg
 	}
 	if j.Witness != nil {
-		ev.Level, ev.LevelFrom = j.Witness.Level, j.Witness.LevelFrom
+		ev.Level, ev.LevelFrom, ev.Reads = j.Witness.Level, j.Witness.LevelFrom, evidence.Describe(j.Witness.Level)
 	}
 	if j.Witness == nil || j.Witness.Level != tree.EvidenceWitness {
 		ev.Held = true

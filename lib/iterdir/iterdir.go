@@ -188,6 +188,9 @@ type Evidence struct {
 	// judges no node (a baseline).
 	Level     string `json:"level,omitempty"`
 	LevelFrom string `json:"level_from,omitempty"`
+	// Reads is how a pass at Level reads wherever it is shown
+	// (evidence.Describe): "witnessed", "suite only (...)".
+	Reads string `json:"reads,omitempty"`
 	// Sources are the results files read (relative to the results
 	// directory) and "output" when the guard's output reported tests;
 	// Unreadable the files that could not be read, with why.

@@ -484,6 +484,8 @@ func TestBrowserThemes(t *testing.T) {
 func TestBrowserIterationDetail(t *testing.T) {
 	s := start(t, Options{Root: fixture(t)})
 	ctx := tab(t)
+	run(t, ctx, "summary", chromedp.Navigate(s.url+"/#/iter/run-a/1/summary"))
+	waitJS(t, ctx, "the evidence", `(document.querySelector("#iter-evidence") || {}).textContent === "witnessed; 3 passed, 1 skipped; 2 of 2 passed before; witness: tests.test_a::test_new"`)
 	run(t, ctx, "open", chromedp.Navigate(s.url+"/#/iter/run-a/1/diff"))
 	waitJS(t, ctx, "the diff", `document.querySelector("#iter-diff .add")`)
 	if got := eval[string](t, ctx, `[...document.querySelectorAll("#iter-diff span")].map((e) => e.className + ":" + e.textContent).join("|")`); got != "meta:diff --git a/x b/x|add:+added|del:-removed" {

@@ -84,6 +84,9 @@ func fixture(t testing.TB) string {
 	})
 	writeJSONFile(t, filepath.Join(it1, "output.json"), map[string]any{"status": "done", "summary": "did a", "children": []any{}})
 	writeText(t, filepath.Join(it1, "guard.log"), "line 1\nline 2\nline 3\nguard ok\n")
+	writeJSONFile(t, filepath.Join(it1, "guard.json"), iterdir.Guard{Version: 1, Argv: []string{"just", "ci"}, Outcome: "pass", DurationMS: 1500,
+		Evidence: &iterdir.Evidence{Level: "witness", LevelFrom: "config", Reads: "witnessed", Sources: []string{"pytest.xml"}, Passed: 3, Skipped: 1, PassToPass: 2,
+			Witness: &iterdir.Witness{Files: []string{"tests/test_a.py"}, Tests: []string{"tests.test_a::test_new"}}, Held: true}})
 	writeText(t, filepath.Join(it1, "executor.log"), "agent says hi\n")
 	writeText(t, filepath.Join(it1, "prompt.md"), "# Prompt\n")
 	writeText(t, filepath.Join(it1, "diff.patch"), "diff --git a/x b/x\n+added\n-removed\n")

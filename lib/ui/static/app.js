@@ -757,6 +757,8 @@
         h("dt", { text: "status" }), h("dd", { class: "s-" + st, text: st + (id === currentNode() ? " (current)" : "") }),
         h("dt", { text: "next" }), h("dd", { text: n.next }),
         h("dt", { text: "attempts" }), h("dd", { text: `${n.attempts}/${n.max_attempts}` }),
+        n.evidence ? h("dt", { text: "evidence" }) : null,
+        n.evidence ? h("dd", { id: "node-evidence", text: n.evidence === "proposed-suite" ? "suite, proposed by the agent that created it" : n.evidence }) : null,
         n.children.length ? h("dt", { text: "children" }) : null,
         n.children.length ? h("dd", { text: `${n.children.length} (${e.passed - (n.passes ? 1 : 0)} of ${e.total - 1} below passed)` }) : null),
       n.waiting ? h("div", { class: "question" }, h("h3", { text: "Waits for an answer to" }), h("pre", { text: n.waiting }), answerForm(n.id)) : null,
@@ -809,6 +811,7 @@
         h("dt", { text: "tokens" }), h("dd", { text: a.usage ? `${fmtInt(u.input_tokens)} in, ${fmtInt(u.output_tokens)} out, ${fmtInt(u.cached_tokens)} cached` : "–" }),
         h("dt", { text: "cost" }), h("dd", { text: fmtCost(u.cost_usd) || "–" }),
         h("dt", { text: "guard run" }), h("dd", { text: g.outcome ? `${g.outcome}, exit ${g.exit_code}, ${fmtDur(g.duration_ms) || "0 s"}` : "–" }),
+        h("dt", { text: "evidence" }), h("dd", { id: "iter-evidence", text: evidenceText(g.evidence) }),
         h("dt", { text: "reasons" }), h("dd", { text: (meta.reasons || []).join("; ") || "–" }),
         h("dt", { text: "commit" }), h("dd", null, h("code", { text: meta.commit || "–" })));
     } else if (r.tab === "answer") {
@@ -832,6 +835,21 @@
     return h("div", null,
       h("h3", null, `Iteration ${r.iter} `, h("span", { class: "muted", text: `run ${r.run}` })),
       tabs, body);
+  }
+
+  // evidenceText is guard.json's evidence record (tests by name) on one
+  // line: how the pass reads (the runner's own words, in the record), the
+  // counts, the tests that passed before, the witnesses or what failed.
+  function evidenceText(ev) {
+    if (!ev) return "–";
+    const missing = ev.missing || [];
+    const parts = [ev.held ? ev.reads || "held" : "not held",
+      [`${ev.passed} passed`, ev.failed ? `${ev.failed} failed` : "", ev.errors ? `${ev.errors} errors` : "", ev.skipped ? `${ev.skipped} skipped` : ""].filter(Boolean).join(", ")];
+    if (ev.pass_to_pass) parts.push(`${ev.pass_to_pass - missing.length} of ${ev.pass_to_pass} passed before`);
+    if (ev.witness && (ev.witness.tests || []).length) parts.push("witness: " + ev.witness.tests.join(", "));
+    if (missing.length) parts.push("did not pass again: " + missing.join(", "));
+    if ((ev.failing || []).length) parts.push("failing: " + ev.failing.join(", "));
+    return parts.join("; ");
   }
 
   function fmtBytes(n) {
