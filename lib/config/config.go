@@ -54,7 +54,7 @@ type Hooks struct {
 	OnLimit     []string `toml:"on_limit"`     // max_iterations or a run budget reached
 	OnError     []string `toml:"on_error"`     // the run ended on an error or a timeout
 	OnQuestion  []string `toml:"on_question"`  // an agent asked the operator: a leaf waits for an answer
-	OnPause     []string `toml:"on_pause"`     // a usage limit paused the run until its reset
+	OnPause     []string `toml:"on_pause"`     // a usage limit or an outage paused the run
 	TimeoutSecs int      `toml:"timeout_secs"` // each hook's own wall-clock budget, >= 1
 }
 
@@ -159,8 +159,8 @@ type Agent struct {
 	// (lib/agent). The default, PermissionFull, lets it do anything: the
 	// guard, the runner's checks and the sandbox are the boundary.
 	PermissionMode string `toml:"permission_mode"`
-	// Fallback are the backends that take over, in order, when
-	// a session ends in a rate limit or refused authentication; each runs
+	// Fallback are the backends that take over, in order, when a session
+	// ends in a rate limit, an outage or refused authentication; each runs
 	// with its default executable and model. One of FallbackBackends.
 	Fallback []string `toml:"fallback"`
 	// Prices by model name ([agent] prices = {"<model>" = {…}}): the cost of a
@@ -173,7 +173,8 @@ type Agent struct {
 	ExecuteModel     string `toml:"execute_model"`
 	LastAttemptModel string `toml:"last_attempt_model"`
 	// MaxPause bounds the total time one runner-loop pauses the run on
-	// usage limits; 0 = never pause (the loop stops, as --no-pause).
+	// usage limits and outages, and a reported reset; 0 = never pause
+	// (the loop stops, as --no-pause).
 	MaxPause Duration `toml:"max_pause"`
 }
 

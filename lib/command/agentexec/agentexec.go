@@ -10,8 +10,8 @@
 // the agent errors from there. With [sandbox] mode = "bwrap" the
 // session runs under bubblewrap, with "docker" in a container
 // (lib/sandbox); protected_paths entries may
-// be append-only; [agent] fallback hands a rate-limited or unauthenticated
-// session's budget to the next backend.
+// be append-only; [agent] fallback hands a rate-limited, unauthenticated
+// or unreachable session's budget to the next backend.
 package agentexec
 
 import (
@@ -62,7 +62,7 @@ type Options struct {
 
 // Main runs agent-exec and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 8 paused (a usage limit with no fallback left: no attempt consumed; agent.json has reset_at when known), 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 8 paused (a usage limit or an outage with no fallback left: no attempt consumed; agent.json has reset_at when known), 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the session.
@@ -278,8 +278,9 @@ func (x *execution) runSessions() {
 	x.began = x.in.Err() == nil
 	x.res, x.runErr = startSession(x.in, x.backend, x.req)
 	x.primary = x.backend.Name()
-	// [agent] fallback: a rate limit or refused authentication
-	// hands what is left of the iteration's budget to the next backend.
+	// [agent] fallback: a rate limit, an outage or refused
+	// authentication hands what is left of the iteration's budget to the
+	// next backend.
 	x.backend, x.res, x.runErr = fallback(env, x.in, x.cfg.Agent.Fallback, begin, x.backend, &x.req, x.res, x.runErr, &x.rec, x.log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
@@ -425,9 +426,10 @@ func (x *execution) exitCode(verdict cancel.Verdict, violations []string) int {
 		}
 	case rec.Class == agent.ClassTimeout:
 		code = exit.Timeout
-	case rec.Class == agent.ClassRateLimit:
-		// No fallback was left: the run pauses until the limit resets
-		// (runner-loop), no attempt consumed.
+	case agent.Pauses(rec.Class):
+		// A usage limit or an outage, no fallback left: the run pauses
+		// until the limit resets or for a backoff (runner-loop), no
+		// attempt consumed.
 		code = exit.Paused
 	case agent.IsRunnerClass(rec.Class):
 		code = exit.RunnerError
