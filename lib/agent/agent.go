@@ -59,6 +59,25 @@ func IsRunnerClass(class string) bool { return slices.Contains(RunnerClasses, cl
 // Pauses reports whether class pauses the run (PauseClasses).
 func Pauses(class string) bool { return slices.Contains(PauseClasses, class) }
 
+// Reported reports whether a session of backend that ended in class
+// failed on its own word, a report the runner cannot check: every failure
+// report of a command agent (and of a replayed one), and a CLI's rate
+// limit or API error, which the CLI claims in its messages. A CLI's
+// outage is the CLI's own connection failing (or the provider's 5xx),
+// which the runner reads from the CLI's errors and retries, and is not
+// counted; max_pause bounds it. [agent] max_reported_failures bounds the
+// reported failures in a row on one node that cost no attempt.
+func Reported(backend, class string) bool {
+	if spec, ok := Lookup(backend); ok && !spec.CLI() {
+		return slices.Contains(FailureClasses, class)
+	}
+	return class == ClassRateLimit || class == ClassAPIError
+}
+
+// FailureClasses are the classes a command agent's failure report may
+// give (schemas/agent_failure.v1).
+var FailureClasses = []string{ClassRateLimit, ClassAuth, ClassAPIError, ClassOutage}
+
 // Request is one agent session.
 type Request struct {
 	Prompt      []byte        // the prompt pack, fed on stdin

@@ -125,3 +125,22 @@ func TestOutageWatch(t *testing.T) {
 		t.Errorf("no watch: %s, want timeout", c)
 	}
 }
+
+// What a session reports about itself is counted toward
+// max_reported_failures: every failure report of a command agent, a
+// CLI's rate limit or API error; a CLI's outage is not.
+func TestReported(t *testing.T) {
+	for _, tt := range []struct {
+		backend, class string
+		want           bool
+	}{
+		{"command", ClassRateLimit, true}, {"command", ClassOutage, true}, {"command", ClassAPIError, true}, {"command", ClassAuth, true},
+		{"replay", ClassRateLimit, true},
+		{"codex", ClassRateLimit, true}, {"claude", ClassAPIError, true},
+		{"codex", ClassOutage, false}, {"claude", ClassAuth, false}, {"command", ClassNoOutput, false}, {"command", ClassTimeout, false},
+	} {
+		if got := Reported(tt.backend, tt.class); got != tt.want {
+			t.Errorf("Reported(%s, %s) = %v, want %v", tt.backend, tt.class, got, tt.want)
+		}
+	}
+}

@@ -176,6 +176,11 @@ type Agent struct {
 	// usage limits and outages, and a reported reset; 0 = never pause
 	// (the loop stops, as --no-pause).
 	MaxPause Duration `toml:"max_pause"`
+	// MaxReportedFailures is how many failures a session reports about
+	// itself (agent.Reported: rate_limit, api_error, a command agent's
+	// failure report) may come in a row on one node and cost no attempt;
+	// each further one in the row costs one. 0: every one does.
+	MaxReportedFailures int `toml:"max_reported_failures"`
 }
 
 // Duration is a length of time in the file: an integer number of seconds
@@ -288,6 +293,9 @@ const (
 	RateLimitWait = "wait"
 )
 
+// DefaultMaxReportedFailures is max_reported_failures' default.
+const DefaultMaxReportedFailures = 3
+
 // DefaultMaxPause is max_pause's default: a night.
 var DefaultMaxPause = Duration{12 * time.Hour}
 
@@ -325,6 +333,9 @@ func Default() Config {
 			Prices:         map[string]Price{},
 			Fallback:       []string{},
 			MaxPause:       DefaultMaxPause,
+			// Three in a row: a limit, its reset, and a retry or two; a
+			// fourth on the same node is no longer believed for free.
+			MaxReportedFailures: DefaultMaxReportedFailures,
 		},
 		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, OnQuestion: []string{}, OnPause: []string{}, TimeoutSecs: 30},
 		Sandbox: Sandbox{Mode: SandboxNone, Engine: EngineDocker, Image: DefaultImage, Guard: true, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
@@ -476,6 +487,7 @@ func (a Agent) validate(bad func(key, format string, args ...any)) {
 	if a.MaxTokens < 0 {
 		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", a.MaxTokens)
 	}
+	inRange(bad, "agent.max_reported_failures", a.MaxReportedFailures, 0, math.MaxInt32)
 	if f := a.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
 	}

@@ -90,6 +90,12 @@ permission_mode = "full"
 # capped at it; once it is used up, the loop stops with the limit code.
 # 0 = never pause.
 max_pause = "12h"
+# Failures a session reports about itself (a usage limit or an API error
+# a CLI claims, any failure report of a command agent) that may come in a
+# row on one node and cost no attempt; each further one in the row costs
+# an attempt (0 = every one does). A CLI's own connection failures are
+# not counted: max_pause bounds them.
+max_reported_failures = 3
 # Run budgets; 0 = unlimited. runner-check refuses one nothing measures:
 # max_tokens needs a backend that reports tokens, max_cost_usd one that
 # reports cost (claude) or a price for the model below.
