@@ -36,19 +36,47 @@ const (
 	ClassInvalidOutput = string(vocab.ClassInvalidOutput) // output not valid for the schema or the mode
 	ClassAuth          = string(vocab.ClassAuth)          // authentication failed
 	ClassRateLimit     = string(vocab.ClassRateLimit)     // usage or rate limit
-	ClassAPIError      = string(vocab.ClassAPIError)      // API error or outage
+	ClassAPIError      = string(vocab.ClassAPIError)      // the API refused the request
+	ClassOutage        = string(vocab.ClassOutage)        // the provider unreachable or failing on its side (outage.go)
 	ClassTurnLimit     = string(vocab.ClassTurnLimit)     // the CLI's turn limit ended the session
 	ClassPermission    = string(vocab.ClassPermission)    // the CLI refused a needed permission
 	ClassPolicy        = string(vocab.ClassPolicy)        // the session broke a rule: protected path, moved HEAD
 )
 
-// RunnerClasses are the classes that are runner errors: no attempt is
-// consumed and the loop stops (DESIGN.md decision 5; the "Agent backends"
-// policy: outages, rate limits and authentication are not the agent's fault).
-var RunnerClasses = []string{ClassStartError, ClassConfig, ClassAuth, ClassRateLimit, ClassAPIError}
+// RunnerClasses are the classes that are no fault of the agent's: no
+// attempt is consumed (DESIGN.md decisions 5 and 26). A rate limit and an
+// outage pause the run (PauseClasses); the others are runner errors, and
+// the loop stops.
+var RunnerClasses = []string{ClassStartError, ClassConfig, ClassAuth, ClassRateLimit, ClassAPIError, ClassOutage}
 
-// IsRunnerClass reports whether class is a runner error.
+// PauseClasses are the classes that pause the run once no fallback is
+// left: a usage or rate limit, and an outage.
+var PauseClasses = []string{ClassRateLimit, ClassOutage}
+
+// IsRunnerClass reports whether class is no fault of the agent's.
 func IsRunnerClass(class string) bool { return slices.Contains(RunnerClasses, class) }
+
+// Pauses reports whether class pauses the run (PauseClasses).
+func Pauses(class string) bool { return slices.Contains(PauseClasses, class) }
+
+// Reported reports whether a session of backend that ended in class
+// failed on its own word, a report the runner cannot check: every failure
+// report of a command agent (and of a replayed one), and a CLI's rate
+// limit or API error, which the CLI claims in its messages. A CLI's
+// outage is the CLI's own connection failing (or the provider's 5xx),
+// which the runner reads from the CLI's errors and retries, and is not
+// counted; max_pause bounds it. [agent] max_reported_failures bounds the
+// reported failures in a row on one node that cost no attempt.
+func Reported(backend, class string) bool {
+	if spec, ok := Lookup(backend); ok && !spec.CLI() {
+		return slices.Contains(FailureClasses, class)
+	}
+	return class == ClassRateLimit || class == ClassAPIError
+}
+
+// FailureClasses are the classes a command agent's failure report may
+// give (schemas/agent_failure.v1).
+var FailureClasses = []string{ClassRateLimit, ClassAuth, ClassAPIError, ClassOutage}
 
 // Request is one agent session.
 type Request struct {

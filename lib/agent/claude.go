@@ -61,6 +61,7 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 
 	var line []byte       // the last result event
 	var retryAt time.Time // when the CLI meant to retry after its last 429
+	watch := &outageWatch{}
 	pr, err := runCLI(ctx, req, argv, env, func(b []byte) {
 		switch {
 		case bytes.HasPrefix(b, []byte(`{"type":"result"`)):
@@ -69,13 +70,18 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 			if t, ok := claudeRetryAt(b, time.Now()); ok {
 				retryAt = t
 			}
+			if words, ok := claudeOutageRetry(b); ok {
+				watch.retrying(words, time.Now())
+				return
+			}
 		}
-	})
+		watch.progressed()
+	}, watch)
 	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
-	if cl, msg := ProcessClass(pr.Result); cl != "" {
+	if cl, msg := pr.ended(ctx, "claude"); cl != "" {
 		res.Class, res.Message = cl, msg
 		return res, nil
 	}
@@ -136,10 +142,37 @@ func claudeErrorClass(subtype string, status *int, text string) (string, string)
 		return ClassAuth, fmt.Sprintf("claude: authentication failed (HTTP %d): %s", *status, text)
 	case status != nil && *status == 429:
 		return ClassRateLimit, fmt.Sprintf("claude: rate or usage limit (HTTP 429): %s", text)
+	case status != nil && outageStatus(*status):
+		return ClassOutage, fmt.Sprintf("claude: the provider failed (HTTP %d): %s", *status, text)
 	case status != nil:
 		return ClassAPIError, fmt.Sprintf("claude: API error (HTTP %d): %s", *status, text)
+	case outageText(text):
+		// No status: the request never got an answer ("API Error:
+		// Unable to connect to API (ConnectionRefused)").
+		return ClassOutage, "claude: " + text
 	}
 	return ClassAPIError, "claude: " + text
+}
+
+// claudeOutageRetry reads an api_retry event: the CLI's words when it
+// retries a request that got no answer (error_status null: the connection
+// failed) or the provider's own failure (5xx, 529 overloaded); ok is false
+// for other retries (a 429 is a rate limit).
+func claudeOutageRetry(b []byte) (string, bool) {
+	var ev struct {
+		Attempt     int    `json:"attempt"`
+		MaxRetries  int    `json:"max_retries"`
+		ErrorStatus *int   `json:"error_status"`
+		Error       string `json:"error"`
+	}
+	if json.Unmarshal(b, &ev) != nil || (ev.ErrorStatus != nil && !outageStatus(*ev.ErrorStatus)) {
+		return "", false
+	}
+	what := "no answer"
+	if ev.ErrorStatus != nil {
+		what = fmt.Sprintf("HTTP %d", *ev.ErrorStatus)
+	}
+	return fmt.Sprintf("API retry %d of %d (%s: %s)", ev.Attempt, ev.MaxRetries, what, ev.Error), true
 }
 
 // claudeRetryAt reads an api_retry event ({"type":"system","subtype":

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
@@ -84,14 +85,14 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 	argv = append(argv, "-c", CodexNoCompaction, "-")
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
-	ev := &codexEvents{}
-	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line)
+	ev := &codexEvents{watch: &outageWatch{}}
+	pr, err := runCLI(ctx, req, argv, Env(os.Environ(), req), ev.line, ev.watch)
 	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := ProcessClass(pr.Result); cl != "" {
+	if cl, msg := pr.ended(ctx, "codex"); cl != "" {
 		res.Class, res.Message = cl, msg
 		return res, nil
 	}
@@ -122,7 +123,8 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 // codexEvents collects what the runner needs from the JSONL stream.
 type codexEvents struct {
 	usage   iterdir.Usage
-	failure string // the last turn.failed or error message
+	failure string       // the last turn.failed or error message
+	watch   *outageWatch // told Codex's retries of a provider it cannot reach
 }
 
 func (c *codexEvents) line(b []byte) {
@@ -151,7 +153,15 @@ func (c *codexEvents) line(b []byte) {
 		c.failure = ev.Error.Message
 	case "error":
 		c.failure = ev.Message
+		// "Reconnecting... waiting for network (Connection failed: …)",
+		// "Reconnecting... 2/5 (unexpected status 503 …)": Codex retries;
+		// waiting for the network, it does so without end.
+		if strings.HasPrefix(ev.Message, "Reconnecting") && outageText(ev.Message) {
+			c.watch.retrying(ev.Message, time.Now())
+			return
+		}
 	}
+	c.watch.progressed()
 }
 
 // Compiled on first use, not at every start of a program that links
@@ -190,6 +200,8 @@ func codexErrorClass(msg string) (string, string) {
 		return ClassRateLimit, line
 	case strings.Contains(lower, "context window") || strings.Contains(lower, "max turns"):
 		return ClassTurnLimit, line
+	case outageText(msg):
+		return ClassOutage, line
 	}
 	return ClassAPIError, line
 }

@@ -10,8 +10,8 @@ func failureCheck(v any) string { return failureCheckDocument(v, "") }
 
 func failureCheckErrorClass(x any, ptr string) string {
 	s, ok := x.(string)
-	if !ok || !schema.OneOf(s, "rate_limit", "auth", "api_error") {
-		return schema.Fail(ptr, "not one of rate_limit, auth, api_error")
+	if !ok || !schema.OneOf(s, "rate_limit", "auth", "api_error", "outage") {
+		return schema.Fail(ptr, "not one of rate_limit, auth, api_error, outage")
 	}
 	return ""
 }

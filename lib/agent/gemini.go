@@ -173,7 +173,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	}
 
 	ev := &geminiEvents{}
-	pr, err := runCLI(ctx, req, argv, env, ev.line)
+	pr, err := runCLI(ctx, req, argv, env, ev.line, nil)
 	res.Proc = pr.Result
 	if err != nil {
 		return res, err
@@ -182,7 +182,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	if ev.model != "" && res.Model == "" {
 		res.Model = ev.model
 	}
-	if cl, msg := ProcessClass(pr.Result); cl != "" {
+	if cl, msg := pr.ended(ctx, "gemini"); cl != "" {
 		res.Class, res.Message = cl, msg
 		return res, nil
 	}

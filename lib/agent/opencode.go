@@ -44,13 +44,13 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	ev := &openCodeEvents{}
-	pr, err := runCLI(ctx, req, argv, env, ev.line)
+	pr, err := runCLI(ctx, req, argv, env, ev.line, nil)
 	res.Proc = pr.Result
 	if err != nil {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := ProcessClass(pr.Result); cl != "" {
+	if cl, msg := pr.ended(ctx, "opencode"); cl != "" {
 		res.Class, res.Message = cl, msg
 		return res, nil
 	}
@@ -172,7 +172,8 @@ func unfence(text string) string {
 	return strings.TrimSpace(body[nl+1:])
 }
 
-// httpErrorClass maps an HTTP status and message to a class and one line.
+// httpErrorClass maps an HTTP status and message to a class and one line:
+// a 5xx, or no answer at all in the CLI's words, is an outage.
 func httpErrorClass(cli string, status int, msg string) (string, string) {
 	line := fmt.Sprintf("%s: %s", cli, oneLine(msg, 300))
 	if status != 0 {
@@ -183,6 +184,8 @@ func httpErrorClass(cli string, status int, msg string) (string, string) {
 		return ClassAuth, line
 	case status == 429:
 		return ClassRateLimit, line
+	case outageStatus(status), status == 0 && outageText(msg):
+		return ClassOutage, line
 	}
 	return ClassAPIError, line
 }

@@ -55,7 +55,7 @@ func TestErrorClasses(t *testing.T) {
 	}{
 		{"exceeded retry limit, last status: 429 Too Many Requests", ClassRateLimit},
 		{"unexpected status 401 Unauthorized: bad key", ClassAuth},
-		{"We're currently experiencing high demand", ClassAPIError},
+		{"We're currently experiencing high demand", ClassOutage},
 		{"You've hit your usage limit. Try again at 3pm.", ClassRateLimit},
 		{`{"error":{"code":"rate_limit_exceeded","message":"slow down","type":"requests"},"type":"error"}`, ClassRateLimit},
 		{`{"error":{"code":"invalid_request_error","message":"prompt too long","type":"invalid_request_error"}}`, ClassAPIError},

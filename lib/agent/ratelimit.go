@@ -3,16 +3,22 @@ package agent
 import "time"
 
 // Backoff after a usage or rate limit whose end the CLI did not report: 30
-// s doubling with each consecutive limit, capped at 15 minutes.
+// s doubling with each consecutive limit, capped at 15 minutes. After an
+// outage: 10 s doubling likewise (the CLI has retried for a while
+// already; a provider back soon is tried again soon).
 const (
 	RateLimitBackoff    = 30 * time.Second
 	RateLimitBackoffCap = 15 * time.Minute
+	OutageBackoff       = 10 * time.Second
 )
 
 // backoff is the wait after the k-th consecutive limit (k from 0) with no
 // reset time.
-func backoff(k int) time.Duration {
-	d := RateLimitBackoff
+func backoff(k int) time.Duration { return backoffFrom(RateLimitBackoff, k) }
+
+// backoffFrom is first doubled k times, capped at RateLimitBackoffCap.
+func backoffFrom(first time.Duration, k int) time.Duration {
+	d := first
 	for i := 0; i < k && d < RateLimitBackoffCap; i++ {
 		d *= 2
 	}
@@ -31,12 +37,16 @@ func RateLimitWait(resetAt string, k int, now time.Time) time.Duration {
 	return backoff(k)
 }
 
-// PauseUntil is when a run that a usage limit paused tries a fresh session
-// again, the k-th consecutive pause (k from 0): the reset time the session
-// reported plus a second (however far: a 5-hour window, a weekly limit;
-// max_pause bounds it), at least a second from now, else now plus the
-// backoff.
-func PauseUntil(resetAt string, k int, now time.Time) time.Time {
+// PauseUntil is when a run that a session ending in class paused tries a
+// fresh session again, the k-th consecutive pause (k from 0). After a rate
+// limit: the reset time the session reported plus a second (however far:
+// a 5-hour window, a weekly limit; runner-record pause caps it at
+// max_pause), at least a second from now, else now plus the backoff.
+// After an outage: now plus the outage backoff.
+func PauseUntil(class, resetAt string, k int, now time.Time) time.Time {
+	if class == ClassOutage {
+		return now.Add(backoffFrom(OutageBackoff, k))
+	}
 	if t, err := time.Parse(time.RFC3339, resetAt); err == nil {
 		if t = t.Add(time.Second); t.After(now.Add(time.Second)) {
 			return t

@@ -47,8 +47,19 @@ func TestPauseUntil(t *testing.T) {
 		{"soon", 1, now.Add(time.Minute)},
 	}
 	for _, tt := range tests {
-		if got := PauseUntil(tt.resetAt, tt.k, now); !got.Equal(tt.want) {
+		if got := PauseUntil(ClassRateLimit, tt.resetAt, tt.k, now); !got.Equal(tt.want) {
 			t.Errorf("PauseUntil(%q, %d) = %v, want %v", tt.resetAt, tt.k, got, tt.want)
+		}
+	}
+}
+
+// An outage pauses for its own backoff, 10 s doubling up to 15 minutes,
+// whatever reset a report gave.
+func TestPauseUntilOutage(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for k, want := range map[int]time.Duration{0: 10 * time.Second, 1: 20 * time.Second, 3: 80 * time.Second, 6: 640 * time.Second, 7: 15 * time.Minute, 50: 15 * time.Minute} {
+		if got := PauseUntil(ClassOutage, "2026-01-09T03:00:00Z", k, now); !got.Equal(now.Add(want)) {
+			t.Errorf("PauseUntil(outage, %d) = %v, want now + %v", k, got, want)
 		}
 	}
 }

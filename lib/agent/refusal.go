@@ -17,6 +17,7 @@ type session struct {
 	proc.Result
 	started bool
 	head    headBuffer
+	watch   *outageWatch // nil for a CLI whose events show no retries
 }
 
 // headMax bounds what a session keeps of its output's beginning: a CLI that

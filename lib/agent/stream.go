@@ -24,9 +24,18 @@ func binOr(req Request, name string) string {
 // executor.log (and the live view), its stdout, a JSON event stream, kept
 // in events.jsonl and handed line by line to onLine, under the
 // iteration's deadline and idle timeout, descendants killed at the end
-// (unless it runs in a container).
-func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte)) (*session, error) {
-	s := &session{}
+// (unless it runs in a container). watch, when the backend's onLine tells
+// it the CLI's retries, stops a CLI that has only retried its connection
+// for the idle timeout (session.ended).
+func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]byte), watch *outageWatch) (*session, error) {
+	s := &session{watch: watch}
+	if watch != nil {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		watch.idle, watch.stop = req.IdleTimeout, stop
+		defer watch.close()
+	}
 	split := &lineSplitter{fn: func(b []byte) {
 		if len(b) > 0 && b[0] == '{' {
 			s.started = true

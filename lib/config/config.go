@@ -59,7 +59,7 @@ type Hooks struct {
 	OnLimit     []string `toml:"on_limit"`     // max_iterations or a run budget reached
 	OnError     []string `toml:"on_error"`     // the run ended on an error or a timeout
 	OnQuestion  []string `toml:"on_question"`  // an agent asked the operator: a leaf waits for an answer
-	OnPause     []string `toml:"on_pause"`     // a usage limit paused the run until its reset
+	OnPause     []string `toml:"on_pause"`     // a usage limit or an outage paused the run
 	TimeoutSecs int      `toml:"timeout_secs"` // each hook's own wall-clock budget, >= 1
 }
 
@@ -215,8 +215,8 @@ type Agent struct {
 	// (lib/agent). The default, PermissionFull, lets it do anything: the
 	// guard, the runner's checks and the sandbox are the boundary.
 	PermissionMode string `toml:"permission_mode"`
-	// Fallback are the backends that take over, in order, when
-	// a session ends in a rate limit or refused authentication; each runs
+	// Fallback are the backends that take over, in order, when a session
+	// ends in a rate limit, an outage or refused authentication; each runs
 	// with its default executable and model. One of FallbackBackends.
 	Fallback []string `toml:"fallback"`
 	// Prices by model name ([agent] prices = {"<model>" = {…}}): the cost of a
@@ -229,8 +229,14 @@ type Agent struct {
 	ExecuteModel     string `toml:"execute_model"`
 	LastAttemptModel string `toml:"last_attempt_model"`
 	// MaxPause bounds the total time one runner-loop pauses the run on
-	// usage limits; 0 = never pause (the loop stops, as --no-pause).
+	// usage limits and outages, and a reported reset; 0 = never pause
+	// (the loop stops, as --no-pause).
 	MaxPause Duration `toml:"max_pause"`
+	// MaxReportedFailures is how many failures a session reports about
+	// itself (agent.Reported: rate_limit, api_error, a command agent's
+	// failure report) may come in a row on one node and cost no attempt;
+	// each further one in the row costs one. 0: every one does.
+	MaxReportedFailures int `toml:"max_reported_failures"`
 }
 
 // Duration is a length of time in the file: an integer number of seconds
@@ -360,6 +366,9 @@ const (
 // StuckPolicies are the accepted values of stuck_policy, the default first.
 var StuckPolicies = []string{StuckStop, StuckSkip, StuckDecompose}
 
+// DefaultMaxReportedFailures is max_reported_failures' default.
+const DefaultMaxReportedFailures = 3
+
 // DefaultMaxPause is max_pause's default: a night.
 var DefaultMaxPause = Duration{12 * time.Hour}
 
@@ -399,6 +408,9 @@ func Default() Config {
 			Prices:         map[string]Price{},
 			Fallback:       []string{},
 			MaxPause:       DefaultMaxPause,
+			// Three in a row: a limit, its reset, and a retry or two; a
+			// fourth on the same node is no longer believed for free.
+			MaxReportedFailures: DefaultMaxReportedFailures,
 		},
 		Hooks:   Hooks{OnIteration: []string{}, OnComplete: []string{}, OnStuck: []string{}, OnLimit: []string{}, OnError: []string{}, OnQuestion: []string{}, OnPause: []string{}, TimeoutSecs: 30},
 		Sandbox: Sandbox{Mode: SandboxNone, Engine: EngineDocker, Image: DefaultImage, Guard: true, Network: NetworkHost, Writable: []string{}, Readable: []string{}},
@@ -581,6 +593,7 @@ func (a Agent) validate(bad func(key, format string, args ...any)) {
 	if a.MaxTokens < 0 {
 		bad("agent.max_tokens", "must be 0 (unlimited) or more, got %d", a.MaxTokens)
 	}
+	inRange(bad, "agent.max_reported_failures", a.MaxReportedFailures, 0, math.MaxInt32)
 	if f := a.MaxCostUSD; math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		bad("agent.max_cost_usd", "must be 0 (unlimited) or a positive number, got %v", f)
 	}

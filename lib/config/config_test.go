@@ -94,6 +94,7 @@ fallback = ["codex", "gemini"]
 decompose_model = "haiku"
 last_attempt_model = "opus-max"
 max_pause = 3600
+max_reported_failures = 0
 
 [hooks]
 on_stuck = ["notify-send", "stuck"]
@@ -563,6 +564,22 @@ func TestMaxPause(t *testing.T) {
 	for _, doc := range []string{"[agent]\nmax_pause = \"soon\"\n", "[agent]\nmax_pause = -5\n", "[agent]\nmax_pause = 1.5\n"} {
 		if _, err := Parse("config.toml", []byte(doc)); err == nil || !strings.Contains(err.Error(), "max_pause") {
 			t.Errorf("Parse(%q) = %v, want an error naming max_pause", doc, err)
+		}
+	}
+}
+
+// max_reported_failures is a count from 0 (every reported failure costs an
+// attempt); 3 when left out.
+func TestMaxReportedFailures(t *testing.T) {
+	for doc, want := range map[string]int{"[agent]\nmax_reported_failures = 0\n": 0, "[agent]\nmax_reported_failures = 7\n": 7, "": 3} {
+		c, err := Parse("config.toml", []byte(doc))
+		if err != nil || c.Agent.MaxReportedFailures != want {
+			t.Errorf("Parse(%q): max_reported_failures %d, %v; want %d", doc, c.Agent.MaxReportedFailures, err, want)
+		}
+	}
+	for _, doc := range []string{"[agent]\nmax_reported_failures = -1\n", "[agent]\nmax_reported_failures = \"3\"\n"} {
+		if _, err := Parse("config.toml", []byte(doc)); err == nil || !strings.Contains(err.Error(), "max_reported_failures") {
+			t.Errorf("Parse(%q) = %v, want an error naming max_reported_failures", doc, err)
 		}
 	}
 }

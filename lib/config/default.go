@@ -109,7 +109,8 @@ last_attempt_model = ""
 # reset within the iteration's budget first. Either way, once no fallback
 # is left the iteration is committed as paused (no attempt consumed) and
 # runner-loop pauses the run until the limit resets (runner-loop
-# --no-pause stops instead).
+# --no-pause stops instead). An outage (the provider unreachable or
+# failing on its side) pauses the run likewise, for a backoff.
 on_rate_limit = "stop"
 # What the agent CLI may do without asking: "full" (every tool, no sandbox
 # of the CLI's own: the guard, the runner's checks and [sandbox] are the
@@ -118,10 +119,17 @@ on_rate_limit = "stop"
 # mode: nothing written). The command backend gets it as
 # RUNNER_AGENT_PERMISSION_MODE and enforces nothing.
 permission_mode = "full"
-# The longest one runner-loop pauses on usage limits in all, as seconds or
-# a duration ("12h", "90m"); once it is used up, the loop stops with the
-# limit code. 0 = never pause.
+# The longest one runner-loop pauses on usage limits and outages in all,
+# as seconds or a duration ("12h", "90m"); a reset reported beyond it is
+# capped at it; once it is used up, the loop stops with the limit code.
+# 0 = never pause.
 max_pause = "12h"
+# Failures a session reports about itself (a usage limit or an API error
+# a CLI claims, any failure report of a command agent) that may come in a
+# row on one node and cost no attempt; each further one in the row costs
+# an attempt (0 = every one does). A CLI's own connection failures are
+# not counted: max_pause bounds them.
+max_reported_failures = 3
 # Run budgets; 0 = unlimited. runner-check refuses one nothing measures:
 # max_tokens needs a backend that reports tokens, max_cost_usd one that
 # reports cost (claude) or a price for the model below.
@@ -131,10 +139,10 @@ max_cost_usd = 0.0
 # (its changes, output and events, by iteration), and the replay backend
 # plays a recording back. Empty = off.
 cassette = ""
-# Backends that take over, in order, when a session ends in a rate limit
-# or refused authentication, with what is left of the iteration's budget,
-# each with its default executable and model: e.g. ["codex", "claude"].
-# on_rate_limit applies once the list is used up.
+# Backends that take over, in order, when a session ends in a rate limit,
+# an outage or refused authentication, with what is left of the
+# iteration's budget, each with its default executable and model: e.g.
+# ["codex", "claude"]. on_rate_limit applies once the list is used up.
 fallback = []
 # Prices in US dollars per million tokens, by model name: the cost of a
 # session whose CLI reports none (codex, opencode, gemini) is computed from
@@ -154,7 +162,7 @@ on_stuck = []      # a leaf has no attempts left
 on_limit = []      # max_iterations or a run budget reached
 on_error = []      # the run ended on an error or a timeout
 on_question = []   # an agent asked the operator (RUNNER_QUESTION): a leaf waits
-on_pause = []      # a usage limit paused the run (RUNNER_PAUSE_UNTIL)
+on_pause = []      # a usage limit or an outage paused the run (RUNNER_PAUSE_UNTIL, RUNNER_PAUSE_REASON)
 timeout_secs = 30
 
 [sandbox]

@@ -19,7 +19,7 @@ const (
 	AgentError  = 5   // agent error: attempt consumed
 	RunnerError = 6   // runner error: no attempt consumed
 	Waiting     = 7   // waiting: every open leaf waits for an operator's answer (tree-edit answer)
-	Paused      = 8   // paused: a usage limit ended the session (no attempt consumed); the run waits for its reset
+	Paused      = 8   // paused: a usage limit or an outage ended the session (no attempt consumed); the run waits for its reset or a backoff
 	Usage       = 80  // usage error (kong's default)
 	Timeout     = 124 // the iteration timed out; the run stops
 	SIGINT      = 130 // interrupted by SIGINT

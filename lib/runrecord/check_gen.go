@@ -299,6 +299,14 @@ func checkPauseReason(x any, ptr string) string {
 	return ""
 }
 
+func checkPauseCause(x any, ptr string) string {
+	s, ok := x.(string)
+	if !ok || !schema.OneOf(s, "usage-limit", "outage") {
+		return schema.Fail(ptr, "not one of usage-limit, outage")
+	}
+	return ""
+}
+
 func checkPause(x any, ptr string) string {
 	if why := schema.Object(x, ptr, []string{"count", "total_secs", "since", "until", "reason"}, []schema.Prop{
 		{Name: "count", Check: checkCount},
@@ -306,6 +314,7 @@ func checkPause(x any, ptr string) string {
 		{Name: "since", Check: checkPauseSince},
 		{Name: "until", Check: checkPauseUntil},
 		{Name: "reason", Check: checkPauseReason},
+		{Name: "cause", Check: checkPauseCause},
 	}, true); why != "" {
 		return why
 	}

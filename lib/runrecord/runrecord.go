@@ -63,7 +63,8 @@ type Record struct {
 	LastIteration *LastIter  `json:"last_iteration"`
 	Head          *string    `json:"head"`
 	Log           []Entry    `json:"log"`
-	// Pause is the session's pauses on usage limits; nil until the first.
+	// Pause is the session's pauses on usage limits and outages; nil
+	// until the first.
 	Pause *Pause `json:"pause,omitempty"`
 	// StuckLeaves are the open leaves with no attempts left, in
 	// selection order (every leaf stuck_policy skip passed over); absent
@@ -73,13 +74,15 @@ type Record struct {
 
 // Pause is what a record says of the session's pauses: how many and how
 // long in all, and the current one while the runner sleeps (Since and
-// Until set, status paused).
+// Until set, status paused). Cause is the last pause's (vocab.PauseCause);
+// "" in a record written before it was kept.
 type Pause struct {
 	Count     int        `json:"count"`
 	TotalSecs int64      `json:"total_secs"`
 	Since     *time.Time `json:"since"`
 	Until     *time.Time `json:"until"`
 	Reason    string     `json:"reason"`
+	Cause     string     `json:"cause,omitempty"`
 }
 
 // Runner names the process that owns a running record.

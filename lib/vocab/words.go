@@ -22,8 +22,9 @@ const (
 	// StatusBlocked: the agent asked the operator; its leaf waits for an
 	// answer (no attempt consumed).
 	StatusBlocked Status = "blocked"
-	// StatusPaused: a usage limit ended the session with no fallback
-	// left (no attempt consumed); the run pauses until it resets.
+	// StatusPaused: a usage limit or an outage ended the session with no
+	// fallback left (no attempt consumed); the run pauses until the limit
+	// resets, or for a backoff.
 	StatusPaused Status = "paused"
 )
 
@@ -76,9 +77,12 @@ const (
 	ClassAuth          Class = "auth"
 	ClassRateLimit     Class = "rate_limit"
 	ClassAPIError      Class = "api_error"
-	ClassTurnLimit     Class = "turn_limit"
-	ClassPermission    Class = "permission"
-	ClassPolicy        Class = "policy"
+	// ClassOutage: the provider could not be reached or failed on its
+	// side (connection refused or reset, DNS, HTTP 5xx, overloaded).
+	ClassOutage     Class = "outage"
+	ClassTurnLimit  Class = "turn_limit"
+	ClassPermission Class = "permission"
+	ClassPolicy     Class = "policy"
 )
 
 // RunStatus is a run's status: the run record's status, runner-status's
@@ -95,13 +99,25 @@ const (
 	RunInterrupted RunStatus = "interrupted"
 	RunCanceled    RunStatus = "canceled"
 	RunError       RunStatus = "error"
-	// RunPaused: a usage limit; running, the runner sleeps until the
-	// record's pause.until; finished, the loop stopped on it (--no-pause).
+	// RunPaused: a usage limit or an outage; running, the runner sleeps
+	// until the record's pause.until; finished, the loop stopped on it
+	// (--no-pause).
 	RunPaused RunStatus = "paused"
 	// RunWaiting: every open leaf waits for an operator's answer;
 	// running, the runner waits for one (--wait); finished, the loop
 	// stopped on it.
 	RunWaiting RunStatus = "waiting"
+)
+
+// PauseCause is why the run pauses: the run record's pause.cause,
+// runner-record pause's and runner-loop's reason=, on_pause's
+// RUNNER_PAUSE_REASON.
+type PauseCause string
+
+// The pause causes.
+const (
+	PauseUsageLimit PauseCause = "usage-limit"
+	PauseOutage     PauseCause = "outage"
 )
 
 // Outcome is an eval attempt's outcome: eval-run's meta.json, summary and
@@ -179,7 +195,7 @@ var Fields = []Field{
 		{string(StatusInterrupted), "a signal or a cancel request stopped it"},
 		{string(StatusRunnerError), "the runner failed (no attempt consumed)"},
 		{string(StatusBlocked), "the agent asked the operator: its leaf waits for an answer (no attempt consumed)"},
-		{string(StatusPaused), "a usage limit ended the session (no attempt consumed): the run pauses until it resets"},
+		{string(StatusPaused), "a usage limit or an outage ended the session (no attempt consumed): the run pauses until the limit resets, or for a backoff"},
 	}},
 	{"result", "meta.json and update.json `result`, the result column of `iter-log list`, `runner-status` and the web UI", []Word{
 		{string(ResultPassed), "done and the guard passed: the node passed"},
@@ -191,7 +207,7 @@ var Fields = []Field{
 		{string(ResultInterrupted), "stopped by a signal or a cancel (no attempt consumed)"},
 		{string(ResultRunnerError), "the runner failed (no attempt consumed)"},
 		{string(ResultBlocked), "the leaf waits for an operator's answer (no attempt consumed)"},
-		{string(ResultPaused), "a usage limit (no attempt consumed, tree as it was)"},
+		{string(ResultPaused), "a usage limit or an outage (no attempt consumed, tree as it was)"},
 	}},
 	{"guard", "guard.json `outcome`, meta.json `guard`, commit subjects `guard=`", []Word{
 		{string(GuardPass), "the guard exited 0 (and the test ratchet held)"},
@@ -212,7 +228,8 @@ var Fields = []Field{
 		{string(ClassInvalidOutput), "an answer the schema or the mode refuses"},
 		{string(ClassAuth), "authentication failed (runner error)"},
 		{string(ClassRateLimit), "a usage or rate limit (no attempt consumed: with no fallback left, the iteration pauses)"},
-		{string(ClassAPIError), "the API failed (runner error)"},
+		{string(ClassAPIError), "the API refused the request (runner error)"},
+		{string(ClassOutage), "the provider could not be reached or failed on its side: connection refused or reset, DNS, HTTP 5xx, overloaded (no attempt consumed: with no fallback left, the iteration pauses)"},
 		{string(ClassTurnLimit), "the CLI's turn limit"},
 		{string(ClassPermission), "no answer after the CLI denied tools"},
 		{string(ClassPolicy), "a protected path or a moved HEAD"},
@@ -226,8 +243,12 @@ var Fields = []Field{
 		{string(RunInterrupted), "SIGINT or SIGTERM, or the runner is gone"},
 		{string(RunCanceled), "a cancel request"},
 		{string(RunError), "a runner error or a refusal"},
-		{string(RunPaused), "a usage limit: the runner sleeps until its reset (or stopped on it with `--no-pause`)"},
+		{string(RunPaused), "a usage limit or an outage: the runner sleeps until the limit resets or for a backoff (or stopped on it with `--no-pause`)"},
 		{string(RunWaiting), "every open leaf waits for an operator's answer (the runner waits with `--wait`, else it stopped)"},
+	}},
+	{"pause cause", "run records `pause.cause`, `runner-status`, `runner-loop`'s `loop: paused reason=`, `on_pause`'s `RUNNER_PAUSE_REASON`", []Word{
+		{string(PauseUsageLimit), "a session ended in `rate_limit`: the pause lasts until the reset it reported (at most `max_pause`), else a backoff"},
+		{string(PauseOutage), "a session ended in `outage`: the pause is a backoff, 10 s doubling up to 15 minutes"},
 	}},
 	{"eval outcome", "eval-run's meta.json `outcome`, summaries, `eval-report`", []Word{
 		{string(OutcomeSuccess), "complete and every check passed"},

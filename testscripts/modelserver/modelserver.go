@@ -47,6 +47,7 @@ type options struct {
 	Protocol string `enum:"anthropic,responses,chat,gemini" default:"anthropic" help:"Wire protocol: anthropic (POST /v1/messages, SSE), responses (OpenAI Responses API, POST /v1/responses, SSE), chat (OpenAI chat completions, POST /v1/chat/completions, SSE) or gemini (POST /v1beta/models/<m>:streamGenerateContent?alt=sse)."`
 	Script   string `required:"" type:"existingfile" help:"The script (JSON: {\"turns\": [...]})."`
 	AddrFile string `required:"" help:"Write the base URL (http://127.0.0.1:PORT) here once listening."`
+	Listen   string `default:"127.0.0.1:0" help:"The address to listen on: a port chosen by the system, or one a test refused connections on before (an endpoint that comes back)."`
 	Log      string `help:"Append one line per request: method, path, turn."`
 	Bodies   string `help:"Append every request body (one JSON document per line), for debugging a CLI's requests."`
 
@@ -77,7 +78,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "modelserver: %s: want {\"turns\": [...]} or {\"sessions\": [[...], ...]} with at least one turn each (%v)\n", o.Script, err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		fmt.Fprintln(stderr, "modelserver:", err)
 		return 1

@@ -10,8 +10,10 @@
 // the agent errors from there. With [sandbox] mode = "bwrap" the
 // session runs under bubblewrap, with "docker" in a container
 // (lib/sandbox); protected_paths entries may
-// be append-only; [agent] fallback hands a rate-limited or unauthenticated
-// session's budget to the next backend.
+// be append-only; [agent] fallback hands a rate-limited, unauthenticated
+// or unreachable session's budget to the next backend. A session that
+// reports its own failure too often in a row on a node is an agent error
+// ([agent] max_reported_failures, reported.go).
 package agentexec
 
 import (
@@ -62,7 +64,7 @@ type Options struct {
 
 // Main runs agent-exec and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 8 paused (a usage limit with no fallback left: no attempt consumed; agent.json has reset_at when known), 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("agent-exec", "Run one fresh agent session for the iteration's prompt pack and judge it (output schema and mode, protected paths, git). Prints status=<s> class=<c>. Exit 0 valid output, 5 agent error (attempt consumed), 6 runner error, 8 paused (a usage limit or an outage with no fallback left: no attempt consumed; agent.json has reset_at when known; past [agent] max_reported_failures in a row on the node, a failure the session reported about itself is exit 5), 124 timed out, 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the session.
@@ -190,6 +192,9 @@ type execution struct {
 	began   bool               // no interruption came before the session began
 	res     agent.Result       // the last session's result
 	runErr  error              // the last session's start error
+	// reported is how many failures sessions reported about themselves
+	// on this node in the iterations right before this one (reportedRow).
+	reported int
 }
 
 // close closes the files prepare opened, the last first.
@@ -241,6 +246,7 @@ func (x *execution) prepare(tee io.Writer, modelRule string) error {
 
 	sum := sha256.Sum256(prompt)
 	x.rec = iterdir.Agent{Version: 1, Backend: x.backend.Name(), PromptSHA256: hex.EncodeToString(sum[:]), AgentErrors: []string{}, ModelRule: modelRule}
+	x.reported = reportedRow(filepath.Dir(dir), begin.Iteration, begin.NodeID)
 	x.req = agent.Request{
 		Prompt: prompt, PromptPath: promptPath, Root: env.Dir, IterDir: dir, OutputPath: x.outPath,
 		RunID: begin.RunID, Iteration: begin.Iteration, NodeID: begin.NodeID, NodePath: begin.NodePath,
@@ -278,8 +284,9 @@ func (x *execution) runSessions() {
 	x.began = x.in.Err() == nil
 	x.res, x.runErr = startSession(x.in, x.backend, x.req)
 	x.primary = x.backend.Name()
-	// [agent] fallback: a rate limit or refused authentication
-	// hands what is left of the iteration's budget to the next backend.
+	// [agent] fallback: a rate limit, an outage or refused
+	// authentication hands what is left of the iteration's budget to the
+	// next backend.
 	x.backend, x.res, x.runErr = fallback(env, x.in, x.cfg.Agent.Fallback, begin, x.backend, &x.req, x.res, x.runErr, &x.rec, x.log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
@@ -414,6 +421,7 @@ func (x *execution) judgeOutput() error {
 func (x *execution) exitCode(verdict cancel.Verdict, violations []string) int {
 	rec, in := &x.rec, x.in
 	code := exit.OK
+	over := overReported(rec.Backend, rec.Class, x.reported, x.cfg.Agent.MaxReportedFailures, x.it.Begin.NodeID)
 	switch {
 	case rec.Class == agent.ClassInterrupted:
 		if c := in.Cause(); c != "" && x.began {
@@ -425,9 +433,16 @@ func (x *execution) exitCode(verdict cancel.Verdict, violations []string) int {
 		}
 	case rec.Class == agent.ClassTimeout:
 		code = exit.Timeout
-	case rec.Class == agent.ClassRateLimit:
-		// No fallback was left: the run pauses until the limit resets
-		// (runner-loop), no attempt consumed.
+	case over != "":
+		// One failure too many that the session reported about itself
+		// on this node: an attempt, whatever it reported.
+		code = exit.AgentError
+		rec.AgentErrors = append(rec.AgentErrors, over)
+		logRun(x.env, x.it.Begin.RunID, "reported_failures", fmt.Sprintf("iteration %d: %s", x.it.Begin.Iteration, over))
+	case agent.Pauses(rec.Class):
+		// A usage limit or an outage, no fallback left: the run pauses
+		// until the limit resets or for a backoff (runner-loop), no
+		// attempt consumed.
 		code = exit.Paused
 	case agent.IsRunnerClass(rec.Class):
 		code = exit.RunnerError

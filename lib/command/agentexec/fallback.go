@@ -14,7 +14,7 @@ import (
 )
 
 // fallback hands the session to the backends of [agent] fallback in turn
-// while the last one ended in a rate limit or refused
+// while the last one ended in a rate limit, an outage or refused
 // authentication and the iteration's budget lasts. Each runs with its
 // default executable and model and no extra arguments. Every hand-over
 // is recorded in rec.Fallbacks (agent.json), noted in executor.log and
@@ -24,7 +24,7 @@ import (
 // over from is added to rec.Usage.
 func fallback(env *cli.Env, in *cli.Interrupt, names []string, begin iterdir.Begin, backend agent.Backend, req *agent.Request, res agent.Result, runErr error, rec *iterdir.Agent, log io.Writer) (agent.Backend, agent.Result, error) {
 	for _, name := range names {
-		if runErr != nil || (res.Class != agent.ClassRateLimit && res.Class != agent.ClassAuth) || in.Err() != nil || !time.Now().Before(begin.Deadline) {
+		if runErr != nil || (!agent.Pauses(res.Class) && res.Class != agent.ClassAuth) || in.Err() != nil || !time.Now().Before(begin.Deadline) {
 			break
 		}
 		next, err := agent.New(name)
@@ -36,7 +36,7 @@ func fallback(env *cli.Env, in *cli.Interrupt, names []string, begin iterdir.Beg
 		note := fmt.Sprintf("%s ended in %s (%s): the rest of the iteration goes to %s ([agent] fallback)", backend.Name(), res.Class, res.Message, name)
 		env.Warnf("%s", note)
 		fmt.Fprintf(log, "\n[treeloop] %s\n", note)
-		logRun(env, begin.RunID, note)
+		logRun(env, begin.RunID, "fallback", note)
 		backend = next
 		req.Config.Bin, req.Config.Model, req.Config.ExtraArgs = "", "", []string{}
 		res, runErr = backend.Run(in, *req)
@@ -44,21 +44,21 @@ func fallback(env *cli.Env, in *cli.Interrupt, names []string, begin iterdir.Beg
 	return backend, res, runErr
 }
 
-// logRun adds a fallback entry to the log of the run's record that is
+// logRun adds an entry of kind to the log of the run's record that is
 // still running (.runner/runs/<record-id>.json), when there is one; a
 // failure is only warned about.
-func logRun(env *cli.Env, runID, message string) {
+func logRun(env *cli.Env, runID, kind, message string) {
 	id, ok := runrecord.CurrentOf(env.Abs(layout.Runs), runID)
 	if !ok {
-		return // no record: agent.json holds the hand-over
+		return // no record: agent.json holds it
 	}
 	path := env.Abs(layout.RunRecord(id))
 	r, err := runrecord.Load(path)
 	if err != nil {
-		return // no record (yet): agent.json holds the hand-over
+		return // no record (yet): agent.json holds it
 	}
-	r.AddLog(time.Now(), "fallback", message)
+	r.AddLog(time.Now(), kind, message)
 	if err := runrecord.Save(path, r); err != nil {
-		env.Warnf("record the fallback in %s: %v", filepath.Base(path), err)
+		env.Warnf("record the %s entry in %s: %v", kind, filepath.Base(path), err)
 	}
 }

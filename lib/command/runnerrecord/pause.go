@@ -25,11 +25,11 @@ import (
 // PauseCmd is `runner-record pause`.
 type PauseCmd struct {
 	Record string `placeholder:"ID" help:"The record id printed by runner-record begin; without it the pause is decided but recorded nowhere."`
-	Paused int64  `placeholder:"SECS" help:"Seconds this runner has paused already (runner-loop adds them up), counted against [agent] max_pause."`
+	Paused int64  `placeholder:"SECS" help:"Seconds this runner has paused already (runner-loop adds them up), counted against [agent] max_pause; the record's own count (pause.total_secs) when it is more."`
 }
 
-// lastPause is the run's last iteration, which a usage limit paused, and
-// how many iterations in a row before it paused too.
+// lastPause is the run's last iteration, which a usage limit or an
+// outage paused, and how many iterations in a row before it paused too.
 type lastPause struct {
 	meta        iterdir.Meta
 	consecutive int // paused iterations in a row before this one
@@ -64,9 +64,55 @@ func readLastPause(env *cli.Env) (lastPause, error) {
 		}
 	}
 	if lp.meta.Iteration == 0 {
-		return lastPause{}, errors.New("the run's last iteration did not pause on a usage limit: nothing to wait for")
+		return lastPause{}, errors.New("the run's last iteration did not pause on a usage limit or an outage: nothing to wait for")
 	}
 	return lp, nil
+}
+
+// pausePlan is a pause decided.
+type pausePlan struct {
+	cause   vocab.PauseCause
+	reason  string        // the session's failure message (one line)
+	until   time.Time     // when the run tries a fresh session again
+	wait    time.Duration // until, from now
+	capped  string        // the reported reset, when it lay beyond max_pause (until is then max_pause from now)
+	paused  time.Duration // the pausing already done that counts
+	fits    bool          // paused and wait together stay within max_pause
+	maxWait time.Duration // [agent] max_pause
+}
+
+// planPause decides the pause after the run's last paused iteration lp at
+// now: until the reset the session reported, else a backoff
+// (agent.PauseUntil), and never beyond max (a reset reported later than
+// that is capped at it: a session's word alone does not end the night).
+// paused is the pausing this runner session did already (the larger of
+// runner-loop's count and the record's): with it the pause must stay
+// within max, else it does not fit (max 0: no pause fits).
+func planPause(lp lastPause, now time.Time, paused, max time.Duration) pausePlan {
+	p := pausePlan{cause: vocab.PauseUsageLimit, reason: "a usage limit", paused: paused, maxWait: max}
+	class, reset := agent.ClassRateLimit, ""
+	if a := lp.meta.Agent; a != nil {
+		class, reset = a.Class, a.ResetAt
+		if a.Message != "" {
+			p.reason = oneLine(a.Message)
+		}
+	}
+	if class == agent.ClassOutage {
+		p.cause = vocab.PauseOutage
+		if lp.meta.Agent.Message == "" {
+			p.reason = "an outage"
+		}
+	}
+	p.until = agent.PauseUntil(class, reset, lp.consecutive, now).UTC().Truncate(time.Second)
+	if lim := now.Add(max).UTC().Truncate(time.Second); max > 0 && p.until.After(lim) {
+		if p.cause == vocab.PauseUsageLimit && reset != "" {
+			p.capped = reset
+		}
+		p.until = lim
+	}
+	p.wait = p.until.Sub(now)
+	p.fits = max > 0 && paused+p.wait <= max
+	return p
 }
 
 // Run decides how long the run pauses, records it and runs on_pause.
@@ -79,50 +125,80 @@ func (p *PauseCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	reset, reason := "", "a usage limit"
-	if a := lp.meta.Agent; a != nil {
-		reset = a.ResetAt
-		if a.Message != "" {
-			reason = a.Message
+	var path string
+	var r runrecord.Record
+	paused := time.Duration(p.Paused) * time.Second
+	if p.Record != "" {
+		if path, r, err = (recordFlag{Record: p.Record}).load(env); err != nil {
+			return err
+		}
+		if r.Pause != nil {
+			paused = max(paused, time.Duration(r.Pause.TotalSecs)*time.Second)
 		}
 	}
 	start := time.Now()
-	until := agent.PauseUntil(reset, lp.consecutive, start).UTC().Truncate(time.Second)
-	wait := until.Sub(start)
-	secs := int64(wait.Round(time.Second) / time.Second)
-	max := cfg.Agent.MaxPause.Duration
-	if max == 0 || time.Duration(p.Paused)*time.Second+wait > max {
-		fmt.Fprintf(env.Stdout, "limit reason=max-pause until=%s\n", until.Format(time.RFC3339))
-		return exit.Errorf(exit.Limit, "the usage limit lifts at %s, %s from now: %ds paused already and [agent] max_pause = %s; run runner-loop again after the reset", until.Format(time.RFC3339), wait.Round(time.Second), p.Paused, max)
+	plan := planPause(lp, start, paused, cfg.Agent.MaxPause.Duration)
+	if !plan.fits {
+		fmt.Fprintf(env.Stdout, "limit reason=max-pause until=%s\n", plan.until.Format(time.RFC3339))
+		return exit.Errorf(exit.Limit, "%s", plan.refusal())
+	}
+	if plan.capped != "" {
+		env.Warnf("iteration %d: the reported reset %s lies beyond [agent] max_pause (%s): the pause ends at %s", lp.meta.Iteration, plan.capped, plan.maxWait, plan.until.Format(time.RFC3339))
 	}
 	if p.Record != "" {
-		path, r, err := recordFlag{Record: p.Record}.load(env)
-		if err != nil {
+		if err := recordPause(env, path, r, lp, plan, cfg.Hooks, start); err != nil {
 			return err
-		}
-		t := now()
-		if r.Pause == nil {
-			r.Pause = &runrecord.Pause{}
-		}
-		since, u := start.UTC().Truncate(time.Second), until
-		r.Status, r.UpdatedAt = runrecord.Paused, t
-		r.Pause.Count++
-		r.Pause.Since, r.Pause.Until, r.Pause.Reason = &since, &u, oneLine(reason)
-		r.AddLog(t, "pause", fmt.Sprintf("iteration %d hit a usage limit (%s): paused until %s", lp.meta.Iteration, oneLine(reason), until.Format(time.RFC3339)))
-		// The record says paused before the hook runs (a hook may read
-		// it), and again with the hook's failure, if any.
-		if err := save(path, r); err != nil {
-			return err
-		}
-		logged := len(r.Log)
-		runHook(env, &r, "on_pause", cfg.Hooks, "RUNNER_PAUSE_UNTIL="+until.Format(time.RFC3339))
-		if len(r.Log) != logged {
-			if err := save(path, r); err != nil {
-				return err
-			}
 		}
 	}
-	fmt.Fprintf(env.Stdout, "until=%s secs=%d\n", until.Format(time.RFC3339), secs)
+	fmt.Fprintf(env.Stdout, "until=%s secs=%d reason=%s\n", plan.until.Format(time.RFC3339), int64(plan.wait.Round(time.Second)/time.Second), plan.cause)
+	return nil
+}
+
+// refusal words a pause that does not fit max_pause.
+func (p pausePlan) refusal() string {
+	what := fmt.Sprintf("the usage limit lifts at %s", p.until.Format(time.RFC3339))
+	again := "run runner-loop again after the reset"
+	if p.capped != "" {
+		what = fmt.Sprintf("the usage limit lifts at %s (reported; capped at %s)", p.capped, p.until.Format(time.RFC3339))
+	}
+	if p.cause == vocab.PauseOutage {
+		what = fmt.Sprintf("an outage (%s): the next try would be at %s", p.reason, p.until.Format(time.RFC3339))
+		again = "run runner-loop again once the provider answers"
+	}
+	return fmt.Sprintf("%s, %s from now: %ds paused already and [agent] max_pause = %s; %s",
+		what, p.wait.Round(time.Second), int64(p.paused/time.Second), p.maxWait, again)
+}
+
+// recordPause records the pause in the record at path (status paused,
+// the pause and its log entry), then runs on_pause.
+func recordPause(env *cli.Env, path string, r runrecord.Record, lp lastPause, plan pausePlan, hooks config.Hooks, start time.Time) error {
+	t := now()
+	if r.Pause == nil {
+		r.Pause = &runrecord.Pause{}
+	}
+	since, u := start.UTC().Truncate(time.Second), plan.until
+	r.Status, r.UpdatedAt = runrecord.Paused, t
+	r.Pause.Count++
+	r.Pause.Since, r.Pause.Until, r.Pause.Reason, r.Pause.Cause = &since, &u, plan.reason, string(plan.cause)
+	what := "hit a usage limit"
+	if plan.cause == vocab.PauseOutage {
+		what = "met an outage"
+	}
+	msg := fmt.Sprintf("iteration %d %s (%s): paused until %s", lp.meta.Iteration, what, plan.reason, plan.until.Format(time.RFC3339))
+	if plan.capped != "" {
+		msg += fmt.Sprintf(" (the reported reset %s lies beyond [agent] max_pause = %s: capped)", plan.capped, plan.maxWait)
+	}
+	r.AddLog(t, "pause", msg)
+	// The record says paused before the hook runs (a hook may read
+	// it), and again with the hook's failure, if any.
+	if err := save(path, r); err != nil {
+		return err
+	}
+	logged := len(r.Log)
+	runHook(env, &r, "on_pause", hooks, "RUNNER_PAUSE_UNTIL="+plan.until.Format(time.RFC3339), "RUNNER_PAUSE_REASON="+string(plan.cause))
+	if len(r.Log) != logged {
+		return save(path, r)
+	}
 	return nil
 }
 

@@ -34,7 +34,7 @@ type Options struct {
 	Update UpdateCmd `cmd:"" help:"Refresh the record after a committed iteration (counts, usage, last iteration, HEAD) and run the on_iteration hook."`
 	End    EndCmd    `cmd:"" help:"Finish the record with the run's status and a one-line reason, and run the hook of that status (on_complete, on_stuck, on_limit, on_error). A finished record is never rewritten."`
 	Detach DetachCmd `cmd:"" help:"Leave the record running with no runner attached (pid 0): a runner-step run alone ended without ending the run (an iteration committed, or the step refused or failed) and the run goes on with the next step."`
-	Pause  PauseCmd  `cmd:"" help:"The run's last iteration paused on a usage limit: decide until when the run pauses (the reset the session reported, else 30 s doubling to 15 min), record it (status paused) and run the on_pause hook. Prints until=<time> secs=<n>; exit 4 (limit reason=max-pause) when the pause would exceed [agent] max_pause."`
+	Pause  PauseCmd  `cmd:"" help:"The run's last iteration paused on a usage limit or an outage: decide until when the run pauses (a usage limit: the reset the session reported, capped at [agent] max_pause from now, else 30 s doubling to 15 min; an outage: 10 s doubling to 15 min), record it (status paused, pause.cause) and run the on_pause hook. Prints until=<time> secs=<n> reason=<usage-limit|outage>; exit 4 (limit reason=max-pause) when the pause and the pausing already done would exceed [agent] max_pause."`
 	Wait   WaitCmd   `cmd:"" help:"Wait until a time (--until) or an operator's answer (--answer), on events: a timer, the answer queue, the cancel file, SIGINT or SIGTERM end it at once. Prints resumed secs=<n> or answered, and records the run running again; exit 130/143 (interrupted reason=…) on the cancel file or a signal."`
 }
 
@@ -111,7 +111,7 @@ func (u *UpdateCmd) Run(env *cli.Env) error {
 // EndCmd is `runner-record end`.
 type EndCmd struct {
 	recordFlag
-	Status string `placeholder:"STATUS" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled, error, waiting (every open leaf waits for an answer) or paused (a usage limit, runner-loop --no-pause). With --exit, it replaces the status the exit code gives (canceled for interrupted)."`
+	Status string `placeholder:"STATUS" help:"How the run ended: complete, stuck, limit, timeout, interrupted, canceled, error, waiting (every open leaf waits for an answer) or paused (a usage limit or an outage, runner-loop --no-pause). With --exit, it replaces the status the exit code gives (canceled for interrupted)."`
 	Exit   *int   `placeholder:"N" help:"The porcelain's exit code (--by): the status follows from it. runner-loop: 0 complete, 3 stuck, 4 limit, 7 waiting, 8 paused, 124 timeout, 130/143 interrupted, other error. runner-step: 2 complete, 3 stuck, 4 limit, 7 waiting, 124 timeout, 130/143 interrupted; 0, 5, 8 (an iteration committed) leave the record running without a runner (as detach; no write when it already is), other codes (a refusal, a runner error) too, logging \"runner-step exit N\" (kind step_failed)."`
 	By     string `enum:"runner-loop,runner-step" default:"runner-loop" help:"The porcelain whose exit code --exit gives: runner-loop or runner-step."`
 	Reason string `help:"One line: why the run ended (default with --exit: \"<by> ended with exit N\")."`

@@ -87,8 +87,9 @@ type Status struct {
 	// QueuedAnswers counts the answers queued in .runner/answers/ that the
 	// runner commits before its next iteration.
 	QueuedAnswers int `json:"queued_answers"`
-	// Pause is the record's pauses on usage limits (the current one while
-	// the status is paused); null when the run has not paused.
+	// Pause is the record's pauses on usage limits and outages (the
+	// current one while the status is paused); null when the run has not
+	// paused.
 	Pause *runrecord.Pause `json:"pause"`
 	// StuckLeaves are the open leaves with no attempts left, in selection
 	// order: under stuck_policy skip, the leaves the run passes over.
@@ -296,9 +297,9 @@ func nextStep(st Status) string {
 	case sel.Status == tree.StatusWaiting:
 		return "every open leaf waits for an operator's answer: answer each question above with tree-edit answer ID TEXT, then runner-loop (runner-loop --wait waits for answers)"
 	case st.Status == runrecord.Paused && st.Pause != nil && st.Pause.Until != nil && st.Runner != nil:
-		return "a usage limit paused the run until " + st.Pause.Until.Format(time.RFC3339) + ": the loop goes on by itself then (runner-cancel stops it)"
+		return pauseWhat(st.Pause) + " paused the run until " + st.Pause.Until.Format(time.RFC3339) + ": the loop goes on by itself then (runner-cancel stops it)"
 	case st.Status == runrecord.Paused:
-		return "a usage limit stopped the run: runner-loop again once it resets"
+		return "a usage limit or an outage stopped the run: runner-loop again once the limit resets or the provider answers"
 	case sel.Status == tree.StatusComplete:
 		if st.Branch != "" {
 			return "the tree is complete: review branch " + st.Branch + " and merge it"
@@ -425,12 +426,25 @@ func printWaits(p func(k, format string, args ...any), st Status) {
 		p("answers", "%s queued: the runner commits them before its next iteration", vocab.Plural(st.QueuedAnswers, "answer", "answers"))
 	}
 	if pz := st.Pause; pz != nil {
-		line := fmt.Sprintf("%s on usage limits, %s in all", vocab.Plural(pz.Count, "pause", "pauses"), time.Duration(pz.TotalSecs)*time.Second)
+		line := fmt.Sprintf("%s on usage limits and outages, %s in all", vocab.Plural(pz.Count, "pause", "pauses"), time.Duration(pz.TotalSecs)*time.Second)
 		if pz.Until != nil {
-			line = fmt.Sprintf("until %s (since %s): %s; ", pz.Until.Format(time.RFC3339), pz.Since.Format(time.RFC3339), pz.Reason) + line
+			cause := ""
+			if pz.Cause != "" {
+				cause = pz.Cause + ": "
+			}
+			line = fmt.Sprintf("until %s (since %s): %s%s; ", pz.Until.Format(time.RFC3339), pz.Since.Format(time.RFC3339), cause, pz.Reason) + line
 		}
 		p("pause", "%s", line)
 	}
+}
+
+// pauseWhat is what the record's current pause is for: "an outage" or
+// "a usage limit".
+func pauseWhat(pz *runrecord.Pause) string {
+	if pz.Cause == string(vocab.PauseOutage) {
+		return "an outage"
+	}
+	return "a usage limit"
 }
 
 func limit(v float64, format string) string {

@@ -25,7 +25,7 @@ type Options struct {
 	stepctx.Base
 	Iter      string `required:"" placeholder:"DIR" help:"The iteration's directory (step-begin's dir)."`
 	Selected  string `required:"" placeholder:"ID" help:"The node the iteration worked on (step-begin's id)."`
-	AgentExit *int   `name:"agent-exit" placeholder:"N" help:"agent-exec's exit code: 0 the session ended (judged by tree-update), 5 an agent error, 8 paused on a usage limit, 124 timed out, 130/143 interrupted, other a runner error. Without it no session ran: context-write failed (a runner error)."`
+	AgentExit *int   `name:"agent-exit" placeholder:"N" help:"agent-exec's exit code: 0 the session ended (judged by tree-update), 5 an agent error, 8 paused on a usage limit or an outage, 124 timed out, 130/143 interrupted, other a runner error. Without it no session ran: context-write failed (a runner error)."`
 	AgentDone bool   `name:"agent-done" help:"agent-exec reported status=done: the guard decides (--guard-exit); without --guard-exit the guard did not start, after a signal or the operator's cancel, and the iteration is interrupted."`
 	GuardExit *int   `name:"guard-exit" placeholder:"N" help:"guard-run's exit code: 0 pass, 1 fail, 124 timed out, 130/143 interrupted, other a runner error."`
 	Seal      string `placeholder:"DIGEST" help:"The seal digest agent-exec or guard-run wrote on its --seal-fd: agent-exec --restore --sealed puts back what no session may change should either have failed."`

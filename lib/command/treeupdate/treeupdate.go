@@ -34,7 +34,7 @@ const (
 	OutcomeTimeout     = string(vocab.ResultTimeout)     // the iteration timed out: snapshot restored, no attempt consumed
 	OutcomeInterrupted = string(vocab.ResultInterrupted) // the iteration was interrupted: likewise
 	OutcomeRunnerError = string(vocab.ResultRunnerError) // a runner error (spawn, I/O): likewise, never the agent's fault
-	OutcomePaused      = string(vocab.ResultPaused)      // the session hit a usage limit: likewise, and the run pauses
+	OutcomePaused      = string(vocab.ResultPaused)      // the session hit a usage limit or an outage: likewise, and the run pauses
 )
 
 // Options is the command line of tree-update.
@@ -48,7 +48,7 @@ type Options struct {
 	ErrorLog    string   `placeholder:"FILE" help:"Where the reasons of an agent error go (default DIR/agent_error.log)."`
 	Selected    string   `required:"" placeholder:"ID" predictor:"node" help:"The selected leaf's id."`
 	Guard       string   `enum:"pass,fail,skipped" default:"skipped" help:"Guard outcome: pass, fail or skipped."`
-	Outcome     string   `enum:"agent,timeout,interrupted,runner-error,paused" default:"agent" help:"agent (judge output and edits); timeout, interrupted, runner-error or paused (a usage limit ended the session): restore the snapshot, consume no attempt."`
+	Outcome     string   `enum:"agent,timeout,interrupted,runner-error,paused" default:"agent" help:"agent (judge output and edits); timeout, interrupted, runner-error or paused (a usage limit or an outage ended the session): restore the snapshot, consume no attempt."`
 	AgentError  []string `placeholder:"REASON" help:"An agent error found by the caller (e.g. a protected path touched); repeatable."`
 	MaxAttempts int      `placeholder:"N" help:"max_attempts for new children (default: max_attempts_default of config.toml)."`
 	StuckPolicy string   `name:"stuck-policy" placeholder:"POLICY" help:"What becomes of a leaf whose last attempt this iteration used: stop or skip leave it stuck; decompose sends it back to the agent once in decompose mode, with one attempt more (sent_back), unless it was sent back before (default: stuck_policy of config.toml)."`
