@@ -31,6 +31,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/prompt"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/textclean"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -105,6 +106,9 @@ func (o *Options) Run(env *cli.Env) error {
 	}
 	if f := in.failure(); f != "" {
 		files[FailureFile] = f
+	}
+	for name, body := range files {
+		files[name] = textclean.StripANSI(body)
 	}
 
 	ctxDir := env.Abs(layout.Context)
@@ -318,8 +322,11 @@ func (in *inputs) failure() string {
 	if err != nil {
 		return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d; its log is not available here (%v). Run the guard yourself to see the failure.\n", guard, it, fsutil.Cause(err))
 	}
-	f := prompt.Fence(string(log))
-	return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d. Its output:\n\n%stext\n%s\n%s\n", guard, it, f, strings.TrimRight(string(log), "\n"), f)
+	// The guard's terminal escapes (colours, cursor moves) are noise to
+	// the agent and cost prompt budget; guard.log keeps them.
+	text := textclean.StripANSI(string(log))
+	f := prompt.Fence(text)
+	return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d. Its output:\n\n%stext\n%s\n%s\n", guard, it, f, strings.TrimRight(text, "\n"), f)
 }
 
 // oneLine puts s on one line: line breaks become spaces, nothing else
@@ -374,6 +381,11 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 		ss = append(ss, prompt.Section{Name: prompt.Artifacts, Heading: "## Artifacts (" + layout.Nodes + "/<id>/artifacts/)", Body: body})
 	}
 	ss = append(ss, prompt.Section{Name: prompt.Output, Heading: "## Output contract", Body: in.outputContract(), Required: true})
+	// What the prompt quotes from programs and files (a guard's output, an
+	// agent's summary, notes) reaches the agent without terminal escapes.
+	for i := range ss {
+		ss[i].Body = textclean.StripANSI(ss[i].Body)
+	}
 	return ss
 }
 
