@@ -225,16 +225,16 @@ func (o *Options) goalBytes(env *cli.Env, imp *imported) ([]byte, error) {
 	return data, nil
 }
 
-// rootTree is the initial tree: one root leaf holding the goal (the
-// template's too: runner-start refuses to start on it, and takes the goal
+// rootTree is the initial tree: one root leaf holding the goal and its
+// acceptance criteria (the template's too: runner-start refuses to start on it, and takes the goal
 // written in its place).
 func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
-	title, body, err := doc.Root()
+	title, body, acceptance, err := doc.Root()
 	if err != nil && !errors.Is(err, goal.ErrTemplate) {
 		return nil, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	root := &tree.Node{
-		ID: id, Title: title, Goal: body, Acceptance: []string{}, Next: next,
+		ID: id, Title: title, Goal: body, Acceptance: acceptance, Next: next,
 		MaxAttempts: maxAttempts, Children: []*tree.Node{},
 	}
 	data := tree.Encode(root)
