@@ -100,16 +100,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	in := inputs{env: env, cfg: cfg, begin: begin, root: root, node: node, path: path, rs: rs}
-	files := map[string]string{GoalFile: in.goal() + redStart(env.Dir, begin)}
-	if h := in.history(); h != "" {
-		files[HistoryFile] = h
-	}
-	if f := in.failure(); f != "" {
-		files[FailureFile] = f
-	}
-	for name, body := range files {
-		files[name] = textclean.StripANSI(body)
-	}
+	files := in.contextFiles()
 
 	ctxDir := env.Abs(layout.Context)
 	if err := fsutil.InsideRoot(ctxDir, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -235,6 +226,23 @@ type inputs struct {
 	node  *tree.Node
 	path  string
 	rs    runstate.State
+}
+
+// contextFiles are the files of .runner/context/ by name: goal.md always,
+// history.md and failure.md after an attempt on the node that did not go
+// through; what they quote has no terminal escapes.
+func (in *inputs) contextFiles() map[string]string {
+	files := map[string]string{GoalFile: in.goal() + redStart(in.env.Dir, in.begin)}
+	if h := in.history(); h != "" {
+		files[HistoryFile] = h
+	}
+	if f := in.failure(); f != "" {
+		files[FailureFile] = f
+	}
+	for name, body := range files {
+		files[name] = textclean.StripANSI(body)
+	}
+	return files
 }
 
 // goal is context/goal.md: the selected node's goal and acceptance.
