@@ -142,7 +142,7 @@ func (o *Options) Run(env *cli.Env) error {
 // iterations, as of now; warn hears of each run record it could not read
 // (the status goes on without it).
 func Read(root string, n int, now time.Time, warn func(format string, args ...any)) (Status, error) {
-	rp, err := runrecord.ReadRepo(root)
+	rp, err := readRepo(root)
 	if err != nil {
 		return Status{}, exit.Errorf(exit.Negative, "%v", err)
 	}
