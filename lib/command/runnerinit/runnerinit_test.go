@@ -113,3 +113,28 @@ func TestGoalText(t *testing.T) {
 		t.Errorf("goalText without front matter = %q", got)
 	}
 }
+
+// --new says where the new run will start only on a run branch, naming
+// main or master to start from instead, or REV when there is neither;
+// the JSON report gives the base.
+func TestNewOnARunBranch(t *testing.T) {
+	dir := repo(t)
+	goal := filepath.Join(dir, "..", filepath.Base(dir)+"-goal.md")
+	os.WriteFile(goal, []byte("# Goal\n\nDo it.\n"), 0o644)
+	gittest.Run(t, dir, "symbolic-ref", "HEAD", "refs/heads/trunk")
+	gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", "start")
+	gittest.Run(t, dir, "checkout", "-q", "-b", "feature")
+	if code, _, stderr := run(dir, "--new", "--goal", goal); code != 0 || stderr != "" {
+		t.Fatalf("on a feature branch: exit %d, %q", code, stderr)
+	}
+	gittest.Run(t, dir, "checkout", "-q", "-b", "runner/r1")
+	code, stdout, stderr := run(dir, "--new", "--json")
+	want := "runner-init: warning: on run branch runner/r1: runner-start will start the new run from it, on top of run r1's commits; to start it from REV instead: runner-init --new --base REV\n"
+	if code != 0 || stderr != want || !strings.Contains(stdout, `"rev": "runner/r1"`) || !strings.Contains(stdout, `"switched": false`) {
+		t.Fatalf("exit %d, stdout %s, stderr %q", code, stdout, stderr)
+	}
+	gittest.Run(t, dir, "branch", "master")
+	if _, _, stderr := run(dir, "--new"); !strings.Contains(stderr, "to start it from master instead: runner-init --new --base master\n") {
+		t.Fatalf("with master: %q", stderr)
+	}
+}
