@@ -63,5 +63,15 @@ func Sealed(name, script string) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	return fd, nil
+	// Out of the way of the descriptors the scripts name (3 for a
+	// command's facts, 9 for the runner lock).
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, highFD)
+	unix.Close(fd)
+	if err != nil {
+		return -1, err
+	}
+	return high, nil
 }
+
+// highFD is the lowest descriptor Sealed puts the script on.
+const highFD = 100

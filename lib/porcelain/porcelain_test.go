@@ -95,7 +95,8 @@ func TestSameProcessAndSignals(t *testing.T) {
 }
 
 // A descriptor the caller passes (runner-loop's lock, 9) reaches the
-// script, and the script cannot rewrite itself.
+// script, the script's own is out of the way of those the scripts name,
+// and the script cannot rewrite itself.
 func TestDescriptorsAndSeal(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "lock")
 	f, err := os.Create(lock)
@@ -103,7 +104,7 @@ func TestDescriptorsAndSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	script := "readlink /proc/$$/fd/9\nif echo more >> \"$0\" 2>/dev/null; then echo rewritten; else echo sealed; fi\n"
+	script := "readlink /proc/$$/fd/9\nif echo more >> \"$0\" 2>/dev/null; then echo rewritten; else echo sealed; fi\ncase $0 in /proc/self/fd/1[0-9][0-9]) echo high ;; *) echo \"$0\" ;; esac\n"
 	cmd := command(script)
 	// ExtraFiles[i] is descriptor 3+i: 9 is the seventh.
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, nil, f}
@@ -111,7 +112,7 @@ func TestDescriptorsAndSeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(out), lock+"\nsealed\n"; got != want {
+	if got, want := string(out), lock+"\nsealed\nhigh\n"; got != want {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
 }
