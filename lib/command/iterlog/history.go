@@ -130,7 +130,7 @@ func (l *ListCmd) Run(env *cli.Env) error {
 		if model == "" {
 			model = "-"
 		}
-		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
+		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(textclean.StripANSI(r.Summary)))
 	}
 	if r := running; r != nil {
 		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
