@@ -1,9 +1,12 @@
 package runnerinit
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -19,6 +22,9 @@ type Base struct {
 	Rev      string `json:"rev"`    // a branch name, or the commit when HEAD is detached
 	Commit   string `json:"commit"` // its commit, "" before the first
 	Switched bool   `json:"switched"`
+	// From is the branch (or commit) runner-init switched from, "" when
+	// it did not switch.
+	From string `json:"from,omitempty"`
 }
 
 // stackNote says, for --new without --base on a run branch, that the new
@@ -53,12 +59,18 @@ func (o *Options) stackNote(env *cli.Env, repo *git.Repo) (Base, error) {
 	return b, nil
 }
 
+// replaced are the runner files a new goal writes again, or carries
+// (config.toml): their uncommitted changes do not hold a switch to the
+// base back.
+var replaced = []string{layout.Goal, layout.Tree, layout.RunState, layout.Config, layout.Schema, layout.AgentOutputSchema, layout.Gitignore}
+
 // switchBase checks out --base REV (a local branch as itself, another
 // commit detached) for the new run to start from, before anything is
-// written: the working tree must have no change outside .runner/, whose
-// files the new goal replaces. It returns the operator's config.toml as
-// it stands here ("" when there is none), which the new goal keeps where
-// REV has none.
+// written: the working tree must have no change the switch would lose,
+// but to the runner files the new goal writes again (replaced) and new
+// files under .runner/. It returns the operator's config.toml as it
+// stands here (nil when there is none), which the new goal keeps where REV
+// has none.
 func (o *Options) switchBase(repo *git.Repo) (Base, []byte, error) {
 	commit, err := repo.ResolveCommit(o.Base)
 	if err != nil {
@@ -69,9 +81,16 @@ func (o *Options) switchBase(repo *git.Repo) (Base, []byte, error) {
 		return Base{}, nil, exit.Wrap(exit.RunnerError, err)
 	}
 	for _, e := range status {
-		if p := e[3:]; !strings.HasPrefix(p, layout.Runner+"/") {
-			return Base{}, nil, exit.Errorf(exit.Negative, "--base %s: the working tree has changes outside %s/ (%s): commit or stash them first", o.Base, layout.Runner, p)
+		if p := e[3:]; !slices.Contains(replaced, p) && (e[:2] != "??" || !strings.HasPrefix(p, layout.Runner+"/")) {
+			return Base{}, nil, exit.Errorf(exit.Negative, "--base %s: the working tree has changes that a switch to it would lose (%s): commit or stash them first", o.Base, p)
 		}
+	}
+	from, err := repo.CurrentBranch()
+	if err != nil {
+		return Base{}, nil, exit.Wrap(exit.RunnerError, err)
+	}
+	if from == "" {
+		from, _ = repo.ResolveCommit("HEAD")
 	}
 	config, err := fsutil.ReadFile(filepath.Join(repo.Root(), layout.Config), repo.Root(), 1<<20)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -86,7 +105,7 @@ func (o *Options) switchBase(repo *git.Repo) (Base, []byte, error) {
 	if _, err := repo.Run(args...); err != nil {
 		return Base{}, nil, exit.Errorf(exit.RunnerError, "--base %s: switch to it: %v", o.Base, err)
 	}
-	return Base{Rev: o.Base, Commit: commit, Switched: true}, config, nil
+	return Base{Rev: o.Base, Commit: commit, Switched: true, From: from}, config, nil
 }
 
 // startFrom is where the new goal's run will start (--new): --base's
@@ -106,4 +125,15 @@ func (o *Options) startFrom(env *cli.Env) (*Base, []byte, error) {
 	}
 	b, err := o.stackNote(env, repo)
 	return &b, nil, err
+}
+
+// carriedKept warns when REV had a config.toml of its own, kept, that
+// differs from the one the branch left had (carried).
+func carriedKept(env *cli.Env, b *Base, carried []byte) {
+	if b == nil || !b.Switched || carried == nil {
+		return
+	}
+	if now, err := os.ReadFile(env.Abs(layout.Config)); err == nil && !bytes.Equal(now, carried) {
+		env.Warnf("%s of %s is kept; the one of %s differs (git diff %s %s -- %s shows how, but for changes not committed there)", layout.Config, b.Rev, b.From, b.Rev, b.From, layout.Config)
+	}
 }

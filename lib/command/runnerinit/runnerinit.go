@@ -36,7 +36,7 @@ type Options struct {
 	RootID     string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
 	Next       string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
 	New        bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run, from the branch checked out: on a run branch (runner/<id>) that is on top of the old run's commits, which runner-init says; --base starts it elsewhere."`
-	Base       string `placeholder:"REV" help:"With --new: start the new run from REV (a branch, checked out as itself, or a commit, detached), not from the branch checked out. The working tree must have no change outside .runner/; config.toml comes along where REV has none. Prints switched to <REV> <commit>."`
+	Base       string `placeholder:"REV" help:"With --new: start the new run from REV (a branch, checked out as itself, or a commit, detached), not from the branch checked out. Refused while the working tree has changes the switch would lose (but to the runner files the new goal writes again); config.toml comes along where REV has none. Prints switched to <REV> <commit>."`
 	Plan       string `placeholder:"FILE" help:"Start the tree from a plan, as tree-import FILE reads it (a Markdown checklist or heading outline, a PRD, spec-kit's tasks.md, ralph's prd.json, a GitHub issue's JSON): GOAL.md is the plan's root unless --goal is given, and the plan's checked items go to assumptions.md. Refused when a different tree.json exists (--new starts over)."`
 	PlanFormat string `name:"plan-format" enum:"auto,markdown,prd-json,github-issue" default:"auto" help:"The plan's format, as tree-import's --format."`
 	Sandbox    string `enum:"auto,bwrap,docker,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap, docker (a container per session: runner-check --build-image makes its default image) or none."`
@@ -158,6 +158,7 @@ func (o *Options) Run(env *cli.Env) error {
 			return err
 		}
 	}
+	carriedKept(env, base, carried)
 	if o.JSON || o.Wanted() {
 		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed} {
 			if *l == nil {

@@ -138,3 +138,31 @@ func TestNewOnARunBranch(t *testing.T) {
 		t.Fatalf("with master: %q", stderr)
 	}
 }
+
+// --base REV switches there, brings the config along where REV has none,
+// and keeps REV's own, saying so, where it differs.
+func TestNewFromABase(t *testing.T) {
+	dir := repo(t)
+	gittest.Run(t, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+	goal := filepath.Join(dir, "..", filepath.Base(dir)+"-goal.md")
+	os.WriteFile(goal, []byte("# Goal\n\nDo it.\n"), 0o644)
+	if code, _, stderr := run(dir, "--goal", goal); code != 0 {
+		t.Fatalf("init: %d %q", code, stderr)
+	}
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-q", "-m", "main's runner files")
+	gittest.Run(t, dir, "checkout", "-q", "-b", "runner/r1")
+	os.WriteFile(filepath.Join(dir, layout.Config), []byte(strings.Replace(read(t, dir, layout.Config), "max_attempts_default = 3", "max_attempts_default = 5", 1)), 0o644)
+	gittest.Run(t, dir, "commit", "-q", "-am", "the run's config")
+	code, stdout, stderr := run(dir, "--new", "--base", "main")
+	if code != 0 || !strings.HasPrefix(stdout, "switched to main ") || !strings.Contains(stdout, "kept .runner/state/config.toml\n") ||
+		stderr != "runner-init: warning: .runner/state/config.toml of main is kept; the one of runner/r1 differs (git diff main runner/r1 -- .runner/state/config.toml shows how, but for changes not committed there)\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if got := strings.TrimSpace(gittest.Run(t, dir, "branch", "--show-current")); got != "main" {
+		t.Errorf("on %q", got)
+	}
+	if !strings.Contains(read(t, dir, layout.Config), "max_attempts_default = 3") {
+		t.Error("main's config was not kept")
+	}
+}
