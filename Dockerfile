@@ -28,7 +28,6 @@ COPY .ci/versions /usr/local/share/treeloop/versions
 RUN bash -c '. /usr/local/share/treeloop/versions && npm install -g --no-fund --no-audit "${NPM_PINS[@]}"' \
  && npm cache clean --force
 COPY bin/ /usr/local/bin/
-COPY tools/runner-step tools/runner-loop /usr/local/bin/
 COPY examples/ /usr/local/share/treeloop/examples/
 # compose.yaml runs the loop as your uid:gid (nothing in your repository
 # belongs to root); any uid may use this home for the CLIs' settings, and

@@ -59,11 +59,11 @@ build:
     mkdir -p {{bin}}
     go build -ldflags '{{ldflags}}' -o {{bin}} ./cmd/...
 
-# Install the commands and porcelain scripts into GOBIN (or ~/go/bin), and
-# bash completion for each (tools/install-completions).
+# Install the commands (runner-step and runner-loop among them: they run
+# the scripts of tools/, embedded) into GOBIN (or ~/go/bin), and bash
+# completion for each (tools/install-completions).
 install:
     go install -ldflags '{{ldflags}}' ./cmd/...
-    install -m 0755 tools/runner-step tools/runner-loop "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
     tools/install-completions "$(go env GOBIN | grep . || echo "$(go env GOPATH)/bin")"
 
 # Run every fuzz target for SECONDS each.

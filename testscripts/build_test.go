@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,8 +36,9 @@ func (b builtCommands) Run() int {
 	return b.m.Run()
 }
 
-// buildCommands builds ./cmd/... into dir the way `just build` does, and
-// puts the porcelain beside them.
+// buildCommands builds ./cmd/... into dir the way `just build` does: the
+// porcelain (cmd/runner-step, cmd/runner-loop, which run the scripts of
+// tools/ embedded) among them, as `go install …/cmd/...` installs it.
 func buildCommands(dir string) error {
 	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/...")
 	cmd.Dir = repoRoot()
@@ -45,21 +47,23 @@ func buildCommands(dir string) error {
 	if err != nil {
 		return fmt.Errorf("go build ./cmd/...: %v\n%s", err, out)
 	}
-	// The porcelain, installed beside the commands as `just install` does.
-	for _, p := range porcelain {
-		data, err := os.ReadFile(filepath.Join(repoRoot(), "tools", p))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), data, 0o755); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
-// porcelain are the scripts that ship beside the commands (just install).
+// porcelain are the commands that run the bash scripts of tools/: listed
+// after the plumbing in the generated help, and not kong commands.
 var porcelain = []string{"runner-step", "runner-loop"}
+
+// plumbing is the shipped commands without the porcelain.
+func plumbing(t *testing.T) []string {
+	var out []string
+	for _, name := range shippedCommands(t) {
+		if !slices.Contains(porcelain, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // trackSources stats every file of the checkout (but git's and what
 // builds and evals leave), once per test binary, from inside a test: go

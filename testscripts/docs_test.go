@@ -84,7 +84,7 @@ func firstDiff(got, want string) string {
 func helpMarkdown(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, name := range append(shippedCommands(t), porcelain...) {
+	for _, name := range append(plumbing(t), porcelain...) {
 		help := helpOutput(t, name)
 		writeHelp(&b, name, help)
 		for _, sub := range subcommands(help) {

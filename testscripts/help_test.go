@@ -26,7 +26,7 @@ func subcommands(help string) []string {
 // usage line on stdout and nothing on stderr, and names what it does.
 func TestEveryCommandHelps(t *testing.T) {
 	trackSources(t)
-	cmds := append(shippedCommands(t), porcelain...)
+	cmds := append(plumbing(t), porcelain...)
 	seen := 0
 	for _, name := range cmds {
 		help := runHelp(t, name)

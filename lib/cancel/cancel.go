@@ -441,3 +441,55 @@ func Clear(root string) (bool, error) {
 	}
 	return false, fmt.Errorf("remove %s: %w", layout.Cancel, err)
 }
+
+// Said is what the cancel file of the repository at root says of the
+// request: " (<its first line>)" in printable characters, at most 200 of
+// them, as Request wrote it ("by=… pid=… at=…"); "" when it says nothing.
+func Said(root string) string {
+	data, _ := fsutil.ReadFile(filepath.Join(root, layout.Cancel), "", 4096)
+	line, _, _ := strings.Cut(string(data), "\n")
+	line = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, line)
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:200])
+	}
+	if line == "" {
+		return ""
+	}
+	return " (" + line + ")"
+}
+
+// Stopped uses up the cancel request of the repository at root that
+// stopped runner (runner-step, runner-loop) and says so on w in one line:
+// the next run goes on, or the request stays pending and why; nothing
+// when no request is pending (withdrawn meanwhile).
+func Stopped(root, runner string, w io.Writer) {
+	said := Said(root)
+	p, err := UseUp(root)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "%s: the cancel request%s stopped it but stays pending: %v: remove %s\n", runner, said, fsutil.Cause(err), layout.Cancel)
+	case p != nil:
+		fmt.Fprintf(w, "%s: stopped by the cancel request%s, now used up: the next %s runs\n", runner, said, runner)
+	}
+}
+
+// UseUp removes the cancel request of the repository at root once it has
+// stopped a runner (runner-loop, or runner-step run alone): a request
+// stops the runner that finds it and is then used up, so the next runner
+// runs. It returns the request it removed, nil when there was none; on an
+// error the request stays pending.
+func UseUp(root string) (*Pending, error) {
+	p, err := Read(root)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	if _, err := Clear(root); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

@@ -43,3 +43,31 @@ func TestReadAndClear(t *testing.T) {
 		}
 	}
 }
+
+// UseUp removes the request that stopped a runner and says what it was;
+// with none it says so; one it cannot remove stays pending.
+func TestUseUp(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, layout.Runner), 0o755)
+	if p, err := UseUp(root); p != nil || err != nil {
+		t.Fatalf("nothing pending: %+v %v", p, err)
+	}
+	if err := Request(root, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := UseUp(root); err != nil || p == nil || p.By != "ops" {
+		t.Fatalf("UseUp = %+v, %v", p, err)
+	}
+	if p, _ := Read(root); p != nil {
+		t.Fatalf("still pending: %+v", p)
+	}
+	// A directory in its place still stops a runner, and cannot be
+	// removed while it holds something.
+	os.MkdirAll(filepath.Join(root, layout.Cancel, "x"), 0o755)
+	if p, err := UseUp(root); err == nil || p != nil {
+		t.Fatalf("a full directory: %+v %v", p, err)
+	}
+	if p, _ := Read(root); p == nil {
+		t.Fatal("the request that could not be removed is gone")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/prompt"
+	"github.com/treeloop/treeloop/lib/textclean"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -60,7 +61,7 @@ func ReadBody(repo *git.Repo, p Plan, res Result, runDir string) (Body, error) {
 	if err != nil {
 		return b, err
 	}
-	b.Assumptions, b.Questions = notes(string(files[0].Data)), notes(string(files[1].Data))
+	b.Assumptions, b.Questions = notes(textclean.StripANSI(string(files[0].Data))), notes(textclean.StripANSI(string(files[1].Data)))
 	if b.Artifacts, err = artifacts.AtCommit(repo, p.Tip); err != nil {
 		return b, fmt.Errorf("list the nodes' artifacts: %w", err)
 	}
@@ -90,7 +91,7 @@ func ReadBody(repo *git.Repo, p Plan, res Result, runDir string) (Body, error) {
 			return b, err
 		}
 		if data, err := fsutil.ReadFile(filepath.Join(dir, iterdir.GuardLog), "", 64<<20); err == nil {
-			e.GuardTail = lastLines(string(data), guardTailLines)
+			e.GuardTail = lastLines(textclean.StripANSI(string(data)), guardTailLines)
 		}
 		b.Evidence[s.Node.ID] = e
 	}
@@ -136,7 +137,10 @@ func (b Body) Markdown() string {
 	b.writeIterations(&w)
 	w.WriteString("\n### Assumptions\n\n" + orNone(b.Assumptions) + "\n")
 	w.WriteString("\n### Open questions\n\n" + orNone(joinNotes(answer.Markdown(answer.Questions(p.Root)), b.Questions)) + "\n")
-	return w.String()
+	// A reviewer reads it on a web page: no terminal escapes (the guard
+	// logs' tails, the notes and the tree's text were cleaned where they
+	// were read; this catches the rest).
+	return textclean.StripANSI(w.String())
 }
 
 func (b Body) summary() string {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/plan"
 )
 
 const fence = "---"
@@ -101,7 +103,8 @@ func (d Doc) Title() string {
 const Template = "# " + templateTitle + `
 
 Say what the finished work does and how to tell it is done. The first
-"# " heading becomes the root node's title; this text becomes its goal.
+"# " heading becomes the root node's title; this text becomes its goal,
+and the items of a "## Acceptance" section its acceptance criteria.
 `
 
 const templateTitle = "Describe the goal in one line"
@@ -116,12 +119,17 @@ const (
 // ErrTemplate is Root's error for the untouched template.
 var ErrTemplate = errors.New("it still holds the template: replace its heading with your goal in one line and its text with what done means")
 
-// Root is the root node's title and goal (seed 000 preamble): the first
-// "# " heading is the title (cut to MaxTitle bytes), the text under it the
-// goal; a heading alone is both. It fails on the template (ErrTemplate,
-// with the title and goal it would give), on a document with no goal text
-// and on a goal longer than MaxGoal bytes.
-func (d Doc) Root() (title, body string, err error) {
+// Root is the root node's title, goal and acceptance (seed 000 preamble):
+// the first "# " heading is the title (cut to MaxTitle bytes), the text
+// under it the goal; a heading alone is both. A section right under the
+// heading titled Acceptance (or Acceptance criteria, Done when, Definition
+// of done, Success criteria) gives the acceptance criteria, one per list
+// item, as tree-import reads a plan's root (lib/plan GoalAcceptance), and
+// is left out of the goal; acceptance is empty (not nil) without one. It
+// fails on the template (ErrTemplate, with the title and goal it would
+// give), on a document with no goal text, on a goal longer than MaxGoal
+// bytes and on criteria beyond the schema's bounds.
+func (d Doc) Root() (title, body string, acceptance []string, err error) {
 	title = d.Title()
 	if title == "" {
 		title = "Goal"
@@ -129,7 +137,14 @@ func (d Doc) Root() (title, body string, err error) {
 	if len(title) > MaxTitle {
 		title = strings.ToValidUTF8(title[:MaxTitle], "")
 	}
-	body = strings.TrimSpace(string(d.Body))
+	text, acceptance, err := plan.GoalAcceptance(string(d.Body))
+	if err != nil {
+		return "", "", nil, err
+	}
+	if acceptance == nil {
+		acceptance = []string{}
+	}
+	body = strings.TrimSpace(text)
 	if first, rest, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "# ") {
 		body = strings.TrimSpace(rest)
 		if body == "" {
@@ -138,13 +153,13 @@ func (d Doc) Root() (title, body string, err error) {
 	}
 	switch {
 	case body == "":
-		return "", "", errors.New("it has no goal text: write a \"# \" heading with the goal in one line, then what done means")
+		return "", "", nil, errors.New("it has no goal text: write a \"# \" heading with the goal in one line, then what done means")
 	case len(body) > MaxGoal:
-		return "", "", fmt.Errorf("it is %d bytes; the root goal holds at most %d: shorten it and put details in the root's context file", len(body), MaxGoal)
+		return "", "", nil, fmt.Errorf("it is %d bytes; the root goal holds at most %d: shorten it and put details in the root's context file", len(body), MaxGoal)
 	case title == templateTitle:
-		return title, body, ErrTemplate
+		return title, body, acceptance, ErrTemplate
 	}
-	return title, body, nil
+	return title, body, acceptance, nil
 }
 
 // RemoveID drops the front matter's id line (a new goal gets a new run id).

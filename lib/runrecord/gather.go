@@ -78,6 +78,11 @@ type Repo struct {
 	LastMeta *iterdir.Meta // meta.json of the last iteration iter-log end completed (next_iter - 1), nil before the first
 }
 
+// InitAdvice ends ReadRepo's error for a tree.json it cannot read: what
+// to do when the repository has not been set up. A reader that knows
+// better (a runner works there and rewrites the tree) leaves it out.
+const InitAdvice = " (run runner-init first)"
+
 // ReadRepo reads tree.json, run_state.json, config.toml and the last
 // iteration's meta.json under root. The tree is mapped, not copied (10,000
 // nodes are read in a few milliseconds).
@@ -86,7 +91,7 @@ func ReadRepo(root string) (*Repo, error) {
 	data, release, err := fsutil.MapFile(filepath.Join(root, layout.Tree), root, 0)
 	defer release()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %v (run runner-init first)", layout.Tree, fsutil.Cause(err))
+		return nil, fmt.Errorf("read %s: %v%s", layout.Tree, fsutil.Cause(err), InitAdvice)
 	}
 	t, ps := tree.Load(data)
 	if len(ps) > 0 {

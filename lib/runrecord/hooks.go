@@ -14,6 +14,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/textclean"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -68,12 +69,13 @@ func (h Hooks) Run(r *Record, name string, hooks config.Hooks, extra ...string) 
 	if len(argv) == 0 {
 		return
 	}
+	shown := r.Readable()
 	vars := []string{
 		"RUNNER_EVENT=" + name,
 		"RUNNER_RUN_ID=" + r.RunID,
 		"RUNNER_RECORD=" + filepath.Join(h.Root, layout.RunRecord(r.ID)),
 		"RUNNER_STATUS=" + r.Status,
-		"RUNNER_REASON=" + r.Reason,
+		"RUNNER_REASON=" + shown.Reason,
 		"RUNNER_ROOT=" + h.Root,
 		"RUNNER_BRANCH=" + r.Branch,
 		"RUNNER_ITERATIONS=" + strconv.Itoa(r.Iterations),
@@ -81,14 +83,16 @@ func (h Hooks) Run(r *Record, name string, hooks config.Hooks, extra ...string) 
 	if li := r.LastIteration; li != nil {
 		vars = append(vars, "RUNNER_ITERATION="+strconv.Itoa(li.Iter), "RUNNER_NODE_ID="+li.NodeID)
 	}
-	vars = append(vars, extra...)
+	for _, kv := range extra {
+		vars = append(vars, textclean.StripANSI(kv))
+	}
 	var out bytes.Buffer
 	capped := proc.NewCappedWriter(&out, 4096)
 	res, err := proc.Run(h.Stop, proc.Spec{
 		Argv:     argv,
 		Dir:      h.Root,
 		Env:      hookEnv(git.Strip(os.Environ()), vars),
-		Stdin:    bytes.NewReader(Encode(*r)),
+		Stdin:    bytes.NewReader(Encode(shown)),
 		Log:      capped,
 		Deadline: time.Now().Add(hooks.Timeout()),
 		Grace:    hookGrace,
@@ -118,6 +122,28 @@ func (h Hooks) Run(r *Record, name string, hooks config.Hooks, extra ...string) 
 	msg = name + " (" + argv[0] + "): " + msg
 	r.AddLog(time.Now(), kind, msg)
 	h.Warnf("hook %s; the run goes on", msg)
+}
+
+// Readable is r as a notification shows it: a copy whose text (the goal's
+// title, the reason, the log's and the pause's messages, which may quote a
+// guard's or an agent's output) has no terminal escapes (lib/textclean).
+// The record itself keeps what was written.
+func (r *Record) Readable() Record {
+	c := *r
+	c.GoalTitle, c.Reason = textclean.StripANSI(c.GoalTitle), textclean.StripANSI(c.Reason)
+	if c.Log != nil {
+		c.Log = make([]Entry, len(r.Log))
+		for i, e := range r.Log {
+			e.Message = textclean.StripANSI(e.Message)
+			c.Log[i] = e
+		}
+	}
+	if r.Pause != nil {
+		p := *r.Pause
+		p.Reason = textclean.StripANSI(p.Reason)
+		c.Pause = &p
+	}
+	return c
 }
 
 // Iterated refreshes r after a committed iteration (counts, usage, last

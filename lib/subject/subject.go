@@ -112,10 +112,11 @@ const (
 	ActionRemove    Action = "remove"
 	ActionMove      Action = "move"
 	ActionAnswer    Action = "answer"
+	ActionAdd       Action = "add"
 )
 
 // Actions lists every Action.
-var Actions = []Action{ActionRetry, ActionDecompose, ActionSet, ActionRemove, ActionMove, ActionAnswer}
+var Actions = []Action{ActionRetry, ActionDecompose, ActionSet, ActionRemove, ActionMove, ActionAnswer, ActionAdd}
 
 // Operator is the subject of an operator's tree-edit commit:
 // "chore(loop): operator <action> node <node>".

@@ -1,159 +1,159 @@
-// Package textclean makes text that a guard or an agent wrote fit to be
-// read by a person outside a terminal: in the web UI, a prompt, a log shown
-// by iter-log, a pull-request body. What it cleans is a copy; the logs on
-// disk stay as they were written.
+// Package textclean makes text a program printed fit for a person to read
+// outside a terminal: the prompt pack, iter-log show, the PR body, the UI and
+// notifications quote a guard's or an agent's output, and the escape
+// sequences a terminal would have interpreted (colours, cursor moves, window
+// titles, hyperlinks) would otherwise reach them as noise. The raw logs keep
+// what was written; only what is shown is cleaned.
 package textclean
 
-import (
-	"strings"
-	"unicode/utf8"
+const (
+	esc = 0x1b
+	bel = 0x07
+	del = 0x7f
+	// c1Lead is the first byte of the UTF-8 encoding of U+0080..U+00BF; a
+	// second byte in 0x80..0x9F makes it a C1 control (U+0080..U+009F).
+	c1Lead = 0xc2
 )
 
-const esc = 0x1b
-
-// StripANSI returns s without its terminal escape sequences (ECMA-48), so
-// that colour codes and cursor moves do not reach a page or a prompt as
-// "[31m" and the like:
+// StripANSI returns s without its terminal escape sequences and control
+// characters (ECMA-48), keeping every other byte as it was:
 //
-//   - CSI: ESC [ parameters, intermediates, a final byte (colours, cursor
-//     moves, erase), and its 8-bit form U+009B;
-//   - OSC, DCS, SOS, PM and APC strings: ESC ] (P, X, ^, _) up to BEL or
-//     ST (ESC \), and their 8-bit forms U+009D, U+0090, U+0098, U+009E,
-//     U+009F up to BEL, ESC \ or U+009C; the text between an OSC 8
-//     hyperlink's two sequences stays;
-//   - the other escape sequences: ESC, intermediates (0x20-0x2F), a final
-//     byte (0x30-0x7E), such as ESC ( B or ESC 7;
-//   - a lone ESC (at the end, or before a byte no sequence starts with),
-//     the other C1 controls (U+0080-U+009F), and a byte C2 that does not
-//     start a UTF-8 character (with a byte after a sequence removed, it
-//     would make a C1 control).
+//   - CSI sequences, ESC [ parameters intermediates final, private modes
+//     (ESC [ ? 25 l) included;
+//   - control strings, OSC (ESC ]) and DCS, SOS, PM, APC (ESC P, X, ^, _),
+//     ended by BEL or ST (ESC \); one left open ends before the next line
+//     break, which is kept, so an unterminated string never swallows the
+//     lines after it;
+//   - two-byte sequences (ESC 7, ESC c, ESC =) and character set
+//     designations (ESC ( B);
+//   - a lone ESC, one followed by nothing a sequence can start with;
+//   - the C1 controls U+0080..U+009F, read as their ESC equivalents
+//     (U+009B as CSI, U+009D as OSC, ...);
+//   - every other C0 control and DEL. Line feed, carriage return (CRLF line
+//     ends and progress lines) and tab stay.
 //
-// A sequence cut short ends where the text stops being one: a CSI at its
-// first byte outside the CSI ranges, a string at the end of its line (the
-// newline stays). Everything else, new lines, tabs and carriage returns
-// included, is kept as it is. s without ESC or C1 controls is returned
-// unchanged.
+// Bytes that are not valid UTF-8 are kept as they are, but for a stray
+// 0xC2 that what was dropped after it would join to a byte 0x80..0x9F (a
+// C1 control): both go. s is returned itself,
+// without a copy, when it holds nothing to strip.
 func StripANSI(s string) string {
-	if !hasEscape(s) {
+	i := firstUnclean(s)
+	if i < 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
+	b := make([]byte, i, len(s))
+	copy(b, s[:i])
+	for i < len(s) {
 		c := s[i]
 		switch {
 		case c == esc:
 			i = skipEscape(s, i+1)
-		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f:
-			i = skipC1(s, s[i+1], i+2)
-		case c == 0xc2 && (i+1 == len(s) || s[i+1] < 0x80 || s[i+1] > 0xbf):
-			i++ // not UTF-8, and it could pair with a byte after a removed sequence
+		case isC1(s, i):
+			i = skipSequence(s, s[i+1]-0x40, i+2)
+		case dropped(c):
+			i++
+		case c >= 0x80 && c <= 0x9f && len(b) > 0 && b[len(b)-1] == c1Lead:
+			// What was dropped between a stray lead byte and this one
+			// would join them into a C1 control: drop both.
+			b = b[:len(b)-1]
+			i++
 		default:
-			j := i + 1
-			for j < len(s) && s[j] != esc && s[j] != 0xc2 {
-				j++
-			}
-			b.WriteString(s[i:j])
-			i = j
+			b = append(b, c)
+			i++
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
-// hasEscape reports whether s holds ESC or a C1 control (U+0080-U+009F,
-// the bytes C2 80-C2 9F in UTF-8).
-func hasEscape(s string) bool {
-	if strings.IndexByte(s, esc) >= 0 {
-		return true
-	}
-	for i := strings.IndexByte(s, 0xc2); i >= 0 && i+1 < len(s); {
-		if s[i+1] >= 0x80 && s[i+1] <= 0x9f {
-			return true
+// firstUnclean is the index of the first byte StripANSI would change, or -1.
+func firstUnclean(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == esc || dropped(c) || isC1(s, i) {
+			return i
 		}
-		k := strings.IndexByte(s[i+1:], 0xc2)
-		if k < 0 {
-			break
-		}
-		i += 1 + k
 	}
-	return false
+	return -1
 }
 
-// skipEscape returns where the sequence whose ESC ends before i ends.
-func skipEscape(s string, i int) int {
-	if i >= len(s) {
-		return i // a lone ESC at the end
+// dropped says whether c is a control character that is not kept (every C0
+// control but LF, CR and tab, and DEL).
+func dropped(c byte) bool {
+	return (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == del
+}
+
+// isC1 says whether s[i:] starts with a C1 control encoded in UTF-8.
+func isC1(s string, i int) bool {
+	return s[i] == c1Lead && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f
+}
+
+// skipEscape returns the index after the sequence an ESC at j-1 starts; a
+// lone ESC is dropped by itself.
+func skipEscape(s string, j int) int {
+	if j >= len(s) || s[j] < 0x20 || s[j] > 0x7e {
+		return j
 	}
-	switch c := s[i]; {
-	case c == '[':
-		return skipCSI(s, i+1)
-	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
-		return skipString(s, i+1)
-	case c >= 0x20 && c <= 0x2f:
-		j := i
+	return skipSequence(s, s[j], j+1)
+}
+
+// skipSequence returns the index after an escape sequence whose byte after
+// ESC is kind and whose body starts at j.
+func skipSequence(s string, kind byte, j int) int {
+	switch {
+	case kind == '[':
+		return skipCSI(s, j)
+	case kind == ']' || kind == 'P' || kind == 'X' || kind == '^' || kind == '_':
+		return skipControlString(s, j)
+	case kind >= 0x20 && kind <= 0x2f:
+		// nF: more intermediates, then one final byte.
 		for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
 			j++
 		}
 		if j < len(s) && s[j] >= 0x30 && s[j] <= 0x7e {
-			return j + 1
+			j++
 		}
 		return j
-	case c >= 0x30 && c <= 0x7e:
-		return i + 1
+	default:
+		// A two-byte sequence (Fp, Fe, Fs) or a C1 control with no body.
+		return j
 	}
-	return i // a lone ESC: the byte after it is text
 }
 
-// skipC1 returns where the sequence that the C1 control U+00xx (c, the
-// second byte of its UTF-8 form) opens ends, i being just after it.
-func skipC1(s string, c byte, i int) int {
-	switch c {
-	case 0x9b:
-		return skipCSI(s, i)
-	case 0x90, 0x98, 0x9d, 0x9e, 0x9f:
-		return skipString(s, i)
+// skipCSI returns the index after a CSI body starting at j: parameter bytes
+// (0x30..0x3F, private markers included), intermediate bytes (0x20..0x2F)
+// and one final byte (0x40..0x7E). A byte outside them ends the sequence
+// there and is read as text again.
+func skipCSI(s string, j int) int {
+	for j < len(s) && s[j] >= 0x30 && s[j] <= 0x3f {
+		j++
 	}
-	return i
+	for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
+		j++
+	}
+	if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
+		j++
+	}
+	return j
 }
 
-// skipCSI returns where a control sequence whose parameters start at i
-// ends: after its final byte, or at the first byte that cannot be part of
-// it.
-func skipCSI(s string, i int) int {
-	for i < len(s) && s[i] >= 0x30 && s[i] <= 0x3f {
-		i++
-	}
-	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
-		i++
-	}
-	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
-		return i + 1
-	}
-	return i
-}
-
-// skipString returns where a control string (OSC, DCS, …) whose content
-// starts at i ends: after BEL, ST (ESC \ or U+009C), or at the end of its
-// line, the newline kept.
-func skipString(s string, i int) int {
-	for i < len(s) {
-		switch s[i] {
-		case 0x07:
-			return i + 1
-		case '\n':
-			return i
-		case esc:
-			if i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
+// skipControlString returns the index after a control string starting at
+// j: up to and including BEL or ST (ESC \ or U+009C); any other ESC ends it
+// and starts a sequence of its own; an open string ends before a line break.
+func skipControlString(s string, j int) int {
+	for j < len(s) {
+		switch c := s[j]; {
+		case c == bel:
+			return j + 1
+		case c == esc:
+			if j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
 			}
-			return i // another sequence starts: this one was cut short
-		case 0xc2:
-			if i+1 < len(s) && s[i+1] == 0x9c {
-				return i + 2
-			}
+			return j
+		case c == '\n' || c == '\r':
+			return j
+		case c == c1Lead && j+1 < len(s) && s[j+1] == 0x9c:
+			return j + 2
 		}
-		_, n := utf8.DecodeRuneInString(s[i:])
-		i += n
+		j++
 	}
-	return i
+	return j
 }

@@ -228,7 +228,7 @@ func TestIteration(t *testing.T) {
 	}
 	d := decode[detail](t, get(t, s.url+"/api/iterations/run-a/1"))
 	if d.Run != "run-a" || d.Iter != 1 || d.Meta["result"] != "passed" || d.Begin["node_id"] != "a" || d.Output["summary"] != "did a" ||
-		d.Agent["backend"] != "claude" || d.Guard != nil {
+		d.Agent["backend"] != "claude" || d.Guard.(map[string]any)["evidence"].(map[string]any)["reads"] != "witnessed" {
 		t.Fatalf("detail: %+v", d)
 	}
 	names := []string{}

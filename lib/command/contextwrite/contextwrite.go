@@ -32,6 +32,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/prompt"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/textclean"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -100,13 +101,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Wrap(exit.RunnerError, err)
 	}
 	in := inputs{env: env, cfg: cfg, begin: begin, root: root, node: node, path: path, rs: rs}
-	files := map[string]string{GoalFile: in.goal() + redStart(env.Dir, begin)}
-	if h := in.history(); h != "" {
-		files[HistoryFile] = h
-	}
-	if f := in.failure(); f != "" {
-		files[FailureFile] = f
-	}
+	files := in.contextFiles()
 
 	ctxDir := env.Abs(layout.Context)
 	if err := fsutil.InsideRoot(ctxDir, env.Dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -234,6 +229,23 @@ type inputs struct {
 	rs    runstate.State
 }
 
+// contextFiles are the files of .runner/context/ by name: goal.md always,
+// history.md and failure.md after an attempt on the node that did not go
+// through; what they quote has no terminal escapes.
+func (in *inputs) contextFiles() map[string]string {
+	files := map[string]string{GoalFile: in.goal() + redStart(in.env.Dir, in.begin)}
+	if h := in.history(); h != "" {
+		files[HistoryFile] = h
+	}
+	if f := in.failure(); f != "" {
+		files[FailureFile] = f
+	}
+	for name, body := range files {
+		files[name] = textclean.StripANSI(body)
+	}
+	return files
+}
+
 // goal is context/goal.md: the selected node's goal and acceptance.
 func (in *inputs) goal() string {
 	n := in.node
@@ -319,8 +331,11 @@ func (in *inputs) failure() string {
 	if err != nil {
 		return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d; its log is not available here (%v). Run the guard yourself to see the failure.\n", guard, it, fsutil.Cause(err))
 	}
-	f := prompt.Fence(string(log))
-	return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d. Its output:\n\n%stext\n%s\n%s\n", guard, it, f, strings.TrimRight(string(log), "\n"), f)
+	// The guard's terminal escapes (colours, cursor moves) are noise to
+	// the agent and cost prompt budget; guard.log keeps them.
+	text := textclean.StripANSI(string(log))
+	f := prompt.Fence(text)
+	return fmt.Sprintf("# Guard failure\n\nThe guard (`%s`) failed in iteration %d. Its output:\n\n%stext\n%s\n%s\n", guard, it, f, strings.TrimRight(text, "\n"), f)
 }
 
 // oneLine puts s on one line: line breaks become spaces, nothing else
@@ -375,6 +390,11 @@ func (in *inputs) sections(files map[string]string) []prompt.Section {
 		ss = append(ss, prompt.Section{Name: prompt.Artifacts, Heading: "## Artifacts (" + layout.Nodes + "/<id>/artifacts/)", Body: body})
 	}
 	ss = append(ss, prompt.Section{Name: prompt.Output, Heading: "## Output contract", Body: in.outputContract(), Required: true})
+	// What the prompt quotes from programs and files (a guard's output, an
+	// agent's summary, notes) reaches the agent without terminal escapes.
+	for i := range ss {
+		ss[i].Body = textclean.StripANSI(ss[i].Body)
+	}
 	return ss
 }
 

@@ -82,6 +82,29 @@ func TestFailureAfterARedGuard(t *testing.T) {
 	}
 }
 
+// The guard's colour codes stay in guard.log but not in failure.md, and
+// stripping them cannot join backtick runs into one the fence is too
+// short for; the other sections' text loses them too.
+func TestFailureWithoutTerminalEscapes(t *testing.T) {
+	root := node("root", 0, false, node("b", 1, false))
+	x := in(t, root, "b", "done", "fail")
+	raw := "\x1b[31mFAIL\x1b[0m TestX\n``\x1b[1m``\n\x1b]8;;file:///x\x07link\x1b]8;;\x07\n"
+	writeIter(t, x, 2, iterdir.GuardLog, raw)
+	f := x.failure()
+	if strings.Contains(f, "\x1b") || !strings.Contains(f, "FAIL TestX\n````\nlink\n") || !strings.Contains(f, "`````text\n") {
+		t.Fatalf("failure %q: want the log without escapes, in a fence longer than its four backticks", f)
+	}
+	x.rs.LastSummary = runstate.Str("\x1b[33mtried\x1b[0m x")
+	for _, s := range x.sections(map[string]string{GoalFile: "g", HistoryFile: x.history(), FailureFile: f}) {
+		if strings.ContainsRune(s.Body, 0x1b) {
+			t.Errorf("section %s keeps an escape: %q", s.Name, s.Body)
+		}
+	}
+	if data, _ := os.ReadFile(x.env.Abs(filepath.Join(layout.IterDir("r1", 2), iterdir.GuardLog))); string(data) != raw {
+		t.Fatalf("guard.log changed: %q", data)
+	}
+}
+
 // The tree summary marks the selected node, folds passed subtrees and
 // lists siblings in (order, id) order.
 func TestSummary(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/textclean"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 	"github.com/treeloop/treeloop/lib/worktree"
@@ -129,7 +130,7 @@ func (l *ListCmd) Run(env *cli.Env) error {
 		if model == "" {
 			model = "-"
 		}
-		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(r.Summary))
+		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(textclean.StripANSI(r.Summary)))
 	}
 	if r := running; r != nil {
 		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
@@ -144,7 +145,7 @@ type ShowCmd struct {
 	runFlag
 	Iter int  `arg:"" optional:"" placeholder:"ITER" help:"The iteration number (default: the run's last iteration)."`
 	JSON bool `name:"json" help:"Print {\"version\": 1, \"run_id\", \"iter\", \"meta\", \"output\", \"guard_tail\", \"diff_stat\", \"failure\"} as JSON."`
-	Tail int  `default:"20" help:"Lines of guard.log to show."`
+	Tail int  `default:"20" help:"Lines of guard.log to show (as a person reads them: without its terminal escapes, which the log keeps)."`
 	cli.Get
 }
 
@@ -213,12 +214,13 @@ func (s *ShowCmd) Run(env *cli.Env) error {
 		sh.Output = json.RawMessage(bytes.TrimSpace(out))
 	}
 	if g, err := fsutil.ReadFile(filepath.Join(idir, iterdir.GuardLog), "", 64<<20); err == nil {
-		sh.GuardTail = tail(string(g), s.Tail)
+		sh.GuardTail = tail(textclean.StripANSI(string(g)), s.Tail)
 	}
 	if p, err := fsutil.ReadFile(filepath.Join(idir, iterdir.DiffPatch), "", 256<<20); err == nil {
 		sh.DiffStat = diffStat(p)
 	}
 	sh.Failure = failure(m, idir)
+	m.Summary = textclean.StripANSI(m.Summary)
 	if s.JSON || s.Wanted() {
 		return s.PrintJSON(env, sh)
 	}
@@ -275,7 +277,11 @@ func failure(m iterdir.Meta, idir string) *Failure {
 		f.Class, f.Message = m.Agent.Class, m.Agent.Message
 	}
 	if b, err := fsutil.ReadFile(filepath.Join(idir, iterdir.RunnerErrorLog), "", 1<<20); err == nil {
-		f.RunnerError = strings.TrimSpace(string(b))
+		f.RunnerError = strings.TrimSpace(textclean.StripANSI(string(b)))
+	}
+	f.Message = textclean.StripANSI(f.Message)
+	for i, r := range f.Reasons {
+		f.Reasons[i] = textclean.StripANSI(r)
 	}
 	switch vocab.Result(m.Result) {
 	case vocab.ResultAgentError, vocab.ResultRunnerError, vocab.ResultTimeout, vocab.ResultInterrupted:

@@ -26,7 +26,7 @@ type Options struct {
 
 // Main runs runner-cancel and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-cancel", "Ask the run in this repository to stop: a running agent or guard is stopped and its iteration committed as interrupted (no attempt consumed), and the loop stops before the next iteration. Prints cancel=requested by=<name>. runner-cancel --clear withdraws it (runner-status shows a pending request). Exit 0 requested (or cleared), 1 refused (run from inside an agent's or a guard's session), 6 the file could not be written.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-cancel", "Ask the run in this repository to stop: a running agent or guard is stopped and its iteration committed as interrupted (no attempt consumed), and the loop stops before the next iteration. The runner it stops uses the request up as it ends (runner-loop, or runner-step run alone), so the next runner-loop runs; one made while no runner works stops the next at its start. Prints cancel=requested by=<name>. runner-cancel --clear withdraws it (runner-status shows a pending request). Exit 0 requested (or cleared), 1 refused (run from inside an agent's or a guard's session), 6 the file could not be written.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Result is the --json output.

@@ -39,26 +39,34 @@ func (o *Options) importPlan(env *cli.Env, cfg config.Config) (*imported, error)
 	return &imported{plan: p, root: root}, nil
 }
 
-// goal is the GOAL.md of the plan's root: its title as the heading and
-// its goal as the text (the title again when it has none, as GOAL.md
-// reads).
+// goal is the GOAL.md of the plan's root: its title as the heading, its
+// goal as the text (the title again when it has none, as GOAL.md reads)
+// and its acceptance criteria as an "## Acceptance" list, one line each.
 func (im *imported) goal() []byte {
-	body := strings.TrimSpace(im.root.Goal)
-	if body == "" {
-		return []byte("# " + im.root.Title + "\n")
+	var b strings.Builder
+	b.WriteString("# " + im.root.Title + "\n")
+	if body := strings.TrimSpace(im.root.Goal); body != "" {
+		b.WriteString("\n" + body + "\n")
 	}
-	return []byte("# " + im.root.Title + "\n\n" + body + "\n")
+	if len(im.root.Acceptance) > 0 {
+		b.WriteString("\n## Acceptance\n\n")
+		for _, a := range im.root.Acceptance {
+			b.WriteString("- " + strings.Join(strings.Fields(a), " ") + "\n")
+		}
+	}
+	return []byte(b.String())
 }
 
-// tree is the plan's tree with the root's title and goal as GOAL.md gives
-// them (runner-start holds the root to GOAL.md until it is worked).
+// tree is the plan's tree with the root's title, goal and acceptance as
+// GOAL.md gives them (runner-start holds the root to GOAL.md until it is
+// worked).
 func (im *imported) tree(doc goal.Doc) ([]byte, error) {
-	title, body, err := doc.Root()
+	title, body, acceptance, err := doc.Root()
 	if err != nil {
 		return nil, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	root := im.root.Clone()
-	root.Title, root.Goal = title, body
+	root.Title, root.Goal, root.Acceptance = title, body, acceptance
 	data := tree.Encode(root)
 	if _, ps := tree.Load(data); len(ps) > 0 {
 		return nil, exit.Errorf(exit.Negative, "the tree from the plan would be invalid: %v", ps)

@@ -35,7 +35,8 @@ type Options struct {
 	Goal       string `placeholder:"FILE" help:"Copy FILE to .runner/GOAL.md (refused when a different GOAL.md exists). Without it, an existing GOAL.md is kept and a missing one gets a template."`
 	RootID     string `name:"root-id" default:"root" placeholder:"ID" help:"Id of the tree's root node."`
 	Next       string `enum:"decompose,execute" default:"decompose" help:"How the agent first works the root: decompose (split the goal) or execute (do it in one go)."`
-	New        bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run."`
+	New        bool   `name:"new" help:"Start a new goal: GOAL.md becomes --goal's file (or the current GOAL.md without its run id), and the tree and run_state.json start over from it. The old ones stay in git history and the old run's records; runner-start then starts a new run, from the branch checked out: on a run branch (runner/<id>) that is on top of the old run's commits, which runner-init says; --base starts it elsewhere."`
+	Base       string `placeholder:"REV" help:"With --new: start the new run from REV (a branch, checked out as itself, or a commit, detached), not from the branch checked out. Refused while the working tree has changes the switch would lose (but to the runner files the new goal writes again); config.toml comes along where REV has none. Prints switched to <REV> <commit>."`
 	Plan       string `placeholder:"FILE" help:"Start the tree from a plan, as tree-import FILE reads it (a Markdown checklist or heading outline, a PRD, spec-kit's tasks.md, ralph's prd.json, a GitHub issue's JSON): GOAL.md is the plan's root unless --goal is given, and the plan's checked items go to assumptions.md. Refused when a different tree.json exists (--new starts over)."`
 	PlanFormat string `name:"plan-format" enum:"auto,markdown,prd-json,github-issue" default:"auto" help:"The plan's format, as tree-import's --format."`
 	Sandbox    string `enum:"auto,bwrap,docker,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap, docker (a container per session: runner-check --build-image makes its default image) or none."`
@@ -75,6 +76,16 @@ type Report struct {
 	Created   []string `json:"created"`
 	Kept      []string `json:"kept"`
 	Refreshed []string `json:"refreshed"`
+	// Base is where runner-start will start the new run (--new only).
+	Base *Base `json:"base,omitempty"`
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if o.Base != "" && !o.New {
+		return errors.New("--base REV starts a new goal's run from REV: give it with --new")
+	}
+	return nil
 }
 
 // Run scaffolds .runner/.
@@ -108,10 +119,19 @@ func (o *Options) Run(env *cli.Env) error {
 		doc.RemoveID()
 		goalData = doc.Bytes()
 	}
+	base, carried, err := o.startFrom(env)
+	if err != nil {
+		return err
+	}
 	files := []file{
 		// --new starts the goal, the tree and the run state over.
 		{layout.Goal, func() ([]byte, error) { return goalData, nil }, o.New},
-		{layout.Config, func() ([]byte, error) { return o.newConfig() }, false},
+		{layout.Config, func() ([]byte, error) {
+			if carried != nil {
+				return carried, nil
+			}
+			return o.newConfig()
+		}, false},
 		{layout.Tree, func() ([]byte, error) {
 			if imp != nil {
 				return imp.tree(doc)
@@ -132,12 +152,13 @@ func (o *Options) Run(env *cli.Env) error {
 		}, false},
 		{layout.Gitignore, func() ([]byte, error) { return []byte(gitignore), nil }, false},
 	}
-	var rep Report
+	rep := Report{Base: base}
 	for _, f := range files {
 		if err := o.write(env, f, imp != nil, &rep); err != nil {
 			return err
 		}
 	}
+	carriedKept(env, base, carried)
 	if o.JSON || o.Wanted() {
 		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed} {
 			if *l == nil {
@@ -145,6 +166,9 @@ func (o *Options) Run(env *cli.Env) error {
 			}
 		}
 		return o.PrintJSON(env, rep)
+	}
+	if b := rep.Base; b != nil && b.Switched {
+		fmt.Fprintf(env.Stdout, "switched to %s %s\n", b.Rev, b.Commit)
 	}
 	for _, p := range rep.Created {
 		fmt.Fprintf(env.Stdout, "created %s\n", p)
@@ -225,16 +249,16 @@ func (o *Options) goalBytes(env *cli.Env, imp *imported) ([]byte, error) {
 	return data, nil
 }
 
-// rootTree is the initial tree: one root leaf holding the goal (the
-// template's too: runner-start refuses to start on it, and takes the goal
+// rootTree is the initial tree: one root leaf holding the goal and its
+// acceptance criteria (the template's too: runner-start refuses to start on it, and takes the goal
 // written in its place).
 func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
-	title, body, err := doc.Root()
+	title, body, acceptance, err := doc.Root()
 	if err != nil && !errors.Is(err, goal.ErrTemplate) {
 		return nil, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	root := &tree.Node{
-		ID: id, Title: title, Goal: body, Acceptance: []string{}, Next: next,
+		ID: id, Title: title, Goal: body, Acceptance: acceptance, Next: next,
 		MaxAttempts: maxAttempts, Children: []*tree.Node{},
 	}
 	data := tree.Encode(root)

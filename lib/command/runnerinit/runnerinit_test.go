@@ -113,3 +113,56 @@ func TestGoalText(t *testing.T) {
 		t.Errorf("goalText without front matter = %q", got)
 	}
 }
+
+// --new says where the new run will start only on a run branch, naming
+// main or master to start from instead, or REV when there is neither;
+// the JSON report gives the base.
+func TestNewOnARunBranch(t *testing.T) {
+	dir := repo(t)
+	goal := filepath.Join(dir, "..", filepath.Base(dir)+"-goal.md")
+	os.WriteFile(goal, []byte("# Goal\n\nDo it.\n"), 0o644)
+	gittest.Run(t, dir, "symbolic-ref", "HEAD", "refs/heads/trunk")
+	gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", "start")
+	gittest.Run(t, dir, "checkout", "-q", "-b", "feature")
+	if code, _, stderr := run(dir, "--new", "--goal", goal); code != 0 || stderr != "" {
+		t.Fatalf("on a feature branch: exit %d, %q", code, stderr)
+	}
+	gittest.Run(t, dir, "checkout", "-q", "-b", "runner/r1")
+	code, stdout, stderr := run(dir, "--new", "--json")
+	want := "runner-init: warning: on run branch runner/r1: runner-start will start the new run from it, on top of run r1's commits; to start it from REV instead: runner-init --new --base REV\n"
+	if code != 0 || stderr != want || !strings.Contains(stdout, `"rev": "runner/r1"`) || !strings.Contains(stdout, `"switched": false`) {
+		t.Fatalf("exit %d, stdout %s, stderr %q", code, stdout, stderr)
+	}
+	gittest.Run(t, dir, "branch", "master")
+	if _, _, stderr := run(dir, "--new"); !strings.Contains(stderr, "to start it from master instead: runner-init --new --base master\n") {
+		t.Fatalf("with master: %q", stderr)
+	}
+}
+
+// --base REV switches there, brings the config along where REV has none,
+// and keeps REV's own, saying so, where it differs.
+func TestNewFromABase(t *testing.T) {
+	dir := repo(t)
+	gittest.Run(t, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+	goal := filepath.Join(dir, "..", filepath.Base(dir)+"-goal.md")
+	os.WriteFile(goal, []byte("# Goal\n\nDo it.\n"), 0o644)
+	if code, _, stderr := run(dir, "--goal", goal); code != 0 {
+		t.Fatalf("init: %d %q", code, stderr)
+	}
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-q", "-m", "main's runner files")
+	gittest.Run(t, dir, "checkout", "-q", "-b", "runner/r1")
+	os.WriteFile(filepath.Join(dir, layout.Config), []byte(strings.Replace(read(t, dir, layout.Config), "max_attempts_default = 3", "max_attempts_default = 5", 1)), 0o644)
+	gittest.Run(t, dir, "commit", "-q", "-am", "the run's config")
+	code, stdout, stderr := run(dir, "--new", "--base", "main")
+	if code != 0 || !strings.HasPrefix(stdout, "switched to main ") || !strings.Contains(stdout, "kept .runner/state/config.toml\n") ||
+		stderr != "runner-init: warning: .runner/state/config.toml of main is kept; the one of runner/r1 differs (git diff main runner/r1 -- .runner/state/config.toml shows how, but for changes not committed there)\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if got := strings.TrimSpace(gittest.Run(t, dir, "branch", "--show-current")); got != "main" {
+		t.Errorf("on %q", got)
+	}
+	if !strings.Contains(read(t, dir, layout.Config), "max_attempts_default = 3") {
+		t.Error("main's config was not kept")
+	}
+}

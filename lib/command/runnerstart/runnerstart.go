@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -181,6 +182,7 @@ type inputs struct {
 	goalPath    string
 	doc         goal.Doc
 	title, body string
+	acceptance  []string
 	root        *tree.Node
 	rs          runstate.State
 }
@@ -196,7 +198,7 @@ func readInputs(env *cli.Env, repo *git.Repo) (inputs, error) {
 	if in.doc, err = goal.Parse(goalData); err != nil {
 		return in, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
-	if in.title, in.body, err = in.doc.Root(); err != nil {
+	if in.title, in.body, in.acceptance, err = in.doc.Root(); err != nil {
 		return in, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	treeData, err := fsutil.ReadFile(env.Abs(layout.Tree), env.Dir, 0)
@@ -264,16 +266,17 @@ func (in *inputs) adopt(env *cli.Env, id string, res *Result) error {
 		}
 	}
 	// GOAL.md is the goal the user writes: until the root has been worked
-	// it is the root's title and goal (seed 000 preamble); after that the
-	// tree keeps its goal and a changed GOAL.md is a new goal (--new).
-	if in.root.Title == in.title && in.root.Goal == in.body {
+	// it is the root's title, goal and acceptance (seed 000 preamble);
+	// after that the tree keeps its goal and a changed GOAL.md is a new
+	// goal (--new).
+	if in.root.Title == in.title && in.root.Goal == in.body && slices.Equal(in.root.Acceptance, in.acceptance) {
 		return nil
 	}
 	if !unworked(in.root, in.rs) {
 		env.Warnf("%s differs from the root node, which has been worked: the tree keeps its goal; to work the new goal run runner-init --new", layout.Goal)
 		return nil
 	}
-	in.root.Title, in.root.Goal = in.title, in.body
+	in.root.Title, in.root.Goal, in.root.Acceptance = in.title, in.body, in.acceptance
 	if err := fsutil.WriteAtomic(env.Abs(layout.Tree), tree.Encode(in.root), 0o644); err != nil {
 		return exit.Errorf(exit.RunnerError, "write %s: %v", layout.Tree, fsutil.Cause(err))
 	}

@@ -77,6 +77,8 @@ type Status struct {
 	// unfinished is the last iteration when no runner works on it and it
 	// has no meta.json: the next runner-step recovers it.
 	unfinished int
+	// live: a runner holds .runner/lock (a loop, between its steps too).
+	live bool
 	// Unbacked are the passed nodes the run's history does not back
 	// (lib/provenance): counted as open here, and runner-step refuses to
 	// go on until each is reopened.
@@ -146,7 +148,7 @@ func (o *Options) Run(env *cli.Env) error {
 // iterations, as of now; warn hears of each run record it could not read
 // (the status goes on without it).
 func Read(root string, n int, now time.Time, warn func(format string, args ...any)) (Status, error) {
-	rp, err := runrecord.ReadRepo(root)
+	rp, err := readRepo(root)
 	if err != nil {
 		return Status{}, exit.Errorf(exit.Negative, "%v", err)
 	}
@@ -221,6 +223,7 @@ func current(root, runID string, st *Status) error {
 	if st.Cancel, err = cancel.Read(root); err != nil {
 		return exit.Errorf(exit.Negative, "read %s: %v", layout.Cancel, err)
 	}
+	st.live = worktree.Locked(filepath.Join(root, layout.Lock))
 	if runID == "" {
 		return nil
 	}
@@ -230,7 +233,7 @@ func current(root, runID string, st *Status) error {
 	}
 	switch {
 	case last == nil:
-	case worktree.Locked(filepath.Join(root, layout.Lock)):
+	case st.live:
 		st.Running = last
 		st.Iteration.Last = max(st.Iteration.Last, last.Iteration)
 	default:
@@ -286,8 +289,8 @@ func nextStep(st Status) string {
 			more = fmt.Sprintf(" (and %d more: tree-validate --audit)", len(st.Unbacked)-1)
 		}
 		return fmt.Sprintf("node %s is passed without a backing loop commit (%s)%s: reopen it with %s; runner-step refuses to go on until then", u.Node, u.Reason, more, provenance.Fix(u.Leaf))
-	case st.Cancel != nil && st.Running == nil:
-		return "a cancel request is pending (" + cancelWho(st.Cancel) + "): runner-cancel --clear withdraws it; then runner-loop"
+	case st.Cancel != nil && !st.live:
+		return "a cancel request is pending (" + cancelWho(st.Cancel) + ") and no runner works: the next runner-loop would stop at once, using it up; runner-cancel --clear withdraws it, then runner-loop"
 	case st.unfinished > 0:
 		return fmt.Sprintf("iteration %d was left unfinished (no runner works on it): runner-step or runner-loop recovers it first", st.unfinished)
 	case sel.Status == tree.StatusStuck && st.policy == tree.StuckSkip && len(st.StuckLeaves) > 1:
@@ -360,8 +363,12 @@ func printText(w io.Writer, st Status) {
 	if r := st.Running; r != nil {
 		p("running", "iteration %d  node %s  %s  attempt %d/%d  %s since %s", r.Iteration, r.NodePath, r.Mode, r.Attempt, r.MaxAttempts, r.Phase, r.Since.Format(time.RFC3339))
 	}
-	if c := st.Cancel; c != nil {
-		p("cancel", "requested %s: the run stops before its next iteration (runner-cancel --clear withdraws it)", cancelWho(c))
+	switch c := st.Cancel; {
+	case c == nil:
+	case st.live:
+		p("cancel", "requested %s: the run stops before its next iteration, and the request is used up (runner-cancel --clear withdraws it)", cancelWho(c))
+	default:
+		p("cancel", "requested %s, with no runner to stop: the next runner-loop or runner-step stops at once and uses it up (runner-cancel --clear withdraws it)", cancelWho(c))
 	}
 	switch st.Baseline {
 	case "":

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -178,30 +179,14 @@ func (s *step) stopped() int {
 	}
 	s.discardAhead()
 	fmt.Fprintln(s.env.Stdout, "step: interrupted reason=cancel-file")
-	fmt.Fprintf(s.env.Stderr, "runner-step: a cancel request is pending%s: runner-cancel --clear withdraws it\n", pendingBy(s.env.Abs(layout.Cancel)))
+	// The request is used up by the runner it stops: runner-loop, which
+	// says so, or this step when it runs alone.
+	if _, underLoop := os.LookupEnv("TREELOOP_RECORD"); !underLoop {
+		cancel.Stopped(s.env.Dir, "runner-step", s.env.Stderr)
+	}
 	s.facts["end_status"] = "canceled"
 	s.facts["end_reason"] = "canceled by .runner/cancel before an iteration began"
 	return exit.SIGINT
-}
-
-// pendingBy is " (<who asked, when>)", the cancel file's first line in
-// printable characters (at most 200), or "" when it says nothing.
-func pendingBy(path string) string {
-	data, _ := os.ReadFile(path)
-	line, _, _ := strings.Cut(string(data), "\n")
-	line = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return -1
-		}
-		return r
-	}, line)
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:200])
-	}
-	if line == "" {
-		return ""
-	}
-	return " (" + line + ")"
 }
 
 // interrupted ends the step before an iteration began, once a signal

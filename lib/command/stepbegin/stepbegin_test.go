@@ -89,13 +89,32 @@ func TestStoppedBeforeIteration(t *testing.T) {
 	if err := os.MkdirAll(s.env.Abs(".runner"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.env.Abs(".runner/cancel"), []byte("by=op\tat=now "+strings.Repeat("x", 300)+"\nmore\n"), 0o644); err != nil {
+	request := []byte("by=op\tat=now " + strings.Repeat("x", 300) + "\nmore\n")
+	if err := os.WriteFile(s.env.Abs(".runner/cancel"), request, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Under runner-loop the step leaves the request to the loop, which
+	// uses it up and says so.
+	t.Setenv("TREELOOP_RECORD", "r1")
+	if code := s.stopped(); code != exit.SIGINT || out.String() != "step: interrupted reason=cancel-file\n" || errs.Len() != 0 {
+		t.Errorf("cancel file under the loop: %d %q %q", code, out.String(), errs.String())
+	}
+	if _, err := os.Stat(s.env.Abs(".runner/cancel")); err != nil {
+		t.Fatalf("the step under the loop used the request up: %v", err)
+	}
+	// Alone, the step uses it up, saying who asked (printable, cut).
+	os.Unsetenv("TREELOOP_RECORD")
+	s, out, errs = testStep(t)
+	os.MkdirAll(s.env.Abs(".runner"), 0o755)
+	os.WriteFile(s.env.Abs(".runner/cancel"), request, 0o644)
 	code := s.stopped()
 	line := errs.String()
 	if code != exit.SIGINT || out.String() != "step: interrupted reason=cancel-file\n" || s.facts["end_status"] != "canceled" ||
-		!strings.HasPrefix(line, "runner-step: a cancel request is pending (by=opat=now xxx") || strings.Count(line, "x") != 200-len("by=opat=now ") {
+		!strings.HasPrefix(line, "runner-step: stopped by the cancel request (by=opat=now xxx") || !strings.HasSuffix(line, "x), now used up: the next runner-step runs\n") ||
+		strings.Count(line, "x") != 200-len("by=opat=now ")+1 {
 		t.Errorf("cancel file: %d %q %q %+v", code, out.String(), line, s.facts)
+	}
+	if _, err := os.Stat(s.env.Abs(".runner/cancel")); !os.IsNotExist(err) {
+		t.Errorf("the request is still pending: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/plumbing"
@@ -160,6 +161,11 @@ func (s *step) finish(final int, line string) int {
 		} else {
 			s.facts["end_status"] = "canceled"
 			s.facts["end_reason"] = "canceled by .runner/cancel: " + line
+			// Used up by the runner it stopped: runner-loop, or this
+			// step when it runs alone.
+			if _, underLoop := os.LookupEnv("TREELOOP_RECORD"); !underLoop {
+				cancel.Stopped(s.env.Dir, "runner-step", s.env.Stderr)
+			}
 		}
 	}
 	return final

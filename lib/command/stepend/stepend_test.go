@@ -78,6 +78,24 @@ func TestFinish(t *testing.T) {
 			t.Errorf("final %d, signal %d: %d %+v", c.final, c.signal, got, s.facts)
 		}
 	}
+	// The cancel that stopped a step run alone is used up; under
+	// runner-loop the loop uses it up.
+	for _, underLoop := range []bool{false, true} {
+		if underLoop {
+			t.Setenv("TREELOOP_RECORD", "r1")
+		}
+		s, errs := testStep(t, 0)
+		os.MkdirAll(s.env.Abs(".runner"), 0o755)
+		os.WriteFile(s.env.Abs(".runner/cancel"), []byte("by=\"ops\" pid=1 at=2026-01-02T03:04:05Z\n"), 0o644)
+		s.finish(130, line)
+		_, err := os.Stat(s.env.Abs(".runner/cancel"))
+		switch {
+		case underLoop && (err != nil || errs.Len() != 0):
+			t.Errorf("under the loop: %v %q", err, errs.String())
+		case !underLoop && (!os.IsNotExist(err) || errs.String() != "runner-step: stopped by the cancel request (by=\"ops\" pid=1 at=2026-01-02T03:04:05Z), now used up: the next runner-step runs\n"):
+			t.Errorf("alone: %v %q", err, errs.String())
+		}
+	}
 	for _, c := range []int{0, 5, 8} {
 		if !goesOn(c) {
 			t.Errorf("exit %d goes on", c)

@@ -2,7 +2,8 @@
 // 16): an operator's changes to open nodes of the task tree, the only way
 // besides the loop that runner-owned fields change. `retry` gives a node
 // fresh attempts, `decompose` turns an open leaf into a decomposition
-// target, `set` edits an open node's title, goal or acceptance. Each edit is
+// target, `set` edits an open node's title, goal or acceptance, `add`
+// adds an open leaf under a node that has not passed. Each edit is
 // made surgically on tree.json's bytes with github.com/tidwall/sjson, then
 // the tree is validated as any tree write (schema, invariants, passed nodes
 // immutable), written canonically and committed alone as
@@ -46,12 +47,13 @@ type Options struct {
 	Remove    RemoveCmd    `cmd:"" help:"Remove an open node with its subtree, which must hold no passed node. A parent left with only passed children passes (derived, as the loop derives it)."`
 	Move      MoveCmd      `cmd:"" help:"Move an open node, with its subtree, under another parent that has not passed, at --order N (default: after the last child). A parent left with only passed children passes."`
 	Answer    AnswerCmd    `cmd:"" help:"Answer the question a waiting node asks: the question and the answer go to the node's answers (its next prompts carry them) and the node is open again. While a runner works the answer is queued in .runner/answers/ and the runner commits it between iterations."`
+	Add       AddCmd       `cmd:"" help:"Add an open leaf under PARENT, after its last child (or at --order N), with an id made as the loop makes a decomposition's (<PARENT>.<n>, the first n free), passes false, attempts 0 and max_attempts_default of config.toml. PARENT must not have passed (passed nodes are immutable: new work after a finished goal is a new goal, runner-init --new) nor wait for an answer. Under a leaf, the leaf becomes a parent as after a decomposition: its next and attempts stay, its children are worked first and it passes once they all have. Refused while a runner holds .runner/lock, as every edit: stop the loop (runner-cancel), add, then runner-loop."`
 	Apply     ApplyCmd     `cmd:"apply-answers" name:"apply-answers" help:"Commit the answers queued in .runner/answers/, each as its own operator edit; an answer to a question its node no longer asks is dropped. Run by runner-step, which holds .runner/lock, before it reads the tree."`
 }
 
 // Main runs tree-edit and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer), validated and committed as "+subject.Operator("<action>", "<id>")+". Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("tree-edit", "Change open nodes of the task tree as an operator (retry, decompose, set, remove, move, answer, add), validated and committed as "+subject.Operator("<action>", "<id>")+". Refused for passed nodes and while a runner holds .runner/lock (an answer is queued instead). Prints commit=<sha> <message>. Exit 1 when refused.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Operator is the value of TREELOOP_COMMIT that tree-edit commits with:
@@ -255,15 +257,23 @@ func edit(env *cli.Env, action subject.Action, id string, change func(n *tree.No
 // editHeld is edit with .runner/lock held by the caller; it returns the
 // commit.
 func editHeld(env *cli.Env, action subject.Action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
-	sha, err := editTree(env, action, id, change)
+	return editHeldAs(env, action, id, func() string { return id }, change)
+}
+
+// editHeldAs is editHeld for an edit whose commit names another node than
+// the one it locates (add: the new child, not its parent): named gives
+// that node's id once change has run.
+func editHeldAs(env *cli.Env, action subject.Action, id string, named func() string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
+	sha, err := editTree(env, action, id, named, change)
 	if err == nil {
-		fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subject.Operator(action, id))
+		fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subject.Operator(action, named()))
 	}
 	return sha, err
 }
 
-// editTree reads, locates, changes, validates, writes and commits.
-func editTree(env *cli.Env, action subject.Action, id string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
+// editTree reads, locates node id, changes, validates, writes and
+// commits, naming the node named gives.
+func editTree(env *cli.Env, action subject.Action, id string, named func() string, change func(n *tree.Node, at string, data []byte) ([]byte, error)) (string, error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
 		return "", refused("%v", err)
@@ -297,6 +307,9 @@ func editTree(env *cli.Env, action subject.Action, id string, change func(n *tre
 	// retry reopens it (lib/provenance).
 	var unbacked []provenance.Unbacked
 	if n.Passes {
+		if action == subject.ActionAdd {
+			return "", refused("node %s has passed: passed nodes are immutable, no child is added to one (new work after a finished goal is a new goal: runner-init --new)", id)
+		}
 		if action != subject.ActionRetry {
 			return "", refused("node %s has passed: passed nodes are immutable", id)
 		}
@@ -336,7 +349,7 @@ func editTree(env *cli.Env, action subject.Action, id string, change func(n *tre
 	if err := fsutil.WriteAtomic(path, tree.Encode(next), 0o644); err != nil {
 		return "", exit.Errorf(exit.RunnerError, "write %s: %w", layout.Tree, err)
 	}
-	msg := subject.Operator(action, id) + "\n\n" + describe(prev, next, id)
+	msg := subject.Operator(action, named()) + "\n\n" + describe(prev, next, named())
 	sha, err := repo.CommitPaths(msg, []string{"TREELOOP_COMMIT=" + Operator}, layout.Tree)
 	if err != nil {
 		// Leave nothing half-done: the tree goes back to what was committed.
@@ -349,16 +362,23 @@ func editTree(env *cli.Env, action subject.Action, id string, change func(n *tre
 }
 
 // describe lists what changed on node id, one "field: old -> new" a line,
-// for the commit body: its place (parent and order, or "removed") first,
-// then its fields and the passes the edit derived on other nodes.
+// for the commit body: its place (parent and order, "removed", or
+// "added" and then each of its fields as "field: value") first, then its
+// fields and the passes the edit derived on other nodes.
 func describe(prev, next *tree.Node, id string) string {
 	a, _ := tree.Find(prev, id)
 	b, _ := tree.Find(next, id)
 	var lines []string
 	before, after := tree.Index(prev), tree.Index(next)
+	added := a == nil
+	if added {
+		// Where it went; then every field it was given, below.
+		lines = append(lines, fmt.Sprintf("added: %s (parent %s, order %d)", id, after[id].Parent.ID, b.Order))
+		a = &tree.Node{}
+	}
 	if b == nil {
 		lines = append(lines, fmt.Sprintf("removed: %s %q (parent %s) with %d node(s) under it", id, a.Title, before[id].Parent.ID, tree.Count(a)-1))
-	} else if pa, pb := before[id].Parent, after[id].Parent; pa != nil && pb != nil && (pa.ID != pb.ID || a.Order != b.Order) {
+	} else if pa, pb := before[id].Parent, after[id].Parent; !added && pa != nil && pb != nil && (pa.ID != pb.ID || a.Order != b.Order) {
 		lines = append(lines, fmt.Sprintf("parent: %s -> %s", pa.ID, pb.ID), fmt.Sprintf("order: %d -> %d", a.Order, b.Order))
 	}
 	var derived []string
@@ -375,7 +395,10 @@ func describe(prev, next *tree.Node, id string) string {
 	add := func(name string, x, y any) {
 		xs, _ := jsondoc.Compact(x)
 		ys, _ := jsondoc.Compact(y)
-		if string(xs) != string(ys) {
+		switch {
+		case added:
+			lines = append(lines, fmt.Sprintf("%s: %s", name, ys))
+		case string(xs) != string(ys):
 			lines = append(lines, fmt.Sprintf("%s: %s -> %s", name, xs, ys))
 		}
 	}

@@ -1,0 +1,18 @@
+// Package tools holds the porcelain's bash scripts, embedded so that the
+// commands cmd/runner-step and cmd/runner-loop (lib/porcelain) carry them:
+// `go install github.com/treeloop/treeloop/cmd/...@latest` then installs
+// the porcelain with the plumbing it composes, no checkout needed. The
+// scripts stay the source, read, linted and tested as files here.
+package tools
+
+import _ "embed"
+
+// RunnerStep is tools/runner-step: one iteration.
+//
+//go:embed runner-step
+var RunnerStep string
+
+// RunnerLoop is tools/runner-loop: runner-step until a stop.
+//
+//go:embed runner-loop
+var RunnerLoop string
