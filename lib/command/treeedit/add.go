@@ -22,6 +22,7 @@ type AddCmd struct {
 	Order       *int64   `placeholder:"N" help:"Its order among its siblings, which sort by (order, id) (default: one after the last)."`
 	Next        string   `enum:"execute,decompose" default:"execute" help:"How the agent first works it: execute (do it) or decompose (split it into children first)."`
 	MaxAttempts int      `name:"max-attempts" placeholder:"N" help:"Its max_attempts (default: max_attempts_default of .runner/state/config.toml)."`
+	Evidence    string   `enum:"witness,suite,default" default:"default" help:"What it needs to pass beside a green guard: witness (a test it adds fails without its work), suite (the suite alone, shown as a weaker pass) or default ([guard] evidence and suite_nodes decide)."`
 }
 
 // Run adds the leaf.
@@ -84,6 +85,10 @@ func (c *AddCmd) node(id string, p *tree.Node, maxAttempts int) *tree.Node {
 	if goal == "" {
 		goal = c.Title
 	}
+	evidence := c.Evidence
+	if evidence == "default" {
+		evidence = ""
+	}
 	return &tree.Node{ID: id, Order: order, Title: c.Title, Goal: goal, Acceptance: append([]string{}, c.Acceptance...),
-		Next: c.Next, MaxAttempts: maxAttempts, Children: []*tree.Node{}}
+		Next: c.Next, MaxAttempts: maxAttempts, Evidence: evidence, Children: []*tree.Node{}}
 }
