@@ -114,28 +114,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		}
 		return rec, code
 	}
-	rec = iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-		EscapedKilled: res.Escaped,
-	}
-	for _, e := range res.EscapedProcs {
-		c := strings.Join(strings.Fields(e.Command), " ")
-		if len(c) > 60 {
-			c = c[:60] + "…"
-		}
-		rec.Escaped = append(rec.Escaped, c)
-	}
-	if !res.Started.IsZero() {
-		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
-	}
-	if at := in.At(); !at.IsZero() {
-		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
-	}
-	if cfg.Sandbox.ConfinesGuard() {
-		rec.Sandbox = cfg.Sandbox.Mode
-	}
-	rec.Contained = string(session.Contained(rec.Sandbox, res))
+	rec = record(in, cfg, res, info)
 	var se *proc.StartError
 	switch {
 	case prepErr != nil:
@@ -187,4 +166,32 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	}
 	rec.Evidence = ev
 	return rec, code, synced
+}
+
+// record is guard.json's record of a run that ended as res, its log
+// written as info says, before its outcome is judged.
+func record(in *cli.Interrupt, cfg config.Config, res proc.Result, info proc.LogInfo) iterdir.Guard {
+	rec := iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped,
+	}
+	for _, e := range res.EscapedProcs {
+		c := strings.Join(strings.Fields(e.Command), " ")
+		if len(c) > 60 {
+			c = c[:60] + "…"
+		}
+		rec.Escaped = append(rec.Escaped, c)
+	}
+	if !res.Started.IsZero() {
+		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
+	if cfg.Sandbox.ConfinesGuard() {
+		rec.Sandbox = cfg.Sandbox.Mode
+	}
+	rec.Contained = string(session.Contained(rec.Sandbox, res))
+	return rec
 }

@@ -458,7 +458,7 @@ func (in *inputs) contract() string {
 	b.WriteString("You are one fresh session of treeloop, a runner that works a task tree (" + layout.Tree + ") in this git repository one node at a time. You see only this prompt and the repository; nothing carries over from earlier sessions except what is written below and in the repository.\n\n")
 	b.WriteString("What the runner enforces:\n")
 	fmt.Fprintf(&b, "- A node passes only when you report done and the guard (`%s`) then succeeds. Saying done does not pass anything.\n", guard)
-	b.WriteString("- passes, attempts, next, max_attempts, evidence, waiting and answers are runner-owned: your changes to them are reset.\n")
+	b.WriteString("- passes, attempts, next, max_attempts, waiting and answers are runner-owned: your changes to them are reset.\n")
 	b.WriteString("- A passed node must not change. New nodes come only from a decompose answer, never from editing the tree.\n")
 	b.WriteString("- You may edit the title, goal and acceptance of open nodes, and append to " + layout.Assumptions + " and " + layout.Questions + ".\n")
 	fmt.Fprintf(&b, "- Files worth keeping for this node (a report, a screenshot, a benchmark) go under %s/ (at most %d bytes in all): they are committed and listed to this node's and its parent's later sessions.\n", layout.NodeArtifacts(in.node.ID), in.cfg.ArtifactsLimitBytes)
@@ -495,7 +495,7 @@ func (in *inputs) evidenceRules() string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("- The guard reports its tests by name. Every test that passed before this node's work must pass again: a test deleted, renamed, skipped, deselected or filtered out by a configuration change fails the guard.\n")
+	b.WriteString("- The guard reports its tests by name. Every test that passed before this node's work must pass again: a test deleted, renamed, skipped, deselected or filtered out by a configuration change fails the guard. A node's evidence is runner-owned too.\n")
 	if in.begin.Mode == tree.NextDecompose {
 		b.WriteString("- Each execute child passes only with a witness: a test its session adds or changes that fails without its work and passes with it. A child whose work no test can witness (documentation, configuration, a pure refactor) may carry \"evidence\": \"suite\"; its pass is then shown as weaker than a witnessed one.\n")
 		return b.String()
