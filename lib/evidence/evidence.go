@@ -59,7 +59,9 @@ func Level(n *tree.Node, g config.Guard) (level, from string) {
 
 // Describe is how a pass at level reads wherever it is shown: "witnessed",
 // "suite only (the operator's choice)" or "suite only (proposed by the
-// agent)"; never the same words for a weaker level.
+// agent)" ("suite only (no level recorded)" for a guard run that judged
+// no node); never the same words for a weaker level. Said adds the words
+// of a pass with no tests by name.
 func Describe(level string) string {
 	switch level {
 	case tree.EvidenceWitness:
@@ -68,6 +70,8 @@ func Describe(level string) string {
 		return "suite only (the operator's choice)"
 	case tree.EvidenceProposedSuite:
 		return "suite only (proposed by the agent)"
+	case "":
+		return "suite only (no level recorded)"
 	}
 	return level
 }

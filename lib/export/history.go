@@ -3,7 +3,10 @@
 // every iteration), the export keeps the code: one commit per passed leaf
 // that changed code, with the node's title and goal and the trailers
 // Treeloop-Node, Treeloop-Guard and Treeloop-Run, and a pull-request body
-// from the tree and its guard evidence. Everything is read from git and
+// that says only what the run's records show: the tree, each pass's
+// evidence by name (from the iteration logs, else the loop commits'
+// trailers), the files each passed leaf changed, and the operator's
+// answers and the agent's assumptions. Everything is read from git and
 // written with git's plumbing (commit-tree, mktree, merge-tree,
 // update-ref): no work tree or index is touched.
 package export

@@ -31,6 +31,9 @@ type Row struct {
 	CostUSD    float64 `json:"cost_usd"`
 	Summary    string  `json:"summary"`
 	Commit     string  `json:"commit"` // "" until committed
+	// Evidence is the guard's tests by name in brief (guard.json's
+	// evidence); nil when the guard did not run or reported none.
+	Evidence *Cited `json:"evidence"`
 }
 
 // RowOf is m as a history row.
@@ -39,6 +42,9 @@ func RowOf(m Meta) Row {
 		Iter: m.Iteration, NodeID: m.NodeID, NodePath: m.NodePath, Mode: m.Mode, Status: m.Status,
 		Result: m.Result, Guard: m.Guard, AgentError: m.AgentError, DurationMS: m.DurationMS,
 		Summary: m.Summary, Commit: m.Commit, StartedAt: m.StartedAt.UTC().Format("2006-01-02T15:04:05Z"),
+	}
+	if m.GuardRun != nil {
+		r.Evidence = m.GuardRun.Evidence.Cite()
 	}
 	if m.Agent != nil {
 		r.Class, r.Model = m.Agent.Class, m.Agent.Model

@@ -225,6 +225,43 @@ type Evidence struct {
 	PassedNames []string `json:"-"`
 }
 
+// Cited is a guard's evidence in brief: what a pass is cited by wherever
+// it is shown (runner-status, iter-log, the pull-request body) and what
+// loop-commit's trailers keep of it in git (lib/evidence words it).
+type Cited struct {
+	// Level is Evidence.Level (witness, suite or proposed-suite); ""
+	// when the run judged no node.
+	Level string `json:"level"`
+	// Held: the guard's pass stands on this evidence.
+	Held bool `json:"held"`
+	// Passed, Failed, Errors and Skipped count the tests by status.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Errors  int `json:"errors"`
+	Skipped int `json:"skipped"`
+	// PassToPass is how many tests passed before and had to pass again,
+	// PassedAgain how many of them did.
+	PassToPass  int `json:"pass_to_pass"`
+	PassedAgain int `json:"passed_again"`
+	// Witnesses are the witness tests (FAIL_TO_PASS); Unlisted counts
+	// those a commit's trailers name only by number.
+	Witnesses []string `json:"witnesses"`
+	Unlisted  int      `json:"-"`
+}
+
+// Cite is e in brief; nil for a nil e.
+func (e *Evidence) Cite() *Cited {
+	if e == nil {
+		return nil
+	}
+	c := &Cited{Level: e.Level, Held: e.Held, Passed: e.Passed, Failed: e.Failed, Errors: e.Errors, Skipped: e.Skipped,
+		PassToPass: e.PassToPass, PassedAgain: e.PassToPass - len(e.Missing), Witnesses: []string{}}
+	if e.Witness != nil {
+		c.Witnesses = append(c.Witnesses, e.Witness.Tests...)
+	}
+	return c
+}
+
 // Witness is the witness check's record: the node's test files laid over
 // the code its work began from, run there and on the new code, in a
 // scratch checkout.

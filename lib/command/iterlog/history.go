@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -124,16 +125,16 @@ func (l *ListCmd) Run(env *cli.Env) error {
 			Running    *iterdir.Running `json:"running"`
 		}{1, id, rows, running})
 	}
-	t := cli.Table{Header: []string{"iter", "node", "mode", "result", "guard", "model", "duration", "tokens", "cost", "summary"}, Right: map[int]bool{0: true, 6: true, 7: true, 8: true}}
+	t := cli.Table{Header: []string{"iter", "node", "mode", "result", "guard", "evidence", "model", "duration", "tokens", "cost", "summary"}, Right: map[int]bool{0: true, 7: true, 8: true, 9: true}}
 	for _, r := range rows {
 		model := r.Model
 		if model == "" {
 			model = "-"
 		}
-		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(textclean.StripANSI(r.Summary)))
+		t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Mode, r.Result, r.Guard, evidence.OfRow(r), model, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD), firstLine(textclean.StripANSI(r.Summary)))
 	}
 	if r := running; r != nil {
-		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
+		t.Add(fmt.Sprint(r.Iteration), r.NodeID, r.Mode, "running", "", "", "", iterdir.ShortDuration(time.Since(r.Since).Milliseconds()), "", "", fmt.Sprintf("%s since %s (attempt %d/%d)", r.Phase, r.Since.Format(time.RFC3339), r.Attempt, r.MaxAttempts))
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
@@ -230,6 +231,7 @@ func (s *ShowCmd) Run(env *cli.Env) error {
 	p("iteration", "%d of run %s  node %s (%s)  mode %s", m.Iteration, m.RunID, m.NodeID, m.NodePath, m.Mode)
 	p("status", "%s  result %s  guard %s  attempts %d -> %d/%d", m.Status, m.Result, m.Guard, m.AttemptsBefore, m.AttemptsAfter, m.MaxAttempts)
 	p("time", "%s  %s", m.StartedAt.UTC().Format("2006-01-02T15:04:05Z"), iterdir.ShortDuration(m.DurationMS))
+	printGuard(p, m)
 	if m.Agent != nil {
 		u := m.Agent.Usage
 		p("agent", "%s %s  class %s  exit %d  %d tokens in, %d out, $%.4f", m.Agent.Backend, m.Agent.Model, m.Agent.Class, m.Agent.ExitCode, u.InputTokens, u.OutputTokens, u.CostUSD)
@@ -265,6 +267,49 @@ func (s *ShowCmd) Run(env *cli.Env) error {
 		}
 	}
 	return nil
+}
+
+// printGuard prints the guard's run of m: its command and outcome, and
+// its tests by name (guard.json's evidence): the counts, what a pass
+// stands on in lib/evidence's words, who set the level, the witness
+// check, the failing and missing tests.
+func printGuard(p func(k, format string, args ...any), m iterdir.Meta) {
+	g := m.GuardRun
+	if g == nil {
+		return
+	}
+	p("guard", "%s: %s  exit %d  %s", strings.Join(g.Argv, " "), g.Outcome, g.ExitCode, iterdir.ShortDuration(g.DurationMS))
+	ev := g.Evidence
+	if ev == nil {
+		if m.Result == string(vocab.ResultPassed) {
+			p("evidence", "%s", evidence.NoTestsByName)
+		}
+		return
+	}
+	c := ev.Cite()
+	p("tests", "%s", evidence.Counts(c))
+	switch {
+	case ev.Held && m.Result == string(vocab.ResultPassed):
+		p("evidence", "%s", evidence.Stands(c))
+	case ev.Held:
+		p("evidence", "held (the iteration did not pass the node: result %s)", m.Result)
+	case ev.Level != "":
+		p("evidence", "did not hold: the node needed a pass %s", evidence.Describe(ev.Level))
+	default:
+		p("evidence", "did not hold")
+	}
+	if ev.Level != "" {
+		p("level", "%s, set by %s", ev.Level, evidence.From(ev.LevelFrom))
+	}
+	if w := ev.Witness; w != nil {
+		p("witness", "files %s: base code exit %d (%d tests), new code exit %d (%d tests)  %s", strings.Join(w.Files, ", "), w.BaseExit, w.BaseTests, w.NewExit, w.NewTests, iterdir.ShortDuration(w.DurationMS))
+	}
+	for _, t := range ev.Failing {
+		p("failing", "%s", t)
+	}
+	for _, t := range ev.Missing {
+		p("missing", "%s (passed before, not now)", t)
+	}
 }
 
 // failure is why m did not go through, nil when it did.

@@ -29,8 +29,8 @@ type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
 	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), tree.after.json, diff.patch, and run_state.json for the next iteration."`
-	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, model, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
-	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the agent's output, the guard's last lines, the diff stat and why it failed."`
+	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, what a pass stands on (witnessed, suite only, exit status only), model, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
+	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the guard's run and its tests by name (counts, what a pass stands on, the level and who set it, the witness check, failing and missing tests), the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
 }
 

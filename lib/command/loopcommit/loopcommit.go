@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -96,49 +97,9 @@ func trailers(m iterdir.Meta) []string {
 		t = append(t, ratchet.TrailerLine(g.Ratchet.Count))
 	}
 	if g := m.GuardRun; m.Result == string(vocab.ResultPassed) && g != nil && g.Evidence != nil && g.Evidence.Held {
-		t = append(t, evidenceTrailers(*g.Evidence)...)
+		t = append(t, evidence.Trailers(*g.Evidence)...)
 	}
 	return t
-}
-
-// The git trailer keys of a passed iteration's evidence (DESIGN.md
-// decision 24): the level the pass met, with the tests that passed and
-// must pass again, and each witness (at most maxWitnessTrailers).
-const (
-	EvidenceTrailer    = "Treeloop-Evidence"
-	WitnessTrailer     = "Treeloop-Witness"
-	maxWitnessTrailers = 20
-)
-
-// evidenceTrailers are a passed iteration's evidence trailers:
-// "Treeloop-Evidence: witness; 42 passed, 40 of 40 passed before" and
-// "Treeloop-Witness: <test>" for each witness.
-func evidenceTrailers(ev iterdir.Evidence) []string {
-	level := ev.Level
-	if level == "" {
-		level = "suite"
-	}
-	t := []string{fmt.Sprintf("%s: %s; %d passed, %d of %d passed before", EvidenceTrailer, level, ev.Passed, ev.PassToPass-len(ev.Missing), ev.PassToPass)}
-	if ev.Witness != nil {
-		for i, w := range ev.Witness.Tests {
-			if i == maxWitnessTrailers {
-				t = append(t, fmt.Sprintf("%s: and %d more", WitnessTrailer, len(ev.Witness.Tests)-i))
-				break
-			}
-			t = append(t, WitnessTrailer+": "+oneLine(w))
-		}
-	}
-	return t
-}
-
-// oneLine is s with control characters as spaces: a trailer is one line.
-func oneLine(s string) string {
-	return strings.TrimSpace(strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s))
 }
 
 // CheckCmd is `loop-commit check`.

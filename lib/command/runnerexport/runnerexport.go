@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -35,7 +36,7 @@ type Options struct {
 	Branch string `placeholder:"NAME" env:"RUNNER_EXPORT_BRANCH" help:"The branch to write (default: treeloop/<run-id>)."`
 	Onto   string `placeholder:"REV" env:"RUNNER_EXPORT_ONTO" help:"Start the branch from REV, the nodes' changes merged onto it in memory (default: the commit the run started from)."`
 	Squash bool   `help:"One commit for all the passed nodes instead of one per node."`
-	PRBody string `name:"pr-body" placeholder:"FILE" predictor:"file" help:"Write a pull request body (Markdown) to FILE: the goal, the tree with each node's status, the guard evidence per node, iterations, tokens and cost, assumptions and open questions."`
+	PRBody string `name:"pr-body" placeholder:"FILE" predictor:"file" env:"RUNNER_EXPORT_PR_BODY" help:"Where to write the pull request body (Markdown: the goal, the tree with each node's status and evidence, the guard evidence per node with its tests by name, the files each node changed, iterations, tokens and cost, the operator's answers, assumptions and open questions): FILE, or - for stdout (the result lines then go to stderr). Default: <git common dir>/treeloop/export/<run-id>.md, outside the work tree. A FILE inside a work tree of the repository must be one git ignores, or the next iteration would commit it."`
 	Force  bool   `help:"Replace the branch when it exists (never one that is checked out)."`
 	JSON   bool   `name:"json" help:"Print the result as JSON (schemas/runner_export.v1.schema.json)."`
 	cli.Get
@@ -43,7 +44,7 @@ type Options struct {
 
 // Main runs runner-export and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-export", "Export a run's code as a clean branch to propose upstream: from the run's base, one commit per passed leaf that changed code (its title and goal, trailers "+export.TrailerNode+", "+export.TrailerGuard+": pass, "+export.TrailerRun+"), no "+layout.Runner+"/ path, no retry or empty commit; the branch's tree is the run branch's outside "+layout.Runner+"/. An unfinished run exports the nodes that passed, with a warning naming the open ones. Only git's plumbing: the work tree and the index are not touched. Prints one line per commit, then branch=<name> head=<sha> onto=<sha> commits=<n>. Exit 1 when refused (no run, uncommitted changes in the run's work tree, nothing passed, the branch exists, a conflict with --onto), 6 when git fails.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-export", "Export a run's code as a clean branch to propose upstream: from the run's base, one commit per passed leaf that changed code (its title and goal, trailers "+export.TrailerNode+", "+export.TrailerGuard+": pass, "+export.TrailerRun+"), no "+layout.Runner+"/ path, no retry or empty commit; the branch's tree is the run branch's outside "+layout.Runner+"/. An unfinished run exports the nodes that passed, with a warning naming the open ones. Only git's plumbing: the work tree and the index are not touched. Writes the pull request body (the tree with each node's evidence, the files each node changed, the operator's answers) to <git common dir>/treeloop/export/<run-id>.md unless --pr-body says where. Prints one line per commit, then branch=<name> head=<sha> onto=<sha> commits=<n> pr_body=<file>. Exit 1 when refused (no run, uncommitted changes in the run's work tree, nothing passed, the branch exists, a conflict with --onto, a --pr-body file git would commit), 6 when git fails.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Output is the --json output (schemas/runner_export.v1.schema.json).
@@ -60,7 +61,15 @@ type Output struct {
 	// Unexported is the first commit after the last passed leaf that
 	// changed code, "" when none did.
 	Unexported string `json:"unexported"`
-	PRBody     string `json:"pr_body"` // the file written, "" without --pr-body
+	PRBody     string `json:"pr_body"` // the file written, absolute; "-" for stdout
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if o.PRBody == "-" && (o.JSON || o.Wanted()) {
+		return errors.New("--pr-body - prints the body on stdout, where --json and --get print the result: write the body to a file instead")
+	}
+	return nil
 }
 
 // Run exports the run.
@@ -81,6 +90,10 @@ func (o *Options) Run(env *cli.Env) error {
 		if err := clean(workDir); err != nil {
 			return err
 		}
+	}
+	bodyFile, err := o.bodyFile(env, repo, runID, workDir)
+	if err != nil {
+		return err
 	}
 	plan, err := export.NewPlan(repo, runID)
 	if err != nil {
@@ -111,17 +124,103 @@ func (o *Options) Run(env *cli.Env) error {
 	if plan.Unexported != nil {
 		out.Unexported = plan.Unexported.SHA
 	}
-	if o.PRBody != "" {
-		if err := writeBody(repo, plan, res, filepath.Join(workDir, filepath.FromSlash(layout.Iterations), runID), env.Abs(o.PRBody)); err != nil {
-			return err
+	body, err := export.ReadBody(repo, plan, res, filepath.Join(workDir, filepath.FromSlash(layout.Iterations), runID))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "the pull request body: %v", err)
+	}
+	out.PRBody = bodyFile
+	if bodyFile == "-" {
+		printText(env.Stderr, out)
+		if _, err := io.WriteString(env.Stdout, body.Markdown()); err != nil {
+			return exit.Errorf(exit.RunnerError, "write stdout: %v", err)
 		}
-		out.PRBody = env.Abs(o.PRBody)
+		return nil
+	}
+	if err := fsutil.WriteAtomic(bodyFile, []byte(body.Markdown()), 0o644); err != nil {
+		return exit.Errorf(exit.RunnerError, "write %s: %v", bodyFile, fsutil.Cause(err))
 	}
 	if o.JSON || o.Wanted() {
 		return o.PrintJSON(env, out)
 	}
 	printText(env.Stdout, out)
 	return nil
+}
+
+// bodyFile is where the pull request body goes: --pr-body ("-" for
+// stdout), else DefaultBody's file (its directory made). A file in this
+// checkout's work tree or the run's that git does not ignore is refused:
+// the next iteration would commit it.
+func (o *Options) bodyFile(env *cli.Env, repo *git.Repo, runID, workDir string) (string, error) {
+	if o.PRBody == "-" {
+		return "-", nil
+	}
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return "", exit.Wrap(exit.RunnerError, err)
+	}
+	if o.PRBody == "" {
+		f := DefaultBody(dirs.Common, runID)
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return "", exit.Errorf(exit.RunnerError, "make %s: %v", filepath.Dir(f), fsutil.Cause(err))
+		}
+		return f, nil
+	}
+	f := env.Abs(o.PRBody)
+	real := resolved(f)
+	if within(real, resolved(dirs.Common)) || within(real, resolved(dirs.Git)) {
+		return f, nil
+	}
+	for _, root := range []string{repo.Root(), workDir} {
+		rel, ok := relWithin(real, resolved(root))
+		if !ok {
+			continue
+		}
+		wr, err := git.Open(root)
+		if err != nil {
+			continue // a worktree whose directory is gone
+		}
+		if _, err := wr.Run("check-ignore", "-q", rel); err != nil {
+			return "", exit.Errorf(exit.Negative, "--pr-body %s lies in the work tree %s, where git would commit it with the next iteration: write it outside (the default is %s), or to a path git ignores", o.PRBody, root, DefaultBody(dirs.Common, runID))
+		}
+	}
+	return f, nil
+}
+
+// DefaultBody is the pull request body's default file for run runID,
+// under the repository's common git directory: out of every work tree.
+func DefaultBody(commonDir, runID string) string {
+	return filepath.Join(commonDir, "treeloop", "export", runID+".md")
+}
+
+// resolved is p with the symbolic links of its longest existing leading
+// directory resolved (the file itself need not exist).
+func resolved(p string) string {
+	dir, rest := filepath.Clean(p), ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// relWithin is p relative to dir, when p lies in dir.
+func relWithin(p, dir string) (string, bool) {
+	r, err := filepath.Rel(dir, p)
+	if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
+
+func within(p, dir string) bool {
+	_, ok := relWithin(p, dir)
+	return ok
 }
 
 // runID is --run, else the run of run_state.json.
@@ -197,17 +296,6 @@ func warn(env *cli.Env, p export.Plan) {
 		}
 		env.Warnf("%s changed code that no passed leaf holds: not exported (commit %.12s %q)", what, c.SHA, c.Subject)
 	}
-}
-
-func writeBody(repo *git.Repo, p export.Plan, res export.Result, runDir, file string) error {
-	b, err := export.ReadBody(repo, p, res, runDir)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "the pull request body: %v", err)
-	}
-	if err := fsutil.WriteAtomic(file, []byte(b.Markdown()), 0o644); err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %v", file, fsutil.Cause(err))
-	}
-	return nil
 }
 
 func printText(w io.Writer, out Output) {

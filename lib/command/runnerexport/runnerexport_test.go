@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/export"
+	"github.com/treeloop/treeloop/lib/git"
 )
 
 func gitIn(t *testing.T, dir string, args ...string) {
@@ -55,5 +57,52 @@ func TestPrintText(t *testing.T) {
 	want := "commit=" + sha + " nodes=a passed=" + sha[:12] + ` title="Say \"hi\""` + "\nskipped=b reason=no-code-change\nbranch=treeloop/r head=" + sha + " onto=none commits=1\n"
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// The body goes under the common git directory by default; a file in
+// the work tree is refused unless git ignores it; one in the git
+// directory, outside the work tree or "-" (stdout) is taken as given.
+func TestBodyFile(t *testing.T) {
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q")
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.ignored.md\n"), 0o644)
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "x")
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &cli.Env{Dir: dir}
+	root, _ := filepath.EvalSymlinks(dir)
+	for _, c := range []struct{ flag, want, err string }{
+		{"", filepath.Join(root, ".git", "treeloop", "export", "r1.md"), ""},
+		{"-", "-", ""},
+		{"pr.ignored.md", filepath.Join(dir, "pr.ignored.md"), ""},
+		{".git/pr.md", filepath.Join(dir, ".git", "pr.md"), ""},
+		{filepath.Join(t.TempDir(), "pr.md"), "", ""},
+		{"pr.md", "", "--pr-body pr.md lies in the work tree " + dir + ", where git would commit it with the next iteration: write it outside (the default is " + filepath.Join(root, ".git", "treeloop", "export", "r1.md") + "), or to a path git ignores"},
+		{"sub/dir/pr.md", "", "lies in the work tree"},
+	} {
+		o := Options{PRBody: c.flag}
+		got, err := o.bodyFile(env, repo, "r1", dir)
+		switch {
+		case c.err != "":
+			if exit.Code(err) != exit.Negative || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("--pr-body %q: %v (exit %d), want %q", c.flag, err, exit.Code(err), c.err)
+			}
+		case err != nil:
+			t.Errorf("--pr-body %q: %v", c.flag, err)
+		case c.want != "" && got != c.want:
+			t.Errorf("--pr-body %q: %s, want %s", c.flag, got, c.want)
+		case c.want == "" && got != c.flag:
+			t.Errorf("--pr-body %q: %s", c.flag, got)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(root, ".git", "treeloop", "export")); err != nil || !st.IsDir() {
+		t.Errorf("the default's directory was not made: %v", err)
+	}
+	if err := (&Options{PRBody: "-", JSON: true}).Validate(); err == nil {
+		t.Error("--pr-body - with --json: no error")
 	}
 }

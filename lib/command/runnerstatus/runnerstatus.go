@@ -15,6 +15,7 @@ import (
 	"github.com/treeloop/treeloop/lib/answer"
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -41,7 +42,7 @@ type Options struct {
 
 // Main runs runner-status and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-status", "Show where the current run stands: run, status, iteration n/max, the node being worked, tree counts, the open questions, a pause and its end, the last iterations, usage against budgets, and the next step when stuck, waiting, paused or limited. Exit as tree-select: 0 an open leaf remains, 2 complete, 3 stuck, 7 waiting; 1 when the state cannot be read.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-status", "Show where the current run stands: run, status, iteration n/max, the node being worked, tree counts, the open questions, a pause and its end, the last iterations with what each pass stands on (witnessed, suite only, exit status only) and the last pass's tests by name, usage against budgets, and the next step when stuck, waiting, paused or limited. Exit as tree-select: 0 an open leaf remains, 2 complete, 3 stuck, 7 waiting; 1 when the state cannot be read.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Status is the --json output (schemas/runner_status.v1.schema.json).
@@ -395,11 +396,14 @@ func printText(w io.Writer, st Status) {
 	p("usage", "%d tokens of %s, $%.4f of %s", u.InputTokens+u.OutputTokens, limit(float64(b.MaxTokens), "%.0f"), u.CostUSD, limit(b.MaxCostUSD, "$%.2f"))
 	if len(st.Recent) > 0 {
 		fmt.Fprintln(w, "last iterations")
-		t := cli.Table{Header: []string{"iter", "node", "result", "guard", "duration", "tokens", "cost"}, Right: map[int]bool{0: true, 4: true, 5: true, 6: true}, Indent: "  "}
+		t := cli.Table{Header: []string{"iter", "node", "result", "guard", "evidence", "duration", "tokens", "cost"}, Right: map[int]bool{0: true, 5: true, 6: true, 7: true}, Indent: "  "}
 		for _, r := range st.Recent {
-			t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Result, r.Guard, iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD))
+			t.Add(fmt.Sprint(r.Iter), r.NodeID, r.Result, r.Guard, evidence.OfRow(r), iterdir.ShortDuration(r.DurationMS), fmt.Sprint(r.Tokens), fmt.Sprintf("$%.4f", r.CostUSD))
 		}
 		t.Write(w, 0)
+	}
+	if r, ok := lastPass(st.Recent); ok {
+		p("last pass", "iteration %d  node %s: %s", r.Iter, r.NodeID, evidence.Line(r.Evidence))
 	}
 	for _, e := range st.Log {
 		p("log", "%s %s: %s", e.At.Format(time.RFC3339), e.Kind, e.Message)
@@ -407,6 +411,16 @@ func printText(w io.Writer, st Status) {
 	if st.NextStep != "" {
 		p("next", "%s", st.NextStep)
 	}
+}
+
+// lastPass is the newest passed iteration among rows.
+func lastPass(rows []iterdir.Row) (iterdir.Row, bool) {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Result == string(vocab.ResultPassed) {
+			return rows[i], true
+		}
+	}
+	return iterdir.Row{}, false
 }
 
 // cancelWho says who asked for a cancel and when.

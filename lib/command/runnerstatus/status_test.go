@@ -104,7 +104,8 @@ func TestPrintText(t *testing.T) {
 		Usage:     runrecord.Usage{InputTokens: 1000, OutputTokens: 234, CachedTokens: 99999, CostUSD: 0.125},
 		Budgets:   runrecord.Budgets{MaxTokens: 5000, MaxCostUSD: 2.5},
 		Recent: []iterdir.Row{{Iter: 6, NodeID: "n1", Status: "retry", Result: "guard_failed", Guard: "fail", DurationMS: 850, Tokens: 1200, CostUSD: 0.01},
-			{Iter: 7, NodeID: "n1", Status: "done", Result: "passed", Guard: "pass", DurationMS: 185000, Tokens: 34, CostUSD: 0.115}},
+			{Iter: 7, NodeID: "n1", Status: "done", Result: "passed", Guard: "pass", DurationMS: 185000, Tokens: 34, CostUSD: 0.115,
+				Evidence: &iterdir.Cited{Level: "witness", Held: true, Passed: 3, Skipped: 1, PassToPass: 2, PassedAgain: 2, Witnesses: []string{"tests.test_a::test_b"}}}},
 		Log:         []runrecord.Entry{{At: started, Kind: "hook_failed", Message: "on_iteration: exit 1"}},
 		NextStep:    "do this",
 		StuckLeaves: []runrecord.StuckLeaf{{ID: "n2", Path: "n0/n2", Title: "Stuck", Attempts: 3, MaxAttempts: 3}},
@@ -118,9 +119,10 @@ tree       4 nodes: 1 passed, 2 open, 1 stuck
 stuck      n0/n2  attempts 3/3  "Stuck"
 usage      1234 tokens of 5000, $0.1250 of $2.50
 last iterations
-  iter  node  result        guard  duration  tokens     cost
-     6  n1    guard_failed  fail      850ms    1200  $0.0100
-     7  n1    passed        pass       3m5s      34  $0.1150
+  iter  node  result        guard  evidence   duration  tokens     cost
+     6  n1    guard_failed  fail   -             850ms    1200  $0.0100
+     7  n1    passed        pass   witnessed      3m5s      34  $0.1150
+last pass  iteration 7  node n1: witnessed by tests.test_a::test_b; 3 passed, 0 failed, 1 skipped; 2 of 2 that passed before passed again
 log        2026-01-02T03:04:05Z hook_failed: on_iteration: exit 1
 next       do this
 `
