@@ -40,7 +40,15 @@ func confineIn(env *cli.Env, cfg config.Sandbox, scratch, dir, role string, writ
 	}
 	var c sandbox.Confiner
 	if scratch != "" {
-		c, err = sandbox.OpenDir(cfg, scratch, writable, sandbox.Session{Role: "witness-" + role, Dir: dir})
+		// In a container the repository too, read-only: the scratch links
+		// to its dependency directories, and a container shows only what
+		// is mounted (the engine mounts the scratch, below it, after it).
+		// bubblewrap shows the whole filesystem read-only already.
+		var shown []string
+		if cfg.Mode == config.SandboxDocker {
+			shown = []string{env.Dir}
+		}
+		c, err = sandbox.OpenDir(cfg, scratch, writable, shown, sandbox.Session{Role: "witness-" + role, Dir: dir})
 	} else {
 		c, err = sandbox.Open(cfg, env.Dir, writable, nil, sandbox.Session{Role: "guard", Dir: dir})
 	}

@@ -83,10 +83,12 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 }
 
 // NewDir is New for a directory that is no repository (the witness's
-// scratch checkout): root writable, no git directory to shield, the rest
-// as New has it.
-func NewDir(cfg config.Sandbox, root string, writable []string) *Sandbox {
+// scratch checkout): root writable, no git directory to shield, the paths
+// of readOnly shown read-only (the repository whose dependency
+// directories the scratch links to), the rest as New has it.
+func NewDir(cfg config.Sandbox, root string, writable, readOnly []string) *Sandbox {
 	s, _ := newSandbox(cfg, root, writable, nil, false)
+	s.readOnly = existing(readOnly)
 	return s
 }
 
