@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -354,8 +355,29 @@ func peerPID(c *net.UnixConn) int {
 }
 
 // inSession reports whether the peer pid is one of the session's processes
-// (self or its descendants); an unknown peer (pid 0) is taken as one.
-func inSession(pid, self int) bool { return pid <= 0 || descends(pid, self) }
+// (self or its descendants); an unknown peer (pid 0) is taken as one, and
+// so is one in another PID namespace than this process (a container's: a
+// session under [sandbox] mode = "docker" does not descend from agent-exec,
+// and with the host's network it reaches this socket).
+func inSession(pid, self int) bool {
+	return pid <= 0 || descends(pid, self) || !samePIDNamespace(pid)
+}
+
+// samePIDNamespace reports whether pid is in this process's PID namespace:
+// false when it is in another, or when its namespace may not be read (a
+// process of another user, such as a rootful container's); true when the
+// process is gone (nothing of it is left to tell).
+func samePIDNamespace(pid int) bool {
+	own, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return false
+	}
+	theirs, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	return err == nil && theirs == own
+}
 
 // descends reports whether pid is ancestor or one of its descendants, by
 // the parent links in /proc.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -359,7 +360,6 @@ func TestInSession(t *testing.T) {
 		{"parent", os.Getppid(), self, false},
 		{"sibling", other, sh.Process.Pid, false},
 		{"self, judged for a child", self, sh.Process.Pid, false},
-		{"init", 1, self, false},
 		{"no such process", 1 << 22, self, false},
 		{"unknown peer", 0, self, true},
 		{"negative", -1, self, true},
@@ -407,4 +407,63 @@ func TestDropAnswers(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, ".temp")); err != nil {
 		t.Errorf("a file being written was removed: %v", err)
 	}
+}
+
+// TestOtherPIDNamespace: a process in a PID namespace of its own, as a
+// container's session is (it descends from no agent-exec), is taken as
+// the session's; this process and a gone one are not.
+func TestOtherPIDNamespace(t *testing.T) {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatalf("bwrap is required: %v", err)
+	}
+	cmd := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "sh", "-c", "echo ready; exec sleep 60")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatalf("the namespaced process did not start: %v", err)
+	}
+	// The sleep inside is a descendant of bwrap in this namespace's view.
+	inner := 0
+	for _, p := range childPIDs(t, cmd.Process.Pid) {
+		for _, q := range append([]int{p}, childPIDs(t, p)...) {
+			if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(q) + "/comm"); strings.TrimSpace(string(comm)) == "sleep" {
+				inner = q
+			}
+		}
+	}
+	if inner == 0 {
+		t.Fatal("no sleep process found under bwrap")
+	}
+	if samePIDNamespace(inner) {
+		t.Errorf("pid %d in bwrap's PID namespace reads as ours", inner)
+	}
+	if !inSession(inner, os.Getpid()+1<<20) {
+		t.Errorf("pid %d in another PID namespace is not taken as a session's", inner)
+	}
+	if !samePIDNamespace(os.Getpid()) || !samePIDNamespace(1<<22) {
+		t.Error("this process, or a gone one, reads as in another namespace")
+	}
+}
+
+// childPIDs are pid's children, from /proc.
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
+	var out []int
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	for _, task := range tasks {
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
