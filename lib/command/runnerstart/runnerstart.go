@@ -118,7 +118,7 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, when baselineWhen) (trai
 	case guard.Error:
 		return "", exit.Errorf(exit.RunnerError, "the guard baseline: %s: fix it, then runner-start again (runner-check --guard runs the guard as the run will)", rec.Message)
 	default:
-		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes; see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guard.BaselineLog)
+		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes (or runner-start --rebaseline, once you fixed it, finds it green); see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guard.BaselineLog)
 	}
 	if r := rec.Ratchet; r != nil && r.Held {
 		trailer = ratchet.TrailerLine(r.Count)
