@@ -47,6 +47,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "no %s in %s: run runner-init --goal GOAL.md, then runner-start", layout.Runner, root)
 	}
 	ctx := runcheck.Load(root)
+	ctx.Network = true
 	if o.BuildImage {
 		if ctx.ConfigErr != nil {
 			return exit.Errorf(exit.Negative, "build the image: %v (fix %s)", ctx.ConfigErr, layout.Config)
