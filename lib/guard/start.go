@@ -26,20 +26,25 @@ import (
 // loop stops, saying what to fix. The guard's exit status alone does not
 // decide it, since a test can exit 127 as well as a missing interpreter:
 // it only makes the runner look (an exit status of 126 or 127, or a line
-// of bwrap's own). What decides is the runner's own probe: each program
-// the guard needs, as found outside the session's reach, started with
-// `--version` where the guard runs (the same sandbox, environment and
-// directory), must start. A session that makes its guard exit 127 gains
-// nothing by it: either every program starts, and it is a failure like
-// any other, or one truly cannot, and the loop stops (a runner error is
-// never retried).
+// of bwrap's own). What decides is the runner's own look at the programs
+// the guard needs, as found outside the session's reach (neither in the
+// work tree nor in a writable path of the sandbox): the guard's own
+// program, started with --version where the guard runs (the same
+// sandbox, environment and directory), and each program the guard's
+// output says was not found or could not run, which cannot start when
+// the sandbox hides every one of that name on PATH, or when, shown, it
+// fails the same start. A program the output names is never run outside
+// the sandbox, nor shown in it: the output is the session's to write. A
+// session that makes its guard exit 127 gains nothing by it: either every
+// program starts, and it is a failure like any other, or one truly
+// cannot, and the loop stops (a runner error is never retried).
 
 // Unstartable is a program the guard needs that cannot start where the
 // guard runs.
 type Unstartable struct {
 	Program  string   // as the guard's command or output names it
-	Probe    []string // the probe that failed: the program as found, with --version
-	Cause    string   // the lines of the probe's output that say why, or how it ended
+	Probe    []string // the probe that failed: the program as found, with --version; nil when none ran
+	Cause    string   // the lines of the probe's output that say why, or how it ended, or where it is hidden
 	Confined bool     // the guard runs in the sandbox
 	Readable []string // directories of the home to add to [sandbox] readable (sandbox.ReadableFor)
 }
@@ -54,6 +59,9 @@ func (u *Unstartable) Message() string {
 		if len(u.Readable) > 0 {
 			fix = sandbox.AddReadable(u.Readable, layout.Config)
 		}
+	}
+	if len(u.Probe) == 0 {
+		return fmt.Sprintf("%s cannot start%s (%s): %s", u.Program, where, u.Cause, fix)
 	}
 	probe := append([]string{filepath.Base(u.Probe[0])}, u.Probe[1:]...)
 	return fmt.Sprintf("%s cannot start%s (`%s`: %s): %s", u.Program, where, strings.Join(probe, " "), u.Cause, fix)
@@ -87,52 +95,124 @@ const maxProbes = 4
 
 // CannotStart is the runner's verdict on a guard that ended with status
 // and printed out (its log): the first program it needs that cannot
-// start, or nil. It probes only when the guard ended as one that could
-// not start (mayNotHaveStarted): the guard's own program, then each
-// program the output says was not found or could not run
-// (NamedPrograms), as Candidate has them.
+// start, or nil. It looks only when the guard ended as one that could
+// not start (mayNotHaveStarted): at the guard's own program
+// (ProgramStarts), then at each program the output names (Named), at
+// most maxProbes of them.
 func (s Starter) CannotStart(ctx context.Context, status int, out []byte) *Unstartable {
 	if !mayNotHaveStarted(status, out) {
 		return nil
 	}
-	progs := []string{s.Config.Guard.Command[0]}
-	progs = append(progs, NamedPrograms(out)...)
-	probed := 0
-	for i, p := range progs {
-		exe, ok := s.Candidate(p, i == 0)
-		if !ok {
-			continue
-		}
-		if probed++; probed > maxProbes {
+	if u := s.ProgramStarts(ctx); u != nil {
+		return u
+	}
+	judged := 0
+	for _, n := range namedPrograms(out) {
+		if judged == maxProbes {
 			break
 		}
-		if u := s.Probe(ctx, p, exe); u != nil {
+		u, ok := s.Named(ctx, n.prog, n.line)
+		if ok {
+			judged++
+		}
+		if u != nil {
 			return u
 		}
 	}
 	return nil
 }
 
-// ProgramStarts is runner-check's dry run of the guard: its program (as
-// Candidate has it) started with --version where the guard runs; nil when
-// it starts or cannot be judged.
+// ProgramStarts is the dry run of the guard's own program, as Candidate
+// has it, started with --version where the guard runs (runner-check's
+// too); nil when it starts or cannot be judged. One that cannot start in
+// the sandbox is started outside it too: failing there as well, it is
+// not the sandbox's doing, and is said so.
 func (s Starter) ProgramStarts(ctx context.Context) *Unstartable {
 	p := s.Config.Guard.Command[0]
 	exe, ok := s.Candidate(p, true)
 	if !ok {
 		return nil
 	}
-	return s.Probe(ctx, p, exe)
+	u := s.Probe(ctx, p, exe)
+	if u == nil || !u.Confined {
+		return u
+	}
+	outside := s
+	outside.Config.Sandbox.Mode = config.SandboxNone
+	if v := outside.Probe(ctx, p, exe); v != nil {
+		return v
+	}
+	return u
 }
 
-// Candidate is what a probe of prog starts, and whether it is probed at
-// all: prog as found outside the sandbox (its path relative to the root,
-// or on PATH) when neither the work tree nor a writable path of the
-// sandbox holds it (the session could have written it); for such a
-// script, its interpreter instead, as found. A program (or such a
-// script's interpreter) found nowhere is probed only when the guard's
-// command names it (own): a name the output gives proves nothing by
-// itself.
+// Named judges a program prog that the guard's output line says was not
+// found or could not run; ok is false when it is not judged: found
+// nowhere (a name proves nothing by itself), only where a session could
+// have written it, or, named by its path, shown in the sandbox. A name
+// is looked up on PATH: when the sandbox hides every program of that
+// name (or what one runs from), it cannot start, with the directory of
+// the home to make readable; else the first one shown is started with
+// --version in the sandbox. A path is judged only by whether the sandbox
+// hides it; nothing named by the output runs outside the sandbox.
+func (s Starter) Named(ctx context.Context, prog, line string) (u *Unstartable, ok bool) {
+	var found []string
+	if strings.Contains(prog, "/") {
+		if ps := sandbox.ProgramPaths(s.Root, prog); len(ps) > 0 {
+			found = ps[:1]
+		}
+	} else {
+		found = onPath(prog)
+	}
+	found = slices.DeleteFunc(found, func(p string) bool {
+		real, err := filepath.EvalSymlinks(p)
+		return err != nil || s.sessionWrites(p) || s.sessionWrites(real)
+	})
+	if len(found) == 0 {
+		return nil, false
+	}
+	confined := s.Config.Sandbox.ConfinesGuard()
+	for _, exe := range found {
+		if confined && len(s.hides(exe)) > 0 {
+			continue
+		}
+		if strings.Contains(prog, "/") {
+			return nil, false
+		}
+		return s.Probe(ctx, prog, exe), true
+	}
+	return &Unstartable{Program: prog, Cause: fmt.Sprintf("%s; %s is hidden there", line, found[0]), Confined: true, Readable: s.hides(found[0])}, true
+}
+
+// hides is what the sandbox must show for exe to start in it (its link,
+// its script, its interpreter): the directories of the home to add to
+// [sandbox] readable, none when it is shown.
+func (s Starter) hides(exe string) []string {
+	return sandbox.ReadableFor(s.Config.Sandbox, s.Root, sandbox.ProgramPaths(s.Root, exe))
+}
+
+// onPath is every executable file named name in PATH's directories, in
+// order.
+func onPath(name string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Candidate is what a probe of the guard's program prog starts, and
+// whether it is probed at all: prog as found outside the sandbox (its
+// path relative to the root, or on PATH) when neither the work tree nor
+// a writable path of the sandbox holds it (the session could have
+// written it); for such a script, its interpreter instead, as found. A
+// program (or such a script's interpreter) found nowhere is probed only
+// when own (the guard's command names it), and fails to start.
 func (s Starter) Candidate(prog string, own bool) (string, bool) {
 	paths := sandbox.ProgramPaths(s.Root, prog)
 	if len(paths) == 0 {
@@ -227,18 +307,10 @@ func (s Starter) Probe(ctx context.Context, prog, exe string) *Unstartable {
 			u.Cause = fmt.Sprintf("exit %d", res.ExitCode)
 		}
 	}
-	if !confined {
-		return u
+	if confined {
+		paths := append(sandbox.ProgramPaths(s.Root, exe), sandbox.PathsIn(out.Bytes())...)
+		u.Readable = sandbox.ReadableFor(s.Config.Sandbox, s.Root, paths)
 	}
-	// One that cannot start outside the sandbox either is not the
-	// sandbox's doing: it is said so, with what to do about it.
-	outside := s
-	outside.Config.Sandbox.Mode = config.SandboxNone
-	if v := outside.Probe(ctx, prog, exe); v != nil {
-		return v
-	}
-	paths := append(sandbox.ProgramPaths(s.Root, exe), sandbox.PathsIn(out.Bytes())...)
-	u.Readable = sandbox.ReadableFor(s.Config.Sandbox, s.Root, paths)
 	return u
 }
 
@@ -293,13 +365,25 @@ func (s Starter) confine(spec *proc.Spec) (release func() error, err error) {
 // `exec: "X": executable file not found` (a container's runtime).
 func NamedPrograms(out []byte) []string {
 	var ps []string
-	for _, l := range strings.Split(string(out), "\n") {
-		p := namedProgram(strings.TrimSpace(l))
-		if p != "" && !slices.Contains(ps, p) {
-			ps = append(ps, p)
-		}
+	for _, n := range namedPrograms(out) {
+		ps = append(ps, n.prog)
 	}
 	return ps
+}
+
+// named is a program a line of the guard's output names as not started.
+type named struct{ prog, line string }
+
+func namedPrograms(out []byte) []named {
+	var ns []named
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(l)
+		p := namedProgram(l)
+		if p != "" && !slices.ContainsFunc(ns, func(n named) bool { return n.prog == p }) {
+			ns = append(ns, named{p, l})
+		}
+	}
+	return ns
 }
 
 // namedProgram is the program line l says could not start, "" for none.

@@ -62,12 +62,20 @@ func TestMayNotHaveStarted(t *testing.T) {
 }
 
 // pyenvHome makes a home with a pyenv-like shim for python whose real
-// interpreter is /usr/bin/python3 (or, broken, is gone), first on PATH.
+// interpreter is /usr/bin/python3 (or, broken, is gone), the only python
+// on PATH.
 func pyenvHome(t *testing.T, broken bool) string {
 	t.Helper()
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	t.Setenv("PATH", home+"/.pyenv/shims:"+os.Getenv("PATH"))
+	// No other pyenv's python on PATH (a developer's machine may have one).
+	dirs := []string{home + "/.pyenv/shims"}
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if !strings.Contains(d, "/.pyenv/") {
+			dirs = append(dirs, d)
+		}
+	}
+	t.Setenv("PATH", strings.Join(dirs, ":"))
 	write(t, home+"/.pyenv/shims/python", "#!/usr/bin/env bash\nset -e\nexec \""+home+"/.pyenv/libexec/pyenv\" exec python \"$@\"\n")
 	target := "exec /usr/bin/python3 \"$@\""
 	if broken {
@@ -215,5 +223,40 @@ func TestCannotStartConfined(t *testing.T) {
 	s.Config.Sandbox.Readable = []string{"~/.pyenv"}
 	if u := s.ProgramStarts(ctx); u == nil || u.Confined || !strings.Contains(u.Message(), "install it") {
 		t.Errorf("ProgramStarts of a shim broken everywhere = %+v", u)
+	}
+}
+
+// TestNamedConfined: under bwrap, a program the guard's output names is
+// judged without running what the sandbox hides: a name whose every
+// program on PATH is hidden cannot start (the directory to show named);
+// shown, it is started in the sandbox and starts; a path is judged only
+// by whether it is hidden; a program in a writable path of the sandbox,
+// which a session could have written, is not judged.
+func TestNamedConfined(t *testing.T) {
+	home := pyenvHome(t, false)
+	root := gitRepo(t)
+	ctx := context.Background()
+	s := starter(root, config.SandboxBwrap, "sh", "-c", "python check.py")
+	u := s.CannotStart(ctx, 127, []byte("sh: 1: python: not found\n"))
+	if u == nil || u.Program != "python" || u.Probe != nil || !slices.Equal(u.Readable, []string{"~/.pyenv"}) {
+		t.Fatalf("CannotStart(a hidden python) = %+v", u)
+	}
+	if want := "python cannot start in the sandbox (sh: 1: python: not found; " + home + "/.pyenv/shims/python is hidden there): add \"~/.pyenv\" to [sandbox] readable of .runner/state/config.toml (the sandbox hides your home directory)"; u.Message() != want {
+		t.Errorf("Message = %q\nwant      %q", u.Message(), want)
+	}
+	if u, ok := s.Named(ctx, home+"/.pyenv/shims/python", "bwrap: execvp …"); !ok || u == nil || u.Probe != nil {
+		t.Errorf("Named(a hidden path) = %+v, %v", u, ok)
+	}
+	if u, ok := s.Named(ctx, mustLook(t, "sh"), "…"); ok || u != nil {
+		t.Errorf("Named(a path shown) = %+v, %v; want not judged", u, ok)
+	}
+	s.Config.Sandbox.Readable = []string{"~/.pyenv"}
+	if u := s.CannotStart(ctx, 127, []byte("sh: 1: python: not found\n")); u != nil {
+		t.Errorf("CannotStart(python shown) = %+v", u)
+	}
+	s.Config.Sandbox.Readable = nil
+	s.Config.Sandbox.Writable = []string{"~/.pyenv"}
+	if u, ok := s.Named(ctx, "python", "sh: 1: python: not found"); ok || u != nil {
+		t.Errorf("Named(a program in a writable path) = %+v, %v; want not judged", u, ok)
 	}
 }
