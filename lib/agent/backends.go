@@ -49,6 +49,10 @@ type Spec struct {
 	// that runs no CLI.
 	SettingsProbes func(a config.Agent) [][]string
 	SettingsFiles  func(home, root string) []string
+	// Endpoint is where the CLI's sessions send their requests and
+	// whether it has a key (endpoint.go); nil for a backend that runs
+	// no provider's CLI.
+	Endpoint func(a config.Agent, root string, env EndpointEnv) (Endpoint, bool)
 	// AllowedTools are the CLI's arguments that let it run tools without
 	// asking (a node's allowed_tools, lib/nodetools); nil for a CLI that
 	// takes none.
@@ -64,7 +68,7 @@ var Specs = []Spec{
 	{Name: "command", New: func() Backend { return Command{} }},
 	{Name: "codex", New: func() Backend { return Codex{} }, Bin: "codex", Tokens: true, Streams: true,
 		FirstEvent: "thread.started", Summarize: summarizeCodex, Home: []string{"~/.codex"}, IterFiles: []string{CodexMessageFile},
-		SettingsProbes: codexProbes, SettingsFiles: codexSettingsFiles,
+		SettingsProbes: codexProbes, SettingsFiles: codexSettingsFiles, Endpoint: codexEndpoint,
 		Helpers: []func(string) bool{func(cmd string) bool {
 			// Codex snapshots the user's shell at start (a login shell
 			// running a script that prints "# Snapshot file"), and a short
@@ -73,14 +77,14 @@ var Specs = []Spec{
 		}}},
 	{Name: "claude", New: func() Backend { return Claude{} }, Bin: "claude", Tokens: true, Cost: true, Streams: true,
 		FirstEvent: "system", Summarize: summarizeClaude, Home: []string{"~/.claude", "~/.claude.json"},
-		SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles,
+		SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles, Endpoint: claudeEndpoint,
 		AllowedTools: func(tools []string) []string { return []string{"--allowedTools", strings.Join(tools, ",")} }},
 	{Name: "opencode", New: func() Backend { return OpenCode{} }, Bin: "opencode", Tokens: true, Streams: true,
-		FirstEvent: "step_start", Summarize: summarizeOpenCode, SettingsProbes: opencodeProbes, SettingsFiles: opencodeSettingsFiles,
+		FirstEvent: "step_start", Summarize: summarizeOpenCode, SettingsProbes: opencodeProbes, SettingsFiles: opencodeSettingsFiles, Endpoint: opencodeEndpoint,
 		Home: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"}},
 	{Name: "gemini", New: func() Backend { return Gemini{} }, Bin: "gemini", Tokens: true, Streams: true,
 		FirstEvent: "init", Summarize: summarizeGemini, Home: []string{"~/.gemini"},
-		SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles,
+		SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles, Endpoint: geminiEndpoint,
 		AllowedTools: func(tools []string) []string {
 			var args []string
 			for _, tool := range tools {

@@ -141,9 +141,11 @@ func ReadBaseline(root, runID string) (rec iterdir.Guard, ok bool, err error) {
 }
 
 // RedStart is the note for a run whose baseline was not green, naming
-// the log; "" for a green one.
+// the log; "" for a green one, and for one whose guard could not run
+// (runner-start refuses such a start: a record left of it says nothing
+// of the code the node inherits).
 func RedStart(runID string, rec iterdir.Guard) string {
-	if rec.Outcome == Pass {
+	if rec.Outcome == Pass || rec.Outcome == Error {
 		return ""
 	}
 	return fmt.Sprintf("The guard was already failing when this run started (its baseline at runner-start: %s; output in %s/%s/%s). Failures it shows may have been there before this node: do not take them for yours, but the node passes only on a green guard.",

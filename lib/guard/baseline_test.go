@@ -7,6 +7,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
 // TestCheckBaseline runs real guards the way runner-check --guard does: a
@@ -30,6 +31,19 @@ func TestCheckBaseline(t *testing.T) {
 			t.Errorf("guard %q: problems %q, want none", c.guard, ps)
 		case c.want != "" && (len(ps) != 1 || !strings.HasPrefix(ps[0], c.want)):
 			t.Errorf("guard %q: problems %q, want one starting %q", c.guard, ps, c.want)
+		}
+	}
+}
+
+// TestRedStart: a red baseline is a note naming its log; a green one,
+// and one whose guard could not run, none.
+func TestRedStart(t *testing.T) {
+	if n := RedStart("r", iterdir.Guard{Outcome: Fail, Message: "guard failed (exit 1)"}); !strings.Contains(n, "its baseline at runner-start: guard failed (exit 1); output in .runner/iterations/r/baseline.log") {
+		t.Errorf("red: %q", n)
+	}
+	for _, o := range []string{Pass, Error} {
+		if n := RedStart("r", iterdir.Guard{Outcome: o, Message: "x"}); n != "" {
+			t.Errorf("%s: %q", o, n)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,50 @@ const (
 func Guard(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging) (rec iterdir.Guard, code int) {
 	rec, code, synced := Run(in, env, cfg, deadline, logPath, j)
 	return synced(rec, code)
+}
+
+// failed is the outcome of a guard that ended non-zero or by a signal,
+// its exit code and message: a failure, or a runner error when it could
+// not start (the runner's own probe decides, where the guard ran and as
+// it ran: start.go), which its log then ends with.
+func failed(in *cli.Interrupt, env *cli.Env, s Starter, res proc.Result, logPath string) (outcome string, code int, msg string) {
+	if u := s.CannotStart(in, res.Status(), tail(logPath, 64<<10)); u != nil {
+		msg = fmt.Sprintf("the guard cannot start (exit %d): %s", res.Status(), u.Message())
+		Note(env, logPath, msg)
+		return Error, exit.RunnerError, msg
+	}
+	if res.Signal != "" {
+		return Fail, exit.Negative, fmt.Sprintf("guard failed (%s)", res.Signal)
+	}
+	return Fail, exit.Negative, fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
+}
+
+// newRecord is guard.json's record of a guard's run that ended as res,
+// its log as info, before its outcome is judged.
+func newRecord(in *cli.Interrupt, cfg config.Config, res proc.Result, info proc.LogInfo) iterdir.Guard {
+	rec := iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped,
+	}
+	for _, e := range res.EscapedProcs {
+		c := strings.Join(strings.Fields(e.Command), " ")
+		if len(c) > 60 {
+			c = c[:60] + "…"
+		}
+		rec.Escaped = append(rec.Escaped, c)
+	}
+	if !res.Started.IsZero() {
+		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
+	if cfg.Sandbox.ConfinesGuard() {
+		rec.Sandbox = cfg.Sandbox.Mode
+	}
+	rec.Contained = string(session.Contained(rec.Sandbox, res))
+	return rec
 }
 
 // Judging is what a guard's run is judged by beside its exit status.
@@ -90,6 +135,8 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		spec.Tee = events
 	}
 	ev, writable, prepErr := prepare(env, cfg, &spec, j)
+	// What the guard's probes start with, should it not start.
+	starter := Starter{Root: env.Dir, Config: cfg, Env: slices.Clone(spec.Env), Writable: slices.Clone(writable), Deadline: deadline}
 	// [sandbox] guard: the guard runs confined like the
 	// agent, without any of the agent's runner files writable.
 	release, runErr := func() error { return nil }, prepErr
@@ -114,7 +161,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		}
 		return rec, code
 	}
-	rec = record(in, cfg, res, info)
+	rec = newRecord(in, cfg, res, info)
 	var se *proc.StartError
 	switch {
 	case prepErr != nil:
@@ -154,44 +201,12 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 			Note(env, logPath, rec.Message)
 		}
 	default:
-		rec.Outcome, code = Fail, exit.Negative
-		rec.Message = fmt.Sprintf("guard failed (exit %d)", res.ExitCode)
-		if res.Signal != "" {
-			rec.Message = fmt.Sprintf("guard failed (%s)", res.Signal)
-		}
-		if ev != nil {
+		rec.Outcome, code, rec.Message = failed(in, env, starter, res, logPath)
+		if ev != nil && rec.Outcome == Fail {
 			events.Close()
 			failingTests(env, ev, j.Results, logPath, events)
 		}
 	}
 	rec.Evidence = ev
 	return rec, code, synced
-}
-
-// record is guard.json's record of a run that ended as res, its log
-// written as info says, before its outcome is judged.
-func record(in *cli.Interrupt, cfg config.Config, res proc.Result, info proc.LogInfo) iterdir.Guard {
-	rec := iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-		EscapedKilled: res.Escaped,
-	}
-	for _, e := range res.EscapedProcs {
-		c := strings.Join(strings.Fields(e.Command), " ")
-		if len(c) > 60 {
-			c = c[:60] + "…"
-		}
-		rec.Escaped = append(rec.Escaped, c)
-	}
-	if !res.Started.IsZero() {
-		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
-	}
-	if at := in.At(); !at.IsZero() {
-		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
-	}
-	if cfg.Sandbox.ConfinesGuard() {
-		rec.Sandbox = cfg.Sandbox.Mode
-	}
-	rec.Contained = string(session.Contained(rec.Sandbox, res))
-	return rec
 }

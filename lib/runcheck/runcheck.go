@@ -16,13 +16,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/passcache"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
 )
@@ -32,6 +35,9 @@ type Context struct {
 	Root      string        // absolute repository root
 	Config    config.Config // config.toml after the RUNNER_* overrides
 	ConfigErr error         // why Config could not be loaded; the other checks then pass
+	// Network: also the checks that ask the network (NetworkChecks):
+	// runner-check's, not those before every step.
+	Network bool
 }
 
 // Check is one independent check: its name and a function returning its
@@ -49,6 +55,12 @@ var Checks = []Check{
 	{"cassette", checkCassette},
 	{"budgets", checkBudgets},
 	{"sandbox", checkSandbox},
+}
+
+// NetworkChecks run after Checks when the Context asks for them
+// (runner-check): a step does not wait on the network before it begins.
+var NetworkChecks = []Check{
+	{"endpoint", checkEndpoint},
 }
 
 // Result is one check's outcome. A check that could not run (the
@@ -85,7 +97,11 @@ func Load(root string) *Context {
 // checks other than config are skipped.
 func (ctx *Context) Run() Report {
 	rep := Report{Version: 1, OK: true, Checks: []Result{}}
-	for _, c := range Checks {
+	checks := Checks
+	if ctx.Network {
+		checks = append(slices.Clip(checks), NetworkChecks...)
+	}
+	for _, c := range checks {
 		r := Result{Name: c.Name, Problems: []string{}}
 		switch {
 		case ctx.ConfigErr == nil || c.Name == "config":
@@ -141,13 +157,29 @@ func checkSandbox(ctx *Context) []string {
 			return TrimName("sandbox", p)
 		}
 		if err := dryRun(ctx); err != nil {
-			return []string{fmt.Sprintf("%v: list what the agent needs in [sandbox] writable or readable of %s, or set [sandbox] mode = \"none\"", err, layout.Config)}
+			return []string{dryRunProblem(ctx, err)}
 		}
 		return nil
 	case config.SandboxDocker:
 		return TrimName("sandbox", sandbox.CheckEngine(ctx.Config.Sandbox))
 	}
 	return nil
+}
+
+// dryRunProblem is the problem of a dry run that failed: what failed,
+// the lines that say why, and what to do: the directories of the home
+// the agent CLI runs from (its link, its script, its interpreter) or its
+// output names, to add to [sandbox] readable, when there are any.
+func dryRunProblem(ctx *Context, err error) string {
+	fix := fmt.Sprintf("list what the agent needs in [sandbox] writable or readable of %s", layout.Config)
+	var pe *sandbox.ProbeError
+	if errors.As(err, &pe) && pe.Argv != nil {
+		paths := append(sandbox.ProgramPaths(ctx.Root, pe.Argv[0]), sandbox.PathsIn(pe.Output)...)
+		if add := sandbox.ReadableFor(ctx.Config.Sandbox, ctx.Root, paths); len(add) > 0 {
+			fix = sandbox.AddReadable(add, layout.Config)
+		}
+	}
+	return fmt.Sprintf("%v: %s, or set [sandbox] mode = \"none\"", err, fix)
 }
 
 // inImage reports whether prog is found in the sandbox's own image rather
@@ -297,7 +329,32 @@ func checkGuard(ctx *Context) []string {
 	if err := findExecutable(ctx.Root, prog); err != nil {
 		return []string{fmt.Sprintf("the guard's program %s: %v: install it, or set [guard] command in %s", prog, err, layout.Config)}
 	}
-	return checkJust(ctx.Root, ctx.Config.Guard.Command)
+	if p := checkJust(ctx.Root, ctx.Config.Guard.Command); len(p) > 0 {
+		return p
+	}
+	return checkGuardStarts(ctx)
+}
+
+// checkGuardStarts is the guard's dry run: its program (a script of the
+// work tree: its interpreter) started with --version where the guard
+// will run, confined as it will be, in its environment
+// (guard.Starter.ProgramStarts). A pass is remembered while the
+// program's files, the sandbox's settings and PATH stay the same.
+func checkGuardStarts(ctx *Context) []string {
+	prog := ctx.Config.Guard.Command[0]
+	key := passcache.New("guard-start").Text(ctx.Root, prog, os.Getenv("PATH"), fmt.Sprintf("%+v", ctx.Config.Sandbox))
+	for _, p := range sandbox.ProgramPaths(ctx.Root, prog) {
+		key.File(p)
+	}
+	if _, passed := key.Get(); passed {
+		return nil
+	}
+	s := guard.Starter{Root: ctx.Root, Config: ctx.Config}
+	if u := s.ProgramStarts(context.Background()); u != nil {
+		return []string{"the guard's program " + u.Message()}
+	}
+	key.Put(nil)
+	return nil
 }
 
 func checkCassette(ctx *Context) []string {

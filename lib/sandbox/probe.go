@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/proc"
 )
 
 // probeTimeout bounds each command of a dry run (a CLI's --version can
@@ -21,8 +23,8 @@ const probeTimeout = 30 * time.Second
 // Probe is a dry run of a session in the sandbox s, before any attempt is
 // spent on it: each of files (bound writable, as a session's output files
 // are) must be writable inside, and argv (a CLI's `--version`; none for a
-// command of the user's) must run and exit 0. The error says which failed,
-// with the command's own words.
+// command of the user's) must run and exit 0. The error, a *ProbeError,
+// says which failed, with the command's own words.
 func (s *Sandbox) Probe(files, argv []string) error {
 	script := `for f; do : > "$f" || { echo "cannot write $f" >&2; exit 1; }; done`
 	cmds := [][]string{append([]string{"sh", "-c", script, "probe"}, files...)}
@@ -35,24 +37,39 @@ func (s *Sandbox) Probe(files, argv []string) error {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		out, err := exec.CommandContext(ctx, wrapped[0], wrapped[1:]...).CombinedOutput()
+		cmd := exec.CommandContext(ctx, wrapped[0], wrapped[1:]...)
+		cmd.Env = git.Strip(os.Environ()) // a session's, less its RUNNER_* variables
+		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
-			msg := strings.TrimSpace(string(out))
-			if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-				msg = msg[i+1:]
-			}
-			if msg == "" {
-				msg = err.Error()
-			}
-			what := "writing the session's output files"
+			pe := &ProbeError{What: "writing the session's output files", Output: out, Err: err}
 			if len(argv) > 0 && c[0] == argv[0] {
-				what = "`" + strings.Join(argv, " ") + "`"
+				pe.What, pe.Argv = "`"+strings.Join(argv, " ")+"`", argv
 			}
-			return fmt.Errorf("a dry run under the sandbox failed at %s: %s", what, msg)
+			return pe
 		}
 	}
 	return nil
+}
+
+// ProbeError is a dry run that failed: at What, with the command's
+// output and how it ended.
+type ProbeError struct {
+	What   string   // "`codex --version`", or the output files' check
+	Argv   []string // the command that failed; nil for the output files' check
+	Output []byte
+	Err    error
+}
+
+// Error is "a dry run under the sandbox failed at WHAT: CAUSE", the
+// cause the lines of the output that say why (proc.Cause), or how the
+// command ended when it printed nothing.
+func (e *ProbeError) Error() string {
+	msg := proc.CauseLine(e.Output)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("a dry run under the sandbox failed at %s: %s", e.What, msg)
 }
 
 // ProbeKey names a passed dry run of the configuration cfg for the agent

@@ -145,8 +145,12 @@ func (o *Options) run(env *cli.Env) error {
 	if rec.Evidence != nil && rec.Outcome != Pass {
 		rec.Evidence.Held = false
 	}
-	if err := guard.Record(env.Dir, begin.RunID, rec, j.Caches, false); err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
+	// A guard that could not run leaves nothing for the next one: the
+	// runner error puts the runner-owned files back.
+	if rec.Outcome != Error {
+		if err := guard.Record(env.Dir, begin.RunID, rec, j.Caches, false); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
 	}
 	return o.report(env, rec, code, it)
 }

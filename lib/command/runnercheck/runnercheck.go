@@ -33,7 +33,7 @@ type Options struct {
 
 // Main runs runner-check and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-check", "Check what a step needs before it allocates an iteration: the configuration (config.toml and RUNNER_* overrides), the agent's executable, the guard's, the cassette, the run budgets, the sandbox; with --guard the guard baseline. Prints one line per check (\"<check>: ok\" or one line per problem, saying what to do). Exit 0 fine, 1 a problem found.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-check", "Check what a step needs before it allocates an iteration: the configuration (config.toml and RUNNER_* overrides), the agent's executable, the guard's (its program started with --version where the guard will run), the cassette, the run budgets, the sandbox (the agent CLI started under it), and the agent CLI's key and endpoint (asked over HTTP); with --guard the guard baseline. Prints one line per check (\"<check>: ok\" or one line per problem, saying what to do). Exit 0 fine, 1 a problem found.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs every check.
@@ -47,6 +47,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.Negative, "no %s in %s: run runner-init --goal GOAL.md, then runner-start", layout.Runner, root)
 	}
 	ctx := runcheck.Load(root)
+	ctx.Network = true
 	if o.BuildImage {
 		if ctx.ConfigErr != nil {
 			return exit.Errorf(exit.Negative, "build the image: %v (fix %s)", ctx.ConfigErr, layout.Config)

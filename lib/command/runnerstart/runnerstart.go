@@ -41,6 +41,7 @@ type Options struct {
 	Worktree   bool   `help:"Run in a git worktree of its own on runner/<id> (default directory .runner/worktrees/<id>, or DIR), leaving this checkout and its branch untouched; an existing worktree of the run is resumed. Several runs of one repository can then work at once."`
 	Dir        string `arg:"" optional:"" placeholder:"DIR" help:"The worktree's directory (with --worktree)."`
 	NoBaseline bool   `name:"no-baseline" help:"Do not run the guard once at the start of a new run to record whether the repository starts green."`
+	Rebaseline bool   `name:"rebaseline" help:"Run the guard baseline again for a run under way (after fixing a guard that could not run, or the failures of a red start): its record, the tests that pass (PASS_TO_PASS) and the guard's caches' digest are taken anew and committed."`
 	JSON       bool   `name:"json" help:"Print the result as JSON."`
 	cli.Get
 }
@@ -50,12 +51,15 @@ func (o *Options) Validate() error {
 	if o.Dir != "" && !o.Worktree {
 		return fmt.Errorf("DIR (%s) is only for --worktree", o.Dir)
 	}
+	if o.Rebaseline && o.NoBaseline {
+		return fmt.Errorf("--rebaseline and --no-baseline exclude each other")
+	}
 	return nil
 }
 
 // Main runs runner-start and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("runner-start", "Start or resume the run of .runner/GOAL.md: run id, branch runner/<id> (in its own worktree with --worktree), run_state.json, the [setup] commands, the guard baseline of a new run, bootstrap commit. Prints <started|resumed> run=<id> branch=<b> commit=<sha> [worktree=<dir>] [setup=<ran|done>] [baseline=<outcome>]. Exit 1 when refused (dirty tree, invalid id or tree), 6 runner error (a setup command failed), 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("runner-start", "Start or resume the run of .runner/GOAL.md: run id, branch runner/<id> (in its own worktree with --worktree), run_state.json, the [setup] commands, the guard baseline of a new run, bootstrap commit. Prints <started|resumed> run=<id> branch=<b> commit=<sha> [worktree=<dir>] [setup=<ran|done>] [baseline=<outcome>]. Exit 1 when refused (dirty tree, invalid id or tree), 6 runner error (a setup command failed, or the guard cannot run: fix what the message names, then runner-start again), 130/143 interrupted.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Result is what runner-start prints.
@@ -69,13 +73,26 @@ type Result struct {
 	Baseline string `json:"baseline,omitempty"` // the guard at the start of a new run: pass, fail, error, timeout ("" when not run)
 }
 
+// baselineWhen says when runner-start runs the guard baseline: never
+// (--no-baseline), for a new run (and again while the guard could not
+// run at its start), or also for a run under way (--rebaseline).
+type baselineWhen int
+
+const (
+	baselineNever baselineWhen = iota
+	baselineNew
+	baselineAgain
+)
+
 // prepare runs, before the bootstrap commit, the [setup] commands of the
-// run (unless they completed in this checkout or worktree before) and, for
-// a new run, the guard baseline. It returns the trailer for the
-// bootstrap commit: the baseline's passing-test count when [guard]
-// ratchet is set and the start is green, which the test ratchet then
-// counts as the run's first best.
-func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer string, err error) {
+// run (unless they completed in this checkout or worktree before) and the
+// guard baseline (when). It returns the trailer for the bootstrap commit:
+// the baseline's passing-test count when [guard] ratchet is set and the
+// start is green, which the test ratchet then counts as the run's first
+// best. A guard that cannot run is refused (a runner error): the run
+// would spend every attempt on it; runner-start runs the baseline again
+// until it can.
+func prepare(env *cli.Env, repo *git.Repo, res *Result, when baselineWhen) (trailer string, err error) {
 	cfg, err := config.Load(filepath.Join(repo.Root(), layout.Config), os.LookupEnv)
 	if err != nil {
 		return "", exit.Wrap(exit.RunnerError, err)
@@ -89,7 +106,7 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer 
 			}
 		}
 	}
-	if !baseline || res.Status != "started" {
+	if !runBaseline(repo.Root(), res, when) {
 		return "", nil
 	}
 	rec, err := guard.Baseline(env, res.RunID, cfg)
@@ -97,13 +114,31 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, baseline bool) (trailer 
 		return "", err
 	}
 	res.Baseline = rec.Outcome
-	if rec.Outcome != guard.Pass {
-		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes; see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guard.BaselineLog)
+	switch rec.Outcome {
+	case guard.Pass:
+	case guard.Error:
+		return "", exit.Errorf(exit.RunnerError, "the guard baseline: %s: fix it, then runner-start again (runner-check --guard runs the guard as the run will)", rec.Message)
+	default:
+		env.Warnf("the repository does not start green (%s): the run's prompts say so until a guard passes (or runner-start --rebaseline, once you fixed it, finds it green); see %s/%s/%s", rec.Message, layout.Iterations, res.RunID, guard.BaselineLog)
 	}
 	if r := rec.Ratchet; r != nil && r.Held {
 		trailer = ratchet.TrailerLine(r.Count)
 	}
 	return trailer, nil
+}
+
+// runBaseline reports whether the guard baseline runs now: for a new run,
+// for a run whose baseline found a guard that could not run, and on
+// --rebaseline.
+func runBaseline(root string, res *Result, when baselineWhen) bool {
+	switch {
+	case when == baselineNever:
+		return false
+	case when == baselineAgain || res.Status == "started":
+		return true
+	}
+	rec, ok, err := guard.ReadBaseline(root, res.RunID)
+	return err == nil && ok && rec.Outcome == guard.Error
 }
 
 // Run starts or resumes the run.
@@ -119,7 +154,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if o.Worktree {
 		res, err = o.startWorktree(env)
 	} else {
-		res, err = start(env, o.ID, !o.NoBaseline)
+		res, err = start(env, o.ID, o.baselineWhen())
 	}
 	if err != nil {
 		return err
@@ -141,9 +176,20 @@ func (o *Options) Run(env *cli.Env) error {
 	return nil
 }
 
+// baselineWhen is when the guard baseline runs, by the flags.
+func (o *Options) baselineWhen() baselineWhen {
+	switch {
+	case o.NoBaseline:
+		return baselineNever
+	case o.Rebaseline:
+		return baselineAgain
+	}
+	return baselineNew
+}
+
 // start starts or resumes the run of the repository at env.Dir, with run
-// id idFlag when given; baseline: run the guard baseline of a new run.
-func start(env *cli.Env, idFlag string, baseline bool) (Result, error) {
+// id idFlag when given; baseline: when to run the guard baseline.
+func start(env *cli.Env, idFlag string, baseline baselineWhen) (Result, error) {
 	repo, err := git.OpenRoot(env.Dir)
 	if err != nil {
 		return Result{}, exit.Wrap(exit.Negative, err)

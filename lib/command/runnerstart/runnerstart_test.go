@@ -156,3 +156,40 @@ func TestUnworked(t *testing.T) {
 		}
 	}
 }
+
+// A guard that cannot run refuses the start (exit 6, the cause named),
+// nothing committed; the next runner-start runs the baseline again and,
+// once the guard runs, starts the run. --rebaseline takes a run's
+// baseline again; it excludes --no-baseline.
+func TestGuardThatCannotRun(t *testing.T) {
+	dir := repo(t)
+	conf := filepath.Join(dir, filepath.FromSlash(layout.Config))
+	os.WriteFile(conf, []byte("[guard]\ncommand = [\"no-such-guard-program\"]\n\n[sandbox]\nmode = \"none\"\n"), 0o644)
+	gittest.Run(t, dir, "commit", "-qam", "a guard not installed")
+	head := gittest.Run(t, dir, "rev-parse", "HEAD")
+	code, out, errs := run(dir, "--id", "r")
+	if code != exit.RunnerError || out != "" || !strings.Contains(errs, `runner-start: the guard baseline: the guard could not start: start "no-such-guard-program"`) || !strings.Contains(errs, "then runner-start again") {
+		t.Fatalf("cannot run: exit %d %q %q", code, out, errs)
+	}
+	if now := gittest.Run(t, dir, "rev-parse", "HEAD"); now != head {
+		t.Errorf("a refused start committed %s", now)
+	}
+	code, _, errs = run(dir, "--id", "r")
+	if code != exit.RunnerError || !strings.Contains(errs, "no-such-guard-program") {
+		t.Fatalf("again, not fixed: exit %d %q", code, errs)
+	}
+	os.WriteFile(conf, []byte("[guard]\ncommand = [\"true\"]\n\n[sandbox]\nmode = \"none\"\n"), 0o644)
+	code, out, errs = run(dir, "--id", "r")
+	if code != exit.OK || !regexp.MustCompile(`^resumed run=r branch=runner/r commit=[0-9a-f]{40} baseline=pass\n$`).MatchString(out) {
+		t.Fatalf("fixed: exit %d %q %q", code, out, errs)
+	}
+	if code, out, _ := run(dir, "--id", "r"); code != exit.OK || strings.Contains(out, "baseline=") {
+		t.Errorf("resumed after a pass runs no baseline: exit %d %q", code, out)
+	}
+	if code, out, _ := run(dir, "--id", "r", "--rebaseline"); code != exit.OK || !strings.HasSuffix(out, " baseline=pass\n") {
+		t.Errorf("--rebaseline: exit %d %q", code, out)
+	}
+	if code, _, errs := run(dir, "--rebaseline", "--no-baseline"); code != exit.Usage || !strings.Contains(errs, "--rebaseline and --no-baseline exclude each other") {
+		t.Errorf("both: exit %d %q", code, errs)
+	}
+}

@@ -64,7 +64,7 @@ func (o *Options) startWorktree(env *cli.Env) (Result, error) {
 	}
 	wenv := *env
 	wenv.Dir = dir
-	res, err := start(&wenv, id, !o.NoBaseline)
+	res, err := start(&wenv, id, o.baselineWhen())
 	res.Worktree = dir
 	return res, err
 }

@@ -375,6 +375,8 @@ func printText(w io.Writer, st Status) {
 	case "":
 	case string(vocab.GuardPass):
 		p("baseline", "green: the guard passed when the run started")
+	case string(vocab.GuardError):
+		p("baseline", "the guard could not run when the run started: fix it, then runner-start runs the baseline again (see %s/%s/%s)", layout.Iterations, st.RunID, guard.BaselineFile)
 	default:
 		p("baseline", "red start: the guard's outcome was %s when the run started (see %s/%s/%s)", st.Baseline, layout.Iterations, st.RunID, guard.BaselineLog)
 	}
