@@ -15,9 +15,11 @@ import (
 
 // Caches are the guard's private build caches (DESIGN.md decision 25,
 // [guard] caches = "private"), under the repository's git directory
-// (Root): Go's build cache, Python's bytecode (PYTHONPYCACHEPREFIX, so no
-// __pycache__ of the work tree is read), cargo's target directory and a
-// TMPDIR emptied before every run (jest's transform cache lives there).
+// (Root): Go's build cache, cargo's target directory and a TMPDIR emptied
+// before every run (jest's transform cache lives there). Python's bytecode
+// of the work tree is removed instead (RemoveBuildOutputs): a prefix for
+// it (PYTHONPYCACHEPREFIX) would hide the interpreter's own precompiled
+// library too, and every run would compile it again.
 // Under a sandbox only the guard and the witness may write them; without
 // one a session could, so the runner records their Digest after every
 // guard run in a runner-owned file of the commit (layout.GuardCache) and
@@ -36,7 +38,6 @@ func CachesFor(gitDir string) Caches {
 func (c Caches) Env() []string {
 	return []string{
 		"GOCACHE=" + filepath.Join(c.Root, "go-build"),
-		"PYTHONPYCACHEPREFIX=" + filepath.Join(c.Root, "pycache"),
 		"CARGO_TARGET_DIR=" + filepath.Join(c.Root, "cargo-target"),
 		"TMPDIR=" + c.tmp(),
 	}
@@ -50,7 +51,7 @@ func (c Caches) Prepare() error {
 	if err := os.RemoveAll(c.tmp()); err != nil {
 		return err
 	}
-	for _, d := range []string{"go-build", "pycache", "cargo-target", "tmp"} {
+	for _, d := range []string{"go-build", "cargo-target", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(c.Root, d), 0o755); err != nil {
 			return err
 		}
@@ -125,10 +126,11 @@ func (c Caches) Verify(want string, trusted bool) (wiped bool, err error) {
 // and directories, "dir/" for a whole directory, relative to root) and
 // inside the ignored directories, the build outputs and caches the guard
 // would read without checking their sources, as a session may have left
-// them: a .tsbuildinfo file, node_modules' .cache and .vite, and a
-// sourceless Python bytecode file (*.pyc outside
-// __pycache__, which Python imports when its source is missing). Go's,
-// Python's own and cargo's outputs go to the private caches instead. The
+// them: a .tsbuildinfo file, node_modules' .cache and .vite, Python's
+// __pycache__ directories (bytecode is checked against its source's time
+// and size, which a session sets at will) and a sourceless bytecode file
+// (*.pyc outside __pycache__, which Python imports when its source is
+// missing). Go's and cargo's outputs go to the private caches instead. The
 // dependency directories (node_modules, virtual environments) are not
 // walked. It returns what it removed, relative to root, sorted.
 func RemoveBuildOutputs(root string, ignored []string) ([]string, error) {
@@ -189,7 +191,7 @@ func buildOutput(p string) bool {
 	base := path.Base(p)
 	dir := path.Base(path.Dir(p))
 	switch {
-	case strings.HasSuffix(base, ".tsbuildinfo"):
+	case strings.HasSuffix(base, ".tsbuildinfo") || base == "__pycache__":
 		return true
 	case dir == "node_modules" && (base == ".cache" || base == ".vite"):
 		return true

@@ -225,11 +225,11 @@ func TestRemoveBuildOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"build/out/gen.pyc", "dist/app.tsbuildinfo", "lib/helper.pyc", "node_modules/.cache", "node_modules/.vite", "tsconfig.tsbuildinfo", "web/node_modules/.cache"}
+	want := []string{"build/out/gen.pyc", "dist/app.tsbuildinfo", "lib/__pycache__", "lib/helper.pyc", "node_modules/.cache", "node_modules/.vite", "tsconfig.tsbuildinfo", "web/node_modules/.cache"}
 	if !slices.Equal(removed, want) {
 		t.Errorf("removed %q, want %q", removed, want)
 	}
-	for _, kept := range []string{"dist/app.js", "node_modules/lib/index.js", "lib/__pycache__/helper.cpython-311.pyc", ".venv/lib/site-packages/mod.pyc"} {
+	for _, kept := range []string{"dist/app.js", "node_modules/lib/index.js", ".venv/lib/site-packages/mod.pyc"} {
 		if _, err := os.Stat(filepath.Join(root, kept)); err != nil {
 			t.Errorf("%s removed", kept)
 		}

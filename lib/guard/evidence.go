@@ -59,9 +59,6 @@ func prepare(env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *i
 	if wiped && j.CacheDigest != "" {
 		env.Warnf("the guard's private caches changed since the guard last ran: emptied (%s)", j.Caches.Root)
 	}
-	if len(removed) > 0 {
-		env.Warnf("removed build outputs a session left in the work tree: %s", testresults.List(removed))
-	}
 	if ev != nil {
 		ev.CachesWiped, ev.Removed = wiped, removed
 	}
