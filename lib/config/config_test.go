@@ -231,6 +231,11 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = [""]`, "protected_paths[0]"},
 		{`protected_paths = ["append-only:"]`, "protected_paths[0]"},
 		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
+		{`protected_paths = ["**/conftest.py", "a/**/[b"]`, "protected_paths[1]"},
+		{`protected_paths = ["pyproject.toml#"]`, "protected_paths[0]"},
+		{`protected_paths = ["pyproject.toml#a..b"]`, "protected_paths[0]"},
+		{`protected_paths = ["append-only:package.json#jest"]`, "protected_paths[0]"},
+		{`protected_paths = ["setup.cfg#a]"]`, "protected_paths[0]"},
 		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
 		{"sandbox.mode = \"lxc\"", "sandbox.mode"},
 		{"sandbox.engine = \"lxd\"", "sandbox.engine"},
@@ -267,6 +272,21 @@ func TestOutOfRange(t *testing.T) {
 				t.Errorf("want one problem about %s, got %#v", tc.key, err)
 			}
 		})
+	}
+}
+
+// TestProtectedKeyEntries: the key entries and "**" globs that validate.
+func TestProtectedKeyEntries(t *testing.T) {
+	in := `protected_paths = ["**/conftest.py", "pyproject.toml#tool.pytest", "package.json#jest", "setup.cfg#tool:pytest", "notes#1.md", 'x.toml#tool."a.b"']`
+	c, err := Parse("config.toml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.ProtectedPaths {
+		file, key, ok := ProtectedKey(e)
+		if want := e != "**/conftest.py" && e != "notes#1.md"; ok != want {
+			t.Errorf("ProtectedKey(%q) = %q, %q, %v; want a key entry: %v", e, file, key, ok, want)
+		}
 	}
 }
 

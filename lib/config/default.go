@@ -39,11 +39,15 @@ prompt_budget_bytes = 40000
 # and the directory goes back to what it was.
 artifacts_limit_bytes = 1048576
 
-# Globs (path.Match syntax, relative to the repository root; a glob also
-# covers everything under a directory it matches) the agent must not change,
-# in addition to the runner's own state files. An entry starting with
-# "append-only:" (e.g. "append-only:tests") lets the agent add new files
-# there but not change or delete the files that exist.
+# Globs (path.Match syntax, relative to the repository root; "*" does not
+# cross a "/", an element "**" matches any number of directories; a glob
+# also covers everything under a directory it matches) the agent must not
+# change, in addition to the runner's own state files. An entry starting
+# with "append-only:" (e.g. "append-only:tests") lets the agent add new
+# files there but not change or delete the files that exist. An entry
+# FILE#KEY (FILE a .toml, .json, .ini or .cfg file, e.g.
+# "pyproject.toml#tool.pytest") protects the value at KEY alone: the rest
+# of the file is the agent's, and a change at KEY puts the whole file back.
 protected_paths = ["justfile", "Justfile", ".justfile"]
 
 [guard]
