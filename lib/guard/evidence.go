@@ -171,7 +171,7 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	scratch := evidence.ScratchFor(w.GitDir)
 	links := evidence.Links(ignored)
 	dir := filepath.Join(filepath.Dir(logPath), iterdir.WitnessDir)
-	base, baseExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, "base", dir, argv, rec.Files, func() error {
+	base, baseExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, links, "base", dir, argv, rec.Files, func() error {
 		return scratch.Prepare(w.Repo, nodeBase, env.Dir, rec.Files, links)
 	})
 	if err != nil || outcome != "" {
@@ -180,7 +180,7 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 		}
 		return rec, outcome, code, msg
 	}
-	after, newExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, "new", dir, argv, rec.Files, func() error {
+	after, newExit, outcome, code, msg, err := witnessRun(in, env, cfg, deadline, j, scratch, links, "new", dir, argv, rec.Files, func() error {
 		return scratch.Prepare(w.Repo, nodeBase, env.Dir, outsideRunner(all), links)
 	})
 	if err != nil || outcome != "" {
@@ -200,12 +200,13 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 }
 
 // witnessRun prepares the scratch (fill) and runs argv there for the
-// files, confined as the guard is, its output in <dir>/<name>.log and its
+// files, confined as the guard is (the work tree's paths the scratch links
+// to shown read-only), its output in <dir>/<name>.log and its
 // results in <dir>/<name>-results (dir is the iteration's witness
 // directory). outcome is "" when the
 // run ended by itself (any exit status), else Timeout, Interrupted or
 // Error with its code and message; err is a failure to prepare.
-func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, name, dir string, argv, files []string, fill func() error) (res testresults.Results, exitCode int, outcome string, code int, msg string, err error) {
+func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, links []string, name, dir string, argv, files []string, fill func() error) (res testresults.Results, exitCode int, outcome string, code int, msg string, err error) {
 	if err := fill(); err != nil {
 		return res, 0, "", 0, "", fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)
 	}
@@ -227,7 +228,11 @@ func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 		spec.Env = append(spec.Env, j.Caches.Env()...)
 		writable = append(writable, j.Caches.Root)
 	}
-	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, dir, writable, &spec)
+	shown := make([]string, len(links))
+	for i, l := range links {
+		shown[i] = filepath.Join(env.Dir, filepath.FromSlash(l))
+	}
+	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, shown, dir, writable, &spec)
 	if err != nil {
 		return res, 0, "", 0, "", err
 	}

@@ -20,13 +20,15 @@ import (
 // Under bwrap the guard runs in bwrap's own PID namespace (no session
 // init); under docker spec no longer kills escaped processes (see below).
 func confine(env *cli.Env, cfg config.Sandbox, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
-	return confineIn(env, cfg, "", dir, writable, spec)
+	return confineIn(env, cfg, "", nil, dir, writable, spec)
 }
 
 // confineIn is confine for a command working in scratch, a directory that
-// is no repository (the witness's checkout), when scratch is not ""; the
-// paths of writable are writable too.
-func confineIn(env *cli.Env, cfg config.Sandbox, scratch, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
+// is no repository (the witness's checkout), when scratch is not "", with
+// the paths of shown shown read-only (the work tree's dependency
+// directories the scratch links to); the paths of writable are writable
+// too.
+func confineIn(env *cli.Env, cfg config.Sandbox, scratch string, shown []string, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
 	release = func() error { return nil }
 	if !cfg.ConfinesGuard() {
 		return release, nil
@@ -40,7 +42,7 @@ func confineIn(env *cli.Env, cfg config.Sandbox, scratch, dir string, writable [
 	}
 	var c sandbox.Confiner
 	if scratch != "" {
-		c, err = sandbox.OpenDir(cfg, scratch, writable, sandbox.Session{Role: "witness", Dir: dir})
+		c, err = sandbox.OpenDir(cfg, scratch, writable, shown, sandbox.Session{Role: "witness", Dir: dir})
 	} else {
 		c, err = sandbox.Open(cfg, env.Dir, writable, nil, sandbox.Session{Role: "guard", Dir: dir})
 	}

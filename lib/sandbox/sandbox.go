@@ -83,10 +83,13 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 }
 
 // NewDir is New for a directory that is no repository (the witness's
-// scratch checkout): root writable, no git directory to shield, the rest
-// as New has it.
-func NewDir(cfg config.Sandbox, root string, writable []string) *Sandbox {
+// scratch checkout): root writable, no git directory to shield, the paths
+// of shown that exist shown read-only where they are (the work tree's
+// dependency directories the scratch links to, which may lie in a hidden
+// place), the rest as New has it.
+func NewDir(cfg config.Sandbox, root string, writable, shown []string) *Sandbox {
 	s, _ := newSandbox(cfg, root, writable, nil, false)
+	s.readOnly = existing(shown)
 	return s
 }
 
@@ -159,7 +162,7 @@ func within(dir, p string) bool {
 }
 
 // Wrap returns the bwrap command line that runs argv in the sandbox.
-// argv[0] is resolved first, so a missing command is a *proc.StartError
+// argv[0] is resolved first (a relative path with a slash from the root), so a missing command is a *proc.StartError
 // naming it (not bwrap's exit status), and its file is shown read-only
 // even when it lives in a hidden place. A missing bwrap is a
 // *proc.StartError too.
@@ -167,7 +170,14 @@ func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
-	exe, err := exec.LookPath(argv[0])
+	// A relative path names a file of the root (the repository, or the
+	// witness's scratch checkout), as it does for the process that runs
+	// there: not one of the runner's own working directory.
+	name := argv[0]
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) {
+		name = filepath.Join(s.root, name)
+	}
+	exe, err := exec.LookPath(name)
 	if err != nil {
 		return nil, &proc.StartError{Name: argv[0], Err: err}
 	}

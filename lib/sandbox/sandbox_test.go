@@ -102,6 +102,44 @@ tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
 	}
 }
 
+// TestWrapRelativeCommand: a command named by a relative path
+// (.venv/bin/python, node_modules/.bin/jest) is the root's file, whatever
+// the runner's own working directory: the witness's scratch checkout runs
+// its own copy of a script, not the work tree's.
+func TestWrapRelativeCommand(t *testing.T) {
+	root := repo(t)
+	t.Setenv("HOME", t.TempDir())
+	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "bin", "check"), []byte("#!/bin/sh\necho root\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(elsewhere, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "bin", "check"), []byte("#!/bin/sh\necho elsewhere\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, err := s.Wrap([]string{"bin/check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "root" {
+		t.Errorf("bin/check ran %q's, want the root's", got)
+	}
+}
+
 // TestWrapRepoUnderHome: a repository under the home directory (the common
 // ~/project) leaves the home hidden all the same, the repository and its
 // .git shown. The home lies outside /tmp, which the sandbox hides whole.
