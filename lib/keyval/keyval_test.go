@@ -71,7 +71,7 @@ testpaths =
 func TestChanged(t *testing.T) {
 	for _, c := range []struct {
 		name, file, key, before, after string
-		want                            bool
+		want                           bool
 	}{
 		{"dependency added", "pyproject.toml", "tool.pytest", pyproject, `[project]
 name = "slug"

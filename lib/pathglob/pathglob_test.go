@@ -27,7 +27,7 @@ func TestMatch(t *testing.T) {
 		{"a/**/b/**/c", "a/x/b", false},
 		{"**", "anything/at/all", true},
 		{"*_test.go", "lib/x_test.go", false}, // "*" does not cross "/"
-		{"a**b", "axxb", true},                 // "**" inside an element is "*"
+		{"a**b", "axxb", true},                // "**" inside an element is "*"
 		{"a**b", "ax/xb", false},
 		{"[", "[", false}, // malformed: matches nothing
 	} {

@@ -44,8 +44,8 @@ func infraRepo(t *testing.T) (string, *git.Repo, string) {
 func TestProtectedByAnyDepth(t *testing.T) {
 	for p, want := range map[string]bool{
 		"conftest.py": true, "tests/deep/conftest.py": true, "tests/test_a.py": false,
-		"pyproject.toml": false, // a key entry protects a key, not the file
-		"conftest.py.bak":  false,
+		"pyproject.toml":  false, // a key entry protects a key, not the file
+		"conftest.py.bak": false,
 	} {
 		if _, _, ok := ProtectedBy(p, testInfra); ok != want {
 			t.Errorf("ProtectedBy(%q) = %v, want %v", p, ok, want)
