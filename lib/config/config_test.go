@@ -583,3 +583,28 @@ func TestMaxPause(t *testing.T) {
 		}
 	}
 }
+
+// TestWithChoices: every choice runner-init makes reads back as written,
+// quotes and backslashes included, and the rest stays the default.
+func TestWithChoices(t *testing.T) {
+	c := Choices{
+		Backend: "codex", Mode: SandboxBwrap, Writable: []string{"~/.codex"}, Readable: []string{"~/.pyenv", `~/a "b"\c`},
+		Guard: []string{".venv/bin/python", "-m", "pytest", "--junitxml=${RUNNER_TEST_RESULTS}/pytest.xml"}, Results: ResultsAuto,
+		Witness:   []string{".venv/bin/python", "-m", "pytest", "${RUNNER_TEST_FILES}"},
+		Protected: []string{"**/conftest.py", "**/pyproject.toml#tool.pytest"},
+	}
+	got, err := Parse("config.toml", WithChoices(DefaultTOML(), c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Agent.Backend, want.Sandbox.Mode, want.Sandbox.Writable, want.Sandbox.Readable = c.Backend, c.Mode, c.Writable, c.Readable
+	want.Guard.Command, want.Guard.Results, want.Guard.Witness = c.Guard, c.Results, c.Witness
+	want.ProtectedPaths = append(want.ProtectedPaths, c.Protected...)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("WithChoices read back as\n%+v\nwant\n%+v", got, want)
+	}
+	if same, err := Parse("config.toml", WithChoices(DefaultTOML(), Choices{})); err != nil || !reflect.DeepEqual(same, Default()) {
+		t.Errorf("WithChoices with no choice = %+v, %v; want the default", same, err)
+	}
+}
