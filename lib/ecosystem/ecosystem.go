@@ -126,7 +126,7 @@ func Detect(e Env, o Options) Plan {
 		p.Ecosystem = eco.name
 		p.choose("ecosystem", eco.name, eco.signal)
 		for _, pr := range found {
-			if pr != eco {
+			if pr != eco && pr.guard != nil {
 				p.hint(pr.name + " (" + pr.signal + ") is here too: its tests are not in the guard; add them to [guard] command (a script that runs both, writing into $RUNNER_TEST_RESULTS) if the nodes touch it")
 			}
 		}

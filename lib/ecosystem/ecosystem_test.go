@@ -158,7 +158,7 @@ func TestDetect(t *testing.T) {
 			eco:  Rust, guard: "cargo test --no-fail-fast --workspace", results: "auto",
 			protected: rustProtected, readable: []string{"~/.cargo/bin", "~/.rustup"}},
 		{name: "go with module cache under home",
-			repo: map[string]string{"go.mod": "module x\n\ngo 1.22\n\nrequire example.com/y v1.0.0\n", "package.json": `{"devDependencies": {"jest": "1"}}`},
+			repo: map[string]string{"go.mod": "module x\n\ngo 1.22\n\nrequire example.com/y v1.0.0\n", "package.json": `{"devDependencies": {"jest": "1"}}`, "node_modules/.bin/jest": "#!/bin/sh\n"},
 			home: map[string]string{"sdk/go1.22/bin/go": "\x7fELF"},
 			path: []string{"sdk/go1.22/bin"},
 			asks: map[string]string{"go env GOMODCACHE": "HOME/go/pkg/mod\n"},

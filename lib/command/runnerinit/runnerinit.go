@@ -50,6 +50,7 @@ type Options struct {
 	JSON       bool   `name:"json" help:"Print what was created and kept as JSON."`
 	cli.Get
 
+	guard   []string           // --guard, split
 	choices []ecosystem.Choice // what newConfig chose
 	hints   []string           // what it could not tell
 }
@@ -94,6 +95,16 @@ type Report struct {
 func (o *Options) Run(env *cli.Env) error {
 	if !tree.ValidID(o.RootID) {
 		return exit.Errorf(exit.Usage, "--root-id %q does not match %s", o.RootID, tree.IDPattern)
+	}
+	if o.Guard != "" {
+		g, err := config.SplitArgs(o.Guard)
+		switch {
+		case err != nil:
+			return exit.Errorf(exit.Usage, "--guard %q: give the command as a shell would split it, its program first (%v)", o.Guard, err)
+		case len(g) == 0 || g[0] == "":
+			return exit.Errorf(exit.Usage, "--guard %q: give the command as a shell would split it, its program first", o.Guard)
+		}
+		o.guard = g
 	}
 	if _, err := git.OpenRoot(env.Dir); err != nil {
 		return exit.Wrap(exit.Negative, err)
@@ -274,9 +285,9 @@ func (o *Options) newConfig(env *cli.Env, cfg config.Config) ([]byte, error) {
 		return data, nil
 	}
 	c := config.Choices{Mode: o.Sandbox, Backend: o.Agent}
-	why := map[string]string{"auto": "bubblewrap works here", "bwrap": "--sandbox", "docker": "--sandbox", "none": "--sandbox"}[c.Mode]
+	why := "--sandbox or RUNNER_SANDBOX"
 	if c.Mode == "auto" {
-		c.Mode = config.SandboxNone
+		c.Mode, why = config.SandboxNone, "bubblewrap works here"
 		if problems := sandbox.Check(); len(problems) == 0 {
 			c.Mode = config.SandboxBwrap
 		} else {
@@ -290,14 +301,7 @@ func (o *Options) newConfig(env *cli.Env, cfg config.Config) ([]byte, error) {
 		return nil, exit.Errorf(exit.Usage, "--agent %s: %v", c.Backend, err)
 	}
 	c.Writable = agent.SandboxHome(c.Backend)
-	var opts ecosystem.Options
-	if o.Guard != "" {
-		g, err := config.SplitArgs(o.Guard)
-		if err != nil || len(g) == 0 || g[0] == "" {
-			return nil, exit.Errorf(exit.Usage, "--guard %q: give the command as a shell would split it, its program first (%v)", o.Guard, err)
-		}
-		opts.Guard = g
-	}
+	opts := ecosystem.Options{Guard: o.guard}
 	if exe := agent.Executable(config.Agent{Backend: c.Backend, Bin: cfg.Agent.Bin}); exe != "" {
 		opts.Agents = []string{exe}
 	}
