@@ -112,28 +112,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		}
 		return rec, code
 	}
-	rec = iterdir.Guard{
-		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
-		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
-		EscapedKilled: res.Escaped,
-	}
-	for _, e := range res.EscapedProcs {
-		c := strings.Join(strings.Fields(e.Command), " ")
-		if len(c) > 60 {
-			c = c[:60] + "…"
-		}
-		rec.Escaped = append(rec.Escaped, c)
-	}
-	if !res.Started.IsZero() {
-		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
-	}
-	if at := in.At(); !at.IsZero() {
-		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
-	}
-	if cfg.Sandbox.ConfinesGuard() {
-		rec.Sandbox = cfg.Sandbox.Mode
-	}
-	rec.Contained = string(session.Contained(rec.Sandbox, res))
+	rec = runRecord(in, cfg, res, info)
 	var se *proc.StartError
 	switch {
 	case errors.As(runErr, &se):
@@ -182,4 +161,39 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	}
 	rec.Evidence = ev
 	return rec, code, synced
+}
+
+// runRecord is guard.json's record of how the guard's process ran, its
+// outcome not yet judged.
+func runRecord(in *cli.Interrupt, cfg config.Config, res proc.Result, info proc.LogInfo) iterdir.Guard {
+	rec := iterdir.Guard{
+		Version: 1, Argv: cfg.Guard.Command, ExitCode: res.ExitCode, Signal: res.Signal,
+		DurationMS: res.Duration.Milliseconds(), LogBytes: info.Bytes, LogTruncated: info.Truncated,
+		EscapedKilled: res.Escaped, Escaped: escapedCommands(res.EscapedProcs),
+	}
+	if !res.Started.IsZero() {
+		rec.StartedAt = res.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if at := in.At(); !at.IsZero() {
+		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
+	}
+	if cfg.Sandbox.ConfinesGuard() {
+		rec.Sandbox = cfg.Sandbox.Mode
+	}
+	rec.Contained = string(session.Contained(rec.Sandbox, res))
+	return rec
+}
+
+// escapedCommands are the command lines of the processes the guard left
+// running, each on one line of at most 60 bytes.
+func escapedCommands(procs []proc.Escaped) []string {
+	var out []string
+	for _, e := range procs {
+		c := strings.Join(strings.Fields(e.Command), " ")
+		if len(c) > 60 {
+			c = c[:60] + "…"
+		}
+		out = append(out, c)
+	}
+	return out
 }
