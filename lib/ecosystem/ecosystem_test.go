@@ -73,114 +73,121 @@ func choice(p Plan, key string) (Choice, bool) {
 	return Choice{}, false
 }
 
+// detectCase is a repository, its home and environment, and what Detect
+// should choose for it.
+type detectCase struct {
+	name      string
+	repo      map[string]string
+	home      map[string]string
+	path      []string
+	asks      map[string]string
+	opts      Options
+	eco       string
+	guard     string // Quote of the guard, "" for the default
+	results   string
+	witness   string
+	protected []string // beyond the default
+	readable  []string
+	why       string // in the guard's reason
+	hint      string // in a hint
+}
+
+// detectCases are the kinds of project Detect knows.
+var detectCases = []detectCase{
+	{name: "python venv",
+		repo: map[string]string{
+			"pyproject.toml":   "[project]\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-q -p myplugin -pother\"\npythonpath = [\"src\"]\n",
+			".venv/pyvenv.cfg": "home = /usr/bin\n", ".venv/bin/python": "-> /usr/bin/python3",
+			"src/myplugin.py": "", "src/other/__init__.py": "", "tests/test_a.py": "",
+			"conftest.py": "pytest_plugins = [\n    \"helpers.fixtures\",\n]\n", "helpers/fixtures.py": "",
+		},
+		eco: Python, guard: ".venv/bin/python -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
+		witness:   ".venv/bin/python -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
+		protected: append(slices.Clone(pythonProtected), "helpers/fixtures.py", "src/myplugin.py", "src/other"),
+		why:       "pyproject.toml has [tool.pytest.ini_options]; .venv found"},
+	{name: "python pyenv shim",
+		repo: map[string]string{"requirements-dev.txt": "pytest==8\n", "tests/test_a.py": ""},
+		home: map[string]string{
+			".pyenv/shims/python3":           "#!/usr/bin/env bash\nexec \"HOME/.pyenv/libexec/pyenv\" exec \"$program\" \"$@\"\n",
+			".pyenv/libexec/pyenv":           "#!/usr/bin/env bash\n",
+			".local/lib/python3.12/pytest/x": "",
+		},
+		path: []string{".pyenv/shims", "/usr/bin"},
+		asks: map[string]string{pytestImport: "HOME/.local/lib/python3.12/site-packages/pytest/__init__.py\n"},
+		eco:  Python, guard: "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
+		witness:   "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
+		protected: pythonProtected, readable: []string{"~/.local/lib/python3.12", "~/.pyenv"},
+		why: "pytest is named in requirements-dev.txt; no virtual environment here: python3 on PATH"},
+	{name: "python without pytest",
+		repo: map[string]string{"setup.py": "from setuptools import setup\n"},
+		eco:  Python, results: "off", hint: "no pytest configuration, dependency or test_*.py file found"},
+	{name: "python uv not installed",
+		repo: map[string]string{"pyproject.toml": "[tool.uv]\n[tool.pytest.ini_options]\n", "uv.lock": ""},
+		path: []string{"/usr/bin"},
+		eco:  Python, guard: "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
+		witness:   "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
+		protected: pythonProtected, hint: "uv is this project's manager (uv.lock or [tool.uv]) but is not on PATH"},
+	{name: "vitest",
+		repo: map[string]string{
+			"package.json":     `{"devDependencies": {"vitest": "^3", "jest": "^29"}, "scripts": {"test": "vitest"}}`,
+			"vitest.config.ts": "export default { test: { setupFiles: ['./test/setup.ts'], globalSetup: './test/global.ts', include: ['src/**/*.test.ts'] } }\n",
+			"test/setup.ts":    "", "test/global.ts": "", "node_modules/.bin/vitest": "-> ../vitest/vitest.mjs",
+			"node_modules/vitest/vitest.mjs": "#!/usr/bin/env node\n", "pnpm-lock.yaml": "",
+		},
+		home: map[string]string{".nvm/versions/node/v20/bin/node": "\x7fELF"},
+		path: []string{".nvm/versions/node/v20/bin"},
+		eco:  JavaScript, guard: "node_modules/.bin/vitest run --no-color --reporter=default --reporter=junit --outputFile.junit=${RUNNER_TEST_RESULTS}/vitest.xml", results: "auto",
+		witness:   "node_modules/.bin/vitest run --no-color --reporter=default --reporter=junit --outputFile.junit=${RUNNER_TEST_RESULTS}/vitest.xml ${RUNNER_TEST_FILES}",
+		protected: []string{"**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.projects.*", "**/vite.config.*", "test/global.ts", "test/setup.ts"},
+		readable:  []string{"~/.nvm"}, why: "vitest is in package.json's dependencies"},
+	{name: "jest in package.json",
+		repo: map[string]string{
+			"package.json":  `{"devDependencies": {"jest": "^29"}, "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"], "testEnvironment": "node"}}`,
+			"jest.setup.js": "", "node_modules/.bin/jest": "#!/bin/sh\n",
+		},
+		eco: JavaScript, guard: "node_modules/.bin/jest --ci --json --outputFile=${RUNNER_TEST_RESULTS}/jest.json", results: "auto",
+		witness:   "node_modules/.bin/jest --ci --json --outputFile=${RUNNER_TEST_RESULTS}/jest.json --runTestsByPath ${RUNNER_TEST_FILES}",
+		protected: []string{"**/jest.config.*", "package.json#jest", "jest.setup.js"}},
+	{name: "mocha without node_modules",
+		repo: map[string]string{"package.json": `{"devDependencies": {"mocha": "^10"}}`, ".mocharc.yml": "require:\n  - test/hooks.js\nspec: test/**/*.spec.js\n", "test/hooks.js": ""},
+		eco:  JavaScript, guard: "node_modules/.bin/mocha --reporter xunit --reporter-option output=${RUNNER_TEST_RESULTS}/mocha.xml", results: "auto",
+		witness:   "node_modules/.bin/mocha --reporter xunit --reporter-option output=${RUNNER_TEST_RESULTS}/mocha.xml ${RUNNER_TEST_FILES}",
+		protected: []string{"**/.mocharc.*", "package.json#mocha", "test/hooks.js"}, hint: "node_modules/ is missing: install the dependencies (npm install)"},
+	{name: "rust workspace with rustup",
+		repo: map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"a\"]\n"},
+		home: map[string]string{".cargo/bin/rustup": "\x7fELF rustup", ".cargo/bin/cargo": "-> rustup", ".rustup/settings.toml": "", ".cargo/credentials.toml": ""},
+		path: []string{".cargo/bin"},
+		eco:  Rust, guard: "cargo test --no-fail-fast --workspace", results: "auto",
+		protected: rustProtected, readable: []string{"~/.cargo/bin", "~/.rustup"}},
+	{name: "go with module cache under home",
+		repo: map[string]string{"go.mod": "module x\n\ngo 1.22\n\nrequire example.com/y v1.0.0\n", "package.json": `{"devDependencies": {"jest": "1"}}`, "node_modules/.bin/jest": "#!/bin/sh\n"},
+		home: map[string]string{"sdk/go1.22/bin/go": "\x7fELF"},
+		path: []string{"sdk/go1.22/bin"},
+		asks: map[string]string{"go env GOMODCACHE": "HOME/go/pkg/mod\n"},
+		eco:  Go, guard: "go test -json ./...", results: "auto", witness: "go test -json ${RUNNER_TEST_DIRS}",
+		readable: []string{"~/go/pkg/mod", "~/sdk/go1.22"}, hint: "javascript (package.json; no lock file: npm) is here too"},
+	{name: "just ci by name",
+		repo: map[string]string{"justfile": "ci: lint\n    go test -json ./...\n", "go.mod": "module x\n"},
+		eco:  Go, guard: "just ci", results: "auto", witness: "go test -json ${RUNNER_TEST_DIRS}", why: "justfile has a ci recipe"},
+	{name: "just ci not by name",
+		repo: map[string]string{"Justfile": "@ci:\n    pytest -q\n", "pytest.ini": "[pytest]\n", ".venv/pyvenv.cfg": "", ".venv/bin/python": "#!/bin/sh\n"},
+		eco:  Python, guard: "just ci", results: "off", protected: pythonProtected, why: "Justfile has a ci recipe"},
+	{name: "makefile",
+		repo:  map[string]string{"Makefile": "build:\n\tcc x.c\ntest: build\n\t./run-tests\n"},
+		guard: "make test", results: "off", protected: []string{"Makefile"}, why: "Makefile has a test target"},
+	{name: "nothing",
+		repo:    map[string]string{"README.md": "hi"},
+		results: "off", hint: "set [guard] command"},
+	{name: "--guard",
+		repo: map[string]string{"go.mod": "module x\n"},
+		opts: Options{Guard: []string{"sh", "-c", "go test -json ./... | tee $RUNNER_TEST_RESULTS/go.json"}},
+		eco:  Go, guard: "sh -c 'go test -json ./... | tee $RUNNER_TEST_RESULTS/go.json'", results: "auto", witness: "go test -json ${RUNNER_TEST_DIRS}", why: "--guard"},
+}
+
 // TestDetect: the guard, results, witness, protected paths and readable
 // places chosen for each kind of project, and why.
 func TestDetect(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		repo      map[string]string
-		home      map[string]string
-		path      []string
-		asks      map[string]string
-		opts      Options
-		eco       string
-		guard     string // Quote of the guard, "" for the default
-		results   string
-		witness   string
-		protected []string // beyond the default
-		readable  []string
-		why       string // in the guard's reason
-		hint      string // in a hint
-	}{
-		{name: "python venv",
-			repo: map[string]string{
-				"pyproject.toml":   "[project]\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-q -p myplugin -pother\"\npythonpath = [\"src\"]\n",
-				".venv/pyvenv.cfg": "home = /usr/bin\n", ".venv/bin/python": "-> /usr/bin/python3",
-				"src/myplugin.py": "", "src/other/__init__.py": "", "tests/test_a.py": "",
-				"conftest.py": "pytest_plugins = [\n    \"helpers.fixtures\",\n]\n", "helpers/fixtures.py": "",
-			},
-			eco: Python, guard: ".venv/bin/python -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
-			witness:   ".venv/bin/python -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
-			protected: append(slices.Clone(pythonProtected), "helpers/fixtures.py", "src/myplugin.py", "src/other"),
-			why:       "pyproject.toml has [tool.pytest.ini_options]; .venv found"},
-		{name: "python pyenv shim",
-			repo: map[string]string{"requirements-dev.txt": "pytest==8\n", "tests/test_a.py": ""},
-			home: map[string]string{
-				".pyenv/shims/python3":           "#!/usr/bin/env bash\nexec \"HOME/.pyenv/libexec/pyenv\" exec \"$program\" \"$@\"\n",
-				".pyenv/libexec/pyenv":           "#!/usr/bin/env bash\n",
-				".local/lib/python3.12/pytest/x": "",
-			},
-			path: []string{".pyenv/shims", "/usr/bin"},
-			asks: map[string]string{pytestImport: "HOME/.local/lib/python3.12/site-packages/pytest/__init__.py\n"},
-			eco:  Python, guard: "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
-			witness:   "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
-			protected: pythonProtected, readable: []string{"~/.local/lib/python3.12", "~/.pyenv"},
-			why: "pytest is named in requirements-dev.txt; no virtual environment here: python3 on PATH"},
-		{name: "python without pytest",
-			repo: map[string]string{"setup.py": "from setuptools import setup\n"},
-			eco:  Python, results: "off", hint: "no pytest configuration, dependency or test_*.py file found"},
-		{name: "python uv not installed",
-			repo: map[string]string{"pyproject.toml": "[tool.uv]\n[tool.pytest.ini_options]\n", "uv.lock": ""},
-			path: []string{"/usr/bin"},
-			eco:  Python, guard: "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
-			witness:   "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
-			protected: pythonProtected, hint: "uv is this project's manager (uv.lock or [tool.uv]) but is not on PATH"},
-		{name: "vitest",
-			repo: map[string]string{
-				"package.json":     `{"devDependencies": {"vitest": "^3", "jest": "^29"}, "scripts": {"test": "vitest"}}`,
-				"vitest.config.ts": "export default { test: { setupFiles: ['./test/setup.ts'], globalSetup: './test/global.ts', include: ['src/**/*.test.ts'] } }\n",
-				"test/setup.ts":    "", "test/global.ts": "", "node_modules/.bin/vitest": "-> ../vitest/vitest.mjs",
-				"node_modules/vitest/vitest.mjs": "#!/usr/bin/env node\n", "pnpm-lock.yaml": "",
-			},
-			home: map[string]string{".nvm/versions/node/v20/bin/node": "\x7fELF"},
-			path: []string{".nvm/versions/node/v20/bin"},
-			eco:  JavaScript, guard: "node_modules/.bin/vitest run --no-color --reporter=default --reporter=junit --outputFile.junit=${RUNNER_TEST_RESULTS}/vitest.xml", results: "auto",
-			witness:   "node_modules/.bin/vitest run --no-color --reporter=default --reporter=junit --outputFile.junit=${RUNNER_TEST_RESULTS}/vitest.xml ${RUNNER_TEST_FILES}",
-			protected: []string{"**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.projects.*", "**/vite.config.*", "test/global.ts", "test/setup.ts"},
-			readable:  []string{"~/.nvm"}, why: "vitest is in package.json's dependencies"},
-		{name: "jest in package.json",
-			repo: map[string]string{
-				"package.json":  `{"devDependencies": {"jest": "^29"}, "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"], "testEnvironment": "node"}}`,
-				"jest.setup.js": "", "node_modules/.bin/jest": "#!/bin/sh\n",
-			},
-			eco: JavaScript, guard: "node_modules/.bin/jest --ci --json --outputFile=${RUNNER_TEST_RESULTS}/jest.json", results: "auto",
-			witness:   "node_modules/.bin/jest --ci --json --outputFile=${RUNNER_TEST_RESULTS}/jest.json --runTestsByPath ${RUNNER_TEST_FILES}",
-			protected: []string{"**/jest.config.*", "package.json#jest", "jest.setup.js"}},
-		{name: "mocha without node_modules",
-			repo: map[string]string{"package.json": `{"devDependencies": {"mocha": "^10"}}`, ".mocharc.yml": "require:\n  - test/hooks.js\nspec: test/**/*.spec.js\n", "test/hooks.js": ""},
-			eco:  JavaScript, guard: "node_modules/.bin/mocha --reporter xunit --reporter-option output=${RUNNER_TEST_RESULTS}/mocha.xml", results: "auto",
-			witness:   "node_modules/.bin/mocha --reporter xunit --reporter-option output=${RUNNER_TEST_RESULTS}/mocha.xml ${RUNNER_TEST_FILES}",
-			protected: []string{"**/.mocharc.*", "package.json#mocha", "test/hooks.js"}, hint: "node_modules/ is missing: install the dependencies (npm install)"},
-		{name: "rust workspace with rustup",
-			repo: map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"a\"]\n"},
-			home: map[string]string{".cargo/bin/rustup": "\x7fELF rustup", ".cargo/bin/cargo": "-> rustup", ".rustup/settings.toml": "", ".cargo/credentials.toml": ""},
-			path: []string{".cargo/bin"},
-			eco:  Rust, guard: "cargo test --no-fail-fast --workspace", results: "auto",
-			protected: rustProtected, readable: []string{"~/.cargo/bin", "~/.rustup"}},
-		{name: "go with module cache under home",
-			repo: map[string]string{"go.mod": "module x\n\ngo 1.22\n\nrequire example.com/y v1.0.0\n", "package.json": `{"devDependencies": {"jest": "1"}}`, "node_modules/.bin/jest": "#!/bin/sh\n"},
-			home: map[string]string{"sdk/go1.22/bin/go": "\x7fELF"},
-			path: []string{"sdk/go1.22/bin"},
-			asks: map[string]string{"go env GOMODCACHE": "HOME/go/pkg/mod\n"},
-			eco:  Go, guard: "go test -json ./...", results: "auto", witness: "go test -json ${RUNNER_TEST_DIRS}",
-			readable: []string{"~/go/pkg/mod", "~/sdk/go1.22"}, hint: "javascript (package.json; no lock file: npm) is here too"},
-		{name: "just ci by name",
-			repo: map[string]string{"justfile": "ci: lint\n    go test -json ./...\n", "go.mod": "module x\n"},
-			eco:  Go, guard: "just ci", results: "auto", witness: "go test -json ${RUNNER_TEST_DIRS}", why: "justfile has a ci recipe"},
-		{name: "just ci not by name",
-			repo: map[string]string{"Justfile": "@ci:\n    pytest -q\n", "pytest.ini": "[pytest]\n", ".venv/pyvenv.cfg": "", ".venv/bin/python": "#!/bin/sh\n"},
-			eco:  Python, guard: "just ci", results: "off", protected: pythonProtected, why: "Justfile has a ci recipe"},
-		{name: "makefile",
-			repo:  map[string]string{"Makefile": "build:\n\tcc x.c\ntest: build\n\t./run-tests\n"},
-			guard: "make test", results: "off", protected: []string{"Makefile"}, why: "Makefile has a test target"},
-		{name: "nothing",
-			repo:    map[string]string{"README.md": "hi"},
-			results: "off", hint: "set [guard] command"},
-		{name: "--guard",
-			repo: map[string]string{"go.mod": "module x\n"},
-			opts: Options{Guard: []string{"sh", "-c", "go test -json ./... | tee $RUNNER_TEST_RESULTS/go.json"}},
-			eco:  Go, guard: "sh -c 'go test -json ./... | tee $RUNNER_TEST_RESULTS/go.json'", results: "auto", witness: "go test -json ${RUNNER_TEST_DIRS}", why: "--guard"},
-	} {
+	for _, c := range detectCases {
 		t.Run(c.name, func(t *testing.T) {
 			e := env(t, c.repo, c.home, c.path, c.asks)
 			p := Detect(e, c.opts)

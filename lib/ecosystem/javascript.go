@@ -113,9 +113,12 @@ func jsProject(e Env) *project {
 	pr.programs = append(pr.programs, exe[0], "node")
 	pr.protected = append(slices.Clone(run.configs), jsKeys(run)...)
 	pr.protected = append(pr.protected, jsSetupFiles(e.Root, run, pj)...)
-	pr.protWhy = run.name + "'s configuration and the setup files, environments and reporters it names can skip tests or rewrite their outcomes; package.json is protected at " + run.name + "'s key alone, so dependencies and scripts stay the agent's"
-	if run.name == "vitest" {
-		pr.protWhy += " (vite.config.* too: vitest reads its test settings there)"
+	pr.protWhy = run.name + "'s configuration and the setup files, environments and reporters it names can skip tests or rewrite their outcomes"
+	switch {
+	case len(run.keys) > 0:
+		pr.protWhy += "; package.json is protected at " + run.name + "'s key alone, so dependencies and scripts stay the agent's"
+	case run.name == "vitest":
+		pr.protWhy += " (vite.config.* too: vitest reads its test settings there); package.json stays the agent's"
 	}
 	return pr
 }
