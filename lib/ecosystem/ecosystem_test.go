@@ -104,7 +104,8 @@ var detectCases = []detectCase{
 		eco: Python, guard: ".venv/bin/python -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
 		witness:   ".venv/bin/python -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
 		protected: append(slices.Clone(pythonProtected), "helpers/fixtures.py", "src/myplugin.py", "src/other"),
-		why:       "pyproject.toml has [tool.pytest.ini_options]; .venv found"},
+		why:       "pyproject.toml has [tool.pytest.ini_options]; .venv found",
+		hint:      ".venv/bin/python cannot import pytest: install pytest into it"},
 	{name: "python pyenv shim",
 		repo: map[string]string{"requirements-dev.txt": "pytest==8\n", "tests/test_a.py": ""},
 		home: map[string]string{

@@ -171,7 +171,8 @@ var venvDirs = []string{".venv", "venv", ".env", "env"}
 func pythonRunner(e Env, pr *project) (argv []string, why string, readable []string) {
 	for _, d := range venvDirs {
 		if isFile(e.Root, d+"/pyvenv.cfg") && isFile(e.Root, d+"/bin/python") {
-			return []string{d + "/bin/python"}, d + " found", nil
+			python := d + "/bin/python"
+			return []string{python}, d + " found", importsPytest(e, pr, python, "install pytest into it ("+d+"/bin/pip install pytest, or your manager's add)")
 		}
 	}
 	pyproject := tomlTables(read(e.Root, "pyproject.toml"))
@@ -209,17 +210,32 @@ func pythonRunner(e Env, pr *project) (argv []string, why string, readable []str
 		python = "python"
 	}
 	why = "no virtual environment here: " + python + " on PATH"
-	if e.Run != nil {
-		out, err := e.Run(e.Root, python, "-c", "import sys; sys.path = [p for p in sys.path if p not in ('', '.')]; import pytest; print(pytest.__file__)")
-		if err != nil {
-			pr.hints = append(pr.hints, python+" cannot import pytest: install pytest for it, or make a virtual environment with pytest in .venv and run runner-init again")
-		} else if p := strings.TrimSpace(out); filepath.IsAbs(p) {
-			if rel, ok := r.underHome(p); ok {
-				readable = append(readable, "~/"+place(rel))
-			}
+	return []string{python}, why, importsPytest(e, pr, python, "install pytest for it, or make a virtual environment with pytest in .venv and run runner-init again")
+}
+
+// importsPytest asks python (run in the root, as the guard runs it) where
+// it imports pytest from: the place to show when that lies under the home
+// directory (a pip --user install), none else; when it cannot, a hint
+// saying what to do.
+func importsPytest(e Env, pr *project, python, todo string) (readable []string) {
+	if e.Run == nil {
+		return nil
+	}
+	argv := python
+	if strings.Contains(python, "/") && !filepath.IsAbs(python) {
+		argv = filepath.Join(e.Root, python)
+	}
+	out, err := e.Run(e.Root, argv, "-c", "import sys; sys.path = [p for p in sys.path if p not in ('', '.')]; import pytest; print(pytest.__file__)")
+	if err != nil {
+		pr.hints = append(pr.hints, python+" cannot import pytest: "+todo)
+		return nil
+	}
+	if p := strings.TrimSpace(out); filepath.IsAbs(p) {
+		if rel, ok := newResolver(e).underHome(p); ok {
+			return []string{"~/" + place(rel)}
 		}
 	}
-	return []string{python}, why, readable
+	return nil
 }
 
 // tomlTables is the dotted names of a TOML document's tables ("tool.uv"),
