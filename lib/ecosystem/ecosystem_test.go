@@ -107,7 +107,7 @@ var detectCases = []detectCase{
 		why:       "pyproject.toml has [tool.pytest.ini_options]; .venv found",
 		hint:      ".venv/bin/python cannot import pytest: install pytest into it"},
 	{name: "python pyenv shim",
-		repo: map[string]string{"requirements-dev.txt": "pytest==8\n", "tests/test_a.py": ""},
+		repo: map[string]string{"requirements-dev.txt": "pytest==8\n", "tests/test_a.py": "", "noxfile.py": ""},
 		home: map[string]string{
 			".pyenv/shims/python3":           "#!/usr/bin/env bash\nexec \"HOME/.pyenv/libexec/pyenv\" exec \"$program\" \"$@\"\n",
 			".pyenv/libexec/pyenv":           "#!/usr/bin/env bash\n",
@@ -118,7 +118,8 @@ var detectCases = []detectCase{
 		eco:  Python, guard: "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml", results: "auto",
 		witness:   "python3 -m pytest -p no:cacheprovider --junitxml=${RUNNER_TEST_RESULTS}/pytest.xml ${RUNNER_TEST_FILES}",
 		protected: pythonProtected, readable: []string{"~/.local/lib/python3.12", "~/.pyenv"},
-		why: "pytest is named in requirements-dev.txt; no virtual environment here: python3 on PATH"},
+		why:  "pytest is named in requirements-dev.txt; no virtual environment here: python3 on PATH",
+		hint: "noxfile.py found: the guard runs pytest itself, not in nox's environments"},
 	{name: "python without pytest",
 		repo: map[string]string{"setup.py": "from setuptools import setup\n"},
 		eco:  Python, results: "off", hint: "no pytest configuration, dependency or test_*.py file found"},

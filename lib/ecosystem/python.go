@@ -51,6 +51,9 @@ func pythonProject(e Env) *project {
 	pr.witness = append(slices.Clone(pr.guard), "${RUNNER_TEST_FILES}")
 	pr.witWhy = "pytest runs only the node's test files"
 	pr.programs = []string{python[0]}
+	if f := firstOf(e.Root, "tox.ini", "noxfile.py"); f != "" {
+		pr.hints = append(pr.hints, f+" found: the guard runs pytest itself, not in "+strings.TrimSuffix(strings.TrimSuffix(f, ".ini"), "file.py")+"'s environments (to use them, set [guard] command to run it with RUNNER_TEST_RESULTS passed through and pytest given --junitxml=$RUNNER_TEST_RESULTS/pytest.xml)")
+	}
 	pr.readable = readable
 	pr.protected = append(slices.Clone(pythonProtected), pytestPlugins(e.Root, cfg)...)
 	pr.protWhy = "pytest's configuration, conftest.py and the plugins it names can deselect tests or rewrite their outcomes; pyproject.toml, tox.ini and setup.cfg are protected at pytest's key alone, so dependencies stay the agent's"
