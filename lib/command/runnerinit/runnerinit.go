@@ -326,6 +326,9 @@ func ask(dir string, argv ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	// go env answers with the local toolchain, never one it would
+	// download first for a go.mod that asks for a newer one.
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	out, err := cmd.Output()
 	return string(out), err
 }
