@@ -76,6 +76,7 @@ fuzz seconds="30":
     go test -run='^$' -fuzz='^FuzzPlainlyValid$' -fuzztime={{seconds}}s ./lib/agentout/
     go test -run='^$' -fuzz='^FuzzParse$' -fuzztime={{seconds}}s ./lib/config/
     go test -run='^$' -fuzz='^FuzzStripANSI$' -fuzztime={{seconds}}s ./lib/textclean/
+    go test -run='^$' -fuzz='^FuzzMatch$' -fuzztime={{seconds}}s ./lib/pathglob/
 
 # Benchmarks: Go micro-benchmarks and the whole-process scripts under bench/.
 bench:

@@ -61,6 +61,22 @@ var goModCache = sync.OnceValue(func() string {
 	return string(bytes.TrimSpace(out))
 })
 
+// rustHome is the rustup or cargo home of the user running the tests:
+// $NAME, else ~/DIR when it exists; "" when neither.
+func rustHome(name, dir string) string {
+	if d := os.Getenv(name); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(home, dir)); err != nil {
+		return ""
+	}
+	return filepath.Join(home, dir)
+}
+
 // repoRoot is the treeloop checkout (for hooks/ and tools/).
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -102,22 +118,31 @@ func TestScripts(t *testing.T) {
 			// The module cache's downloads, a proxy of every module the
 			// build needs (GOPROXY=file://…), for recipes run offline.
 			env.Setenv("GOMODCACHE_DOWNLOADS", filepath.Join(goModCache(), "cache", "download"))
+			// The scripts' home is their own: rustup's proxies (cargo)
+			// find the toolchains of the user running the tests through
+			// these, when that user has them.
+			for _, v := range []struct{ name, dir string }{{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}} {
+				if d := rustHome(v.name, v.dir); d != "" {
+					env.Setenv(v.name, d)
+				}
+			}
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")
 			env.Values[heldLocks{}] = map[string]*os.File{}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": exitcode,
-			"mkrepo":   mkrepo,
-			"normjson": normjson,
-			"holdlock": holdlock,
-			"schemaok": schemaok,
-			"vartmp":   vartmp,
-			"recipe":   recipeCmd,
-			"confset":  confset,
-			"checkout": checkoutCmd,
-			"modproxy": modproxyCmd,
+			"exitcode":    exitcode,
+			"mkrepo":      mkrepo,
+			"normjson":    normjson,
+			"holdlock":    holdlock,
+			"schemaok":    schemaok,
+			"vartmp":      vartmp,
+			"recipe":      recipeCmd,
+			"confset":     confset,
+			"checkout":    checkoutCmd,
+			"modproxy":    modproxyCmd,
+			"nodemodules": nodemodules,
 		},
 	})
 }

@@ -19,7 +19,9 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/treeloop/treeloop/lib/keyval"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/pathglob"
 	"github.com/treeloop/treeloop/lib/tomlkey"
 )
 
@@ -38,13 +40,17 @@ type Config struct {
 	// ArtifactsLimitBytes caps what a node's artifacts directory holds
 	// (.runner/nodes/<id>/artifacts/, seed 000 §3.4), its regular files'
 	// bytes together; 0 allows none.
-	ArtifactsLimitBytes int      `toml:"artifacts_limit_bytes"`
-	ProtectedPaths      []string `toml:"protected_paths"` // path.Match globs the agent must not change; AppendOnlyPrefix marks one append-only
-	Guard               Guard    `toml:"guard"`
-	Agent               Agent    `toml:"agent"`
-	Hooks               Hooks    `toml:"hooks"` // notifications
-	Sandbox             Sandbox  `toml:"sandbox"`
-	Setup               Setup    `toml:"setup"`
+	ArtifactsLimitBytes int `toml:"artifacts_limit_bytes"`
+	// ProtectedPaths are what the agent must not change: globs (path.Match
+	// element by element, "**" for any number of elements: lib/pathglob),
+	// one marked append-only by AppendOnlyPrefix, or a key of a file
+	// (ProtectedKey).
+	ProtectedPaths []string `toml:"protected_paths"`
+	Guard          Guard    `toml:"guard"`
+	Agent          Agent    `toml:"agent"`
+	Hooks          Hooks    `toml:"hooks"` // notifications
+	Sandbox        Sandbox  `toml:"sandbox"`
+	Setup          Setup    `toml:"setup"`
 }
 
 // Hooks is the [hooks] table ("notifications"): commands (argv,
@@ -189,6 +195,17 @@ const AppendOnlyPrefix = "append-only:"
 // 000 §3.4). The checks after a session read these.
 func (c Config) Protected() []string {
 	return append(slices.Clone(c.ProtectedPaths), layout.NodeToolsGlob)
+}
+
+// ProtectedKey splits a protected_paths entry "FILE#KEY" (FILE a glob of
+// a .toml, .json, .ini or .cfg file) into FILE and KEY: the value at KEY
+// in the files FILE matches is protected, the rest of them is not
+// (lib/keyval). ok is false for an entry that protects whole paths.
+func ProtectedKey(entry string) (file, key string, ok bool) {
+	if strings.HasPrefix(entry, AppendOnlyPrefix) {
+		return "", "", false
+	}
+	return keyval.Split(entry)
 }
 
 // ProtectedGlob splits a protected_paths entry into its glob and whether
@@ -509,19 +526,26 @@ func inRange(bad func(key, format string, args ...any), key string, v, lo, hi in
 }
 
 // validateProtected reports the protected_paths patterns that match
-// nothing (empty, a NUL byte, bad syntax) through bad.
+// nothing (empty, a NUL byte, bad syntax), and the key entries
+// (ProtectedKey) whose key cannot be read or that are append-only,
+// through bad.
 func validateProtected(paths []string, bad func(key, format string, args ...any)) {
-	for i, p := range paths {
+	for i, e := range paths {
 		key := fmt.Sprintf("protected_paths[%d]", i)
-		p, _ = ProtectedGlob(p)
+		p, appendOnly := ProtectedGlob(e)
+		file, k, isKey := keyval.Split(p)
 		switch {
-		case p == "":
+		case p == "" || file == "":
 			bad(key, "empty pattern")
 		case strings.ContainsRune(p, 0):
 			bad(key, "pattern %q contains a NUL byte", p)
+		case isKey && appendOnly:
+			bad(key, "%q: a key entry (FILE#KEY) cannot be append-only", e)
 		default:
-			if _, err := path.Match(p, ""); err != nil {
-				bad(key, "bad pattern %q: %v", p, err)
+			if err := pathglob.Validate(file); err != nil {
+				bad(key, "bad pattern %q: %v", file, err)
+			} else if _, err := keyval.ParseKey(keyval.Format(file), k); isKey && err != nil {
+				bad(key, "%q: bad key: %v", p, err)
 			}
 		}
 	}

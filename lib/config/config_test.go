@@ -233,6 +233,11 @@ func TestOutOfRange(t *testing.T) {
 		{`protected_paths = [""]`, "protected_paths[0]"},
 		{`protected_paths = ["append-only:"]`, "protected_paths[0]"},
 		{`protected_paths = ["x", "append-only:["]`, "protected_paths[1]"},
+		{`protected_paths = ["**/conftest.py", "a/**/[b"]`, "protected_paths[1]"},
+		{`protected_paths = ["pyproject.toml#"]`, "protected_paths[0]"},
+		{`protected_paths = ["pyproject.toml#a..b"]`, "protected_paths[0]"},
+		{`protected_paths = ["append-only:package.json#jest"]`, "protected_paths[0]"},
+		{`protected_paths = ["setup.cfg#a]"]`, "protected_paths[0]"},
 		{`guard.ratchet = ["", "x"]`, "guard.ratchet"},
 		{"sandbox.mode = \"lxc\"", "sandbox.mode"},
 		{"sandbox.engine = \"lxd\"", "sandbox.engine"},
@@ -271,6 +276,21 @@ func TestOutOfRange(t *testing.T) {
 				t.Errorf("want one problem about %s, got %#v", tc.key, err)
 			}
 		})
+	}
+}
+
+// TestProtectedKeyEntries: the key entries and "**" globs that validate.
+func TestProtectedKeyEntries(t *testing.T) {
+	in := `protected_paths = ["**/conftest.py", "pyproject.toml#tool.pytest", "package.json#jest", "setup.cfg#tool:pytest", "notes#1.md", 'x.toml#tool."a.b"']`
+	c, err := Parse("config.toml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.ProtectedPaths {
+		file, key, ok := ProtectedKey(e)
+		if want := e != "**/conftest.py" && e != "notes#1.md"; ok != want {
+			t.Errorf("ProtectedKey(%q) = %q, %q, %v; want a key entry: %v", e, file, key, ok, want)
+		}
 	}
 }
 
@@ -581,5 +601,30 @@ func TestMaxReportedFailures(t *testing.T) {
 		if _, err := Parse("config.toml", []byte(doc)); err == nil || !strings.Contains(err.Error(), "max_reported_failures") {
 			t.Errorf("Parse(%q) = %v, want an error naming max_reported_failures", doc, err)
 		}
+	}
+}
+
+// TestWithChoices: every choice runner-init makes reads back as written,
+// quotes and backslashes included, and the rest stays the default.
+func TestWithChoices(t *testing.T) {
+	c := Choices{
+		Backend: "codex", Mode: SandboxBwrap, Writable: []string{"~/.codex"}, Readable: []string{"~/.pyenv", `~/a "b"\c`},
+		Guard: []string{".venv/bin/python", "-m", "pytest", "--junitxml=${RUNNER_TEST_RESULTS}/pytest.xml"}, Results: ResultsAuto,
+		Witness:   []string{".venv/bin/python", "-m", "pytest", "${RUNNER_TEST_FILES}"},
+		Protected: []string{"**/conftest.py", "**/pyproject.toml#tool.pytest"},
+	}
+	got, err := Parse("config.toml", WithChoices(DefaultTOML(), c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Agent.Backend, want.Sandbox.Mode, want.Sandbox.Writable, want.Sandbox.Readable = c.Backend, c.Mode, c.Writable, c.Readable
+	want.Guard.Command, want.Guard.Results, want.Guard.Witness = c.Guard, c.Results, c.Witness
+	want.ProtectedPaths = append(want.ProtectedPaths, c.Protected...)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("WithChoices read back as\n%+v\nwant\n%+v", got, want)
+	}
+	if same, err := Parse("config.toml", WithChoices(DefaultTOML(), Choices{})); err != nil || !reflect.DeepEqual(same, Default()) {
+		t.Errorf("WithChoices with no choice = %+v, %v; want the default", same, err)
 	}
 }

@@ -1,7 +1,8 @@
 package config
 
 import (
-	"strconv"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -46,11 +47,15 @@ prompt_budget_bytes = 40000
 # and the directory goes back to what it was.
 artifacts_limit_bytes = 1048576
 
-# Globs (path.Match syntax, relative to the repository root; a glob also
-# covers everything under a directory it matches) the agent must not change,
-# in addition to the runner's own state files. An entry starting with
-# "append-only:" (e.g. "append-only:tests") lets the agent add new files
-# there but not change or delete the files that exist.
+# Globs (path.Match syntax, relative to the repository root; "*" does not
+# cross a "/", an element "**" matches any number of directories; a glob
+# also covers everything under a directory it matches) the agent must not
+# change, in addition to the runner's own state files. An entry starting
+# with "append-only:" (e.g. "append-only:tests") lets the agent add new
+# files there but not change or delete the files that exist. An entry
+# FILE#KEY (FILE a .toml, .json, .ini or .cfg file, e.g.
+# "pyproject.toml#tool.pytest") protects the value at KEY alone: the rest
+# of the file is the agent's, and a change at KEY puts the whole file back.
 protected_paths = ["justfile", "Justfile", ".justfile"]
 
 [guard]
@@ -201,19 +206,80 @@ commands = []
 // writes. Parse of it returns Default().
 func DefaultTOML() []byte { return []byte(defaultTOML) }
 
-// WithChoices is the default config.toml text with [agent] backend,
-// [sandbox] mode and [sandbox] writable set (runner-init's choices); the
-// rest, comments included, as DefaultTOML has it.
-func WithChoices(toml []byte, backend, mode string, writable []string) []byte {
+// Choices are runner-init's choices for a new config.toml: the agent's
+// backend, the sandbox and its paths, and what it found about the
+// repository (lib/ecosystem). A nil or empty field keeps the default.
+type Choices struct {
+	Backend  string   // [agent] backend
+	Mode     string   // [sandbox] mode
+	Writable []string // [sandbox] writable
+	Readable []string // [sandbox] readable
+	Guard    []string // [guard] command
+	Results  string   // [guard] results
+	Witness  []string // [guard] witness
+	// Protected is added to protected_paths' default entries.
+	Protected []string
+}
+
+// WithChoices is the default config.toml text (toml) with the choices
+// written in; the rest, comments included, as DefaultTOML has it.
+func WithChoices(toml []byte, c Choices) []byte {
 	s := string(toml)
-	s = strings.Replace(s, "\nbackend = \"command\"\n", "\nbackend = "+strconv.Quote(backend)+"\n", 1)
-	s = strings.Replace(s, "\nmode = \"none\"\n", "\nmode = "+strconv.Quote(mode)+"\n", 1)
-	if len(writable) > 0 {
-		q := make([]string, len(writable))
-		for i, w := range writable {
-			q[i] = strconv.Quote(w)
-		}
-		s = strings.Replace(s, "\nwritable = []\n", "\nwritable = ["+strings.Join(q, ", ")+"]\n", 1)
+	set := func(line, value string) {
+		s = strings.Replace(s, "\n"+line+"\n", "\n"+strings.SplitN(line, " = ", 2)[0]+" = "+value+"\n", 1)
+	}
+	if c.Backend != "" {
+		set(`backend = "command"`, tomlString(c.Backend))
+	}
+	if c.Mode != "" {
+		set(`mode = "none"`, tomlString(c.Mode))
+	}
+	if len(c.Writable) > 0 {
+		set("writable = []", tomlArray(c.Writable))
+	}
+	if len(c.Readable) > 0 {
+		set("readable = []", tomlArray(c.Readable))
+	}
+	if len(c.Guard) > 0 {
+		set(`command = ["just", "ci"]`, tomlArray(c.Guard))
+	}
+	if c.Results != "" {
+		set(`results = "off"`, tomlString(c.Results))
+	}
+	if len(c.Witness) > 0 {
+		set("witness = []", tomlArray(c.Witness))
+	}
+	if len(c.Protected) > 0 {
+		set(`protected_paths = ["justfile", "Justfile", ".justfile"]`, tomlArray(append(slices.Clone(Default().ProtectedPaths), c.Protected...)))
 	}
 	return []byte(s)
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlArray is ss as a TOML array of strings, on one line (as every
+// value of the file is).
+func tomlArray(ss []string) string {
+	q := make([]string, len(ss))
+	for i, x := range ss {
+		q[i] = tomlString(x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }

@@ -180,7 +180,7 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	fills := [2][]string{rec.Files, outsideRunner(all)}
 	for i, name := range [2]string{"base", "new"} {
 		scratch := evidence.ScratchFor(w.GitDir, name)
-		r := witnessRun(in, env, cfg, deadline, j, scratch, name, dir, argv, rec.Files, func() error {
+		r := witnessRun(in, env, cfg, deadline, j, scratch, links, name, dir, argv, rec.Files, func() error {
 			return scratch.Prepare(w.Repo, nodeBase, env.Dir, fills[i], links)
 		})
 		if r.err != nil {
@@ -215,10 +215,11 @@ type witnessRunResult struct {
 }
 
 // witnessRun prepares the scratch (fill) and runs argv there for the
-// files, confined as the guard is, its output in <dir>/<name>.log and its
+// files, confined as the guard is (the work tree's paths the scratch links
+// to shown read-only), its output in <dir>/<name>.log and its
 // results in <dir>/<name>-results (dir is the iteration's witness
 // directory).
-func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, name, dir string, argv, files []string, fill func() error) witnessRunResult {
+func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, links []string, name, dir string, argv, files []string, fill func() error) witnessRunResult {
 	if err := fill(); err != nil {
 		return witnessRunResult{err: fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)}
 	}
@@ -240,7 +241,11 @@ func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 		spec.Env = append(spec.Env, j.Caches.Env()...)
 		writable = append(writable, j.Caches.Root)
 	}
-	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, dir, name, writable, &spec)
+	shown := make([]string, len(links))
+	for i, l := range links {
+		shown[i] = filepath.Join(env.Dir, filepath.FromSlash(l))
+	}
+	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, shown, dir, name, writable, &spec)
 	if err != nil {
 		return witnessRunResult{err: err}
 	}

@@ -20,13 +20,15 @@ import (
 // Under bwrap the guard runs in bwrap's own PID namespace (no session
 // init); under docker spec no longer kills escaped processes (see below).
 func confine(env *cli.Env, cfg config.Sandbox, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
-	return confineIn(env, cfg, "", dir, "guard", writable, spec)
+	return confineIn(env, cfg, "", nil, dir, "guard", writable, spec)
 }
 
 // confineIn is confine for a command working in scratch, a directory that
 // is no repository (a witness's checkout), when scratch is not "", named
-// role for a container; the paths of writable are writable too.
-func confineIn(env *cli.Env, cfg config.Sandbox, scratch, dir, role string, writable []string, spec *proc.Spec) (release func() error, err error) {
+// role for a container, with the paths of shown shown read-only (the work
+// tree's dependency directories the scratch links to); the paths of
+// writable are writable too.
+func confineIn(env *cli.Env, cfg config.Sandbox, scratch string, shown []string, dir, role string, writable []string, spec *proc.Spec) (release func() error, err error) {
 	release = func() error { return nil }
 	if !cfg.ConfinesGuard() {
 		return release, nil
@@ -40,14 +42,6 @@ func confineIn(env *cli.Env, cfg config.Sandbox, scratch, dir, role string, writ
 	}
 	var c sandbox.Confiner
 	if scratch != "" {
-		// In a container the repository too, read-only: the scratch links
-		// to its dependency directories, and a container shows only what
-		// is mounted (the engine mounts the scratch, below it, after it).
-		// bubblewrap shows the whole filesystem read-only already.
-		var shown []string
-		if cfg.Mode == config.SandboxDocker {
-			shown = []string{env.Dir}
-		}
 		c, err = sandbox.OpenDir(cfg, scratch, writable, shown, sandbox.Session{Role: "witness-" + role, Dir: dir})
 	} else {
 		c, err = sandbox.Open(cfg, env.Dir, writable, nil, sandbox.Session{Role: "guard", Dir: dir})

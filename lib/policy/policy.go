@@ -19,6 +19,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/pathglob"
 )
 
 // RunnerOwned are the files only the runner changes; a session that
@@ -81,8 +82,16 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 	}
 	reasons = append(reasons, more...)
 	for _, p := range changed {
+		if held != nil && held.Has(p) {
+			continue
+		}
 		glob, appendOnly, ok := ProtectedBy(p, protected)
-		if !ok || held != nil && held.Has(p) {
+		if !ok {
+			more, err := enforceKeys(repo, who, base, p, KeysOf(p, protected))
+			if err != nil {
+				return nil, err
+			}
+			reasons = append(reasons, more...)
 			continue
 		}
 		_, found, err := repo.ShowFile(base, p)
@@ -115,19 +124,24 @@ func Enforce(repo *git.Repo, who, branch, base string, protected []string, since
 }
 
 // Scope is the repository-relative paths under which every path that
-// ProtectedBy(p, entries) protects lies: the runner-owned files, and for
-// each protected_paths glob its elements before the first one with a
-// pattern character ("ci" for "ci/*.sh", the whole glob when it has none):
-// a glob matches p or one of p's parents element by element, since
-// path.Match's "*" never crosses a "/". It is nil, meaning the whole work
-// tree, when a glob's first element is a pattern or the glob is not a
-// clean relative path. So a check limited to Scope misses nothing
-// ProtectedBy would report. The attributes files on the way to those
-// paths are in it too (AttributesProtected).
+// ProtectedBy(p, entries) or KeysOf(p, entries) names lies: the
+// runner-owned files, and for each protected_paths glob (a key entry's
+// file glob) its elements before the first one with a pattern character
+// ("ci" for "ci/*.sh", the whole glob when it has none): a glob matches p
+// or one of p's parents element by element, since "*" never crosses a
+// "/" (lib/pathglob; "**" has a pattern character too). It is nil,
+// meaning the whole work tree, when a glob's first element is a pattern
+// ("**/conftest.py") or the glob is not a clean relative path. So a check
+// limited to Scope misses nothing ProtectedBy would report. The
+// attributes files on the way to those paths are in it too
+// (AttributesProtected).
 func Scope(entries []string) []string {
 	scope := slices.Clone(RunnerOwned)
 	for _, e := range entries {
 		g, _ := config.ProtectedGlob(e)
+		if file, _, ok := config.ProtectedKey(e); ok {
+			g = file
+		}
 		var lit []string
 		for _, elem := range strings.Split(g, "/") {
 			if strings.ContainsAny(elem, `*?[\`) {
@@ -192,8 +206,11 @@ func protectedExactly(p string, entries []string) (rule string, ok bool) {
 		return "runner-owned", true
 	}
 	for _, e := range entries {
+		if _, _, isKey := config.ProtectedKey(e); isKey {
+			continue
+		}
 		g, appendOnly := config.ProtectedGlob(e)
-		if m, _ := path.Match(g, p); m && !appendOnly {
+		if pathglob.Match(g, p) && !appendOnly {
 			return "protected_paths " + e, true
 		}
 	}
@@ -244,7 +261,7 @@ func unhideProtected(repo *git.Repo, scope, protected []string) (cleared bool, e
 	}
 	var unassume, unskip []string
 	for _, p := range assumed {
-		if _, _, ok := ProtectedBy(p, protected); ok {
+		if Guarded(p, protected) {
 			unassume = append(unassume, p)
 		}
 	}
@@ -254,7 +271,7 @@ func unhideProtected(repo *git.Repo, scope, protected []string) (cleared bool, e
 		sparse = strings.TrimSpace(string(out)) == "true"
 	}
 	for _, p := range skipped {
-		if _, _, ok := ProtectedBy(p, protected); !ok {
+		if !Guarded(p, protected) {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(repo.Root(), filepath.FromSlash(p))); sparse && err != nil {
@@ -268,9 +285,9 @@ func unhideProtected(repo *git.Repo, scope, protected []string) (cleared bool, e
 	return true, repo.Unhide(unassume, unskip)
 }
 
-// ProtectedBy reports the rule protecting p: a runner-owned file, or a
-// protected_paths entry whose glob matches p or one of its parent
-// directories. appendOnly is true when every matching entry is marked
+// ProtectedBy reports the rule protecting p as a whole: a runner-owned
+// file, or a protected_paths entry whose glob matches p or one of its
+// parent directories (a key entry protects only a key: KeysOf). appendOnly is true when every matching entry is marked
 // append-only (config.AppendOnlyPrefix): a plain entry wins over
 // an append-only one.
 func ProtectedBy(p string, entries []string) (rule string, appendOnly, ok bool) {
@@ -281,9 +298,12 @@ func ProtectedBy(p string, entries []string) (rule string, appendOnly, ok bool) 
 		return "git attributes of protected paths", false, true
 	}
 	for _, e := range entries {
+		if _, _, isKey := config.ProtectedKey(e); isKey {
+			continue
+		}
 		g, ao := config.ProtectedGlob(e)
 		for q := p; q != "." && q != "/" && q != ""; q = path.Dir(q) {
-			if m, _ := path.Match(g, q); m {
+			if pathglob.Match(g, q) {
 				if !ok || appendOnly && !ao {
 					rule, appendOnly, ok = "protected_paths "+e, ao, true
 				}

@@ -41,6 +41,9 @@ type heldFile struct {
 	data []byte      // nil when larger than MaxHeld
 	sum  [sha256.Size]byte
 	size int64
+	// keys are the key entries protecting the file when it is not
+	// protected whole (KeysOf): only their values are compared.
+	keys []string
 }
 
 // Held is the raw bytes of the tracked protected files of a work tree.
@@ -51,7 +54,8 @@ type Held struct {
 
 // Hold reads, before a session, the raw bytes of every tracked path of
 // repo that ProtectedBy(p, protected) names (runner-owned files, the
-// protected_paths globs, the attributes files that govern them).
+// protected_paths globs, the attributes files that govern them) or that
+// holds protected keys (KeysOf).
 func Hold(repo *git.Repo, protected []string) (*Held, error) {
 	paths, err := repo.TrackedPaths(Scope(protected)...)
 	if err != nil {
@@ -59,14 +63,18 @@ func Hold(repo *git.Repo, protected []string) (*Held, error) {
 	}
 	h := &Held{root: repo.Root(), files: map[string]heldFile{}}
 	for _, p := range paths {
+		var keys []string
 		if _, _, ok := ProtectedBy(p, protected); !ok {
-			continue
+			if keys = KeysOf(p, protected); keys == nil {
+				continue
+			}
 		}
 		f, ok, err := readHeld(filepath.Join(h.root, filepath.FromSlash(p)))
 		if err != nil {
 			return nil, fmt.Errorf("hold the protected path %s: %w", p, fsutil.Cause(err))
 		}
-		if ok {
+		if ok && (keys == nil || f.data != nil) {
+			f.keys = keys
 			h.files[p] = f
 		}
 	}
@@ -111,10 +119,18 @@ func (h *Held) Has(p string) bool {
 }
 
 // Changed lists the held paths whose raw bytes, kind or permission bits
-// differ now (a large file's by its SHA-256), sorted.
+// differ now (a large file's by its SHA-256), or, for a file held for its
+// protected keys, whose value at one of them differs (changedKeys),
+// sorted.
 func (h *Held) Changed() []string {
 	var changed []string
 	for p, f := range h.files {
+		if f.keys != nil {
+			if len(h.changedKeys(p)) > 0 {
+				changed = append(changed, p)
+			}
+			continue
+		}
 		now, ok, err := readHeld(filepath.Join(h.root, filepath.FromSlash(p)))
 		if err != nil || !ok || now.link != f.link || now.mode != f.mode || now.size != f.size {
 			changed = append(changed, p)
@@ -207,7 +223,9 @@ func (h *Held) restore(repo *git.Repo, who, base string, protected []string) ([]
 	var reasons []string
 	for _, p := range h.Changed() {
 		glob, appendOnly, _ := ProtectedBy(p, protected)
-		if appendOnly {
+		if keys := h.changedKeys(p); keys != nil {
+			reasons = append(reasons, keyReason(who, p, keys, restoredWhole))
+		} else if appendOnly {
 			reasons = append(reasons, fmt.Sprintf("%s changed or deleted %s, which existed before and is append-only (%s); the runner restored it", who, p, glob))
 		} else {
 			reasons = append(reasons, fmt.Sprintf("%s changed the protected path %s (%s); the runner restored it", who, p, glob))
@@ -233,4 +251,27 @@ func underAny(p string, scope []string) bool {
 		}
 	}
 	return false
+}
+
+// changedKeys is the key entries of the file p, held for its keys, whose
+// value differs now from the held bytes'; a file that is no regular file
+// now, or cannot be read, changed them all.
+func (h *Held) changedKeys(p string) []string {
+	f := h.files[p]
+	if f.keys == nil {
+		return nil
+	}
+	full := filepath.Join(h.root, filepath.FromSlash(p))
+	st, err := os.Lstat(full)
+	var now []byte
+	switch {
+	case os.IsNotExist(err):
+	case err != nil || !st.Mode().IsRegular():
+		return f.keys
+	default:
+		if now, err = os.ReadFile(full); err != nil {
+			return f.keys
+		}
+	}
+	return changedKeys(p, f.keys, f.data, now)
 }

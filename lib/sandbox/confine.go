@@ -41,8 +41,8 @@ func Open(cfg config.Sandbox, root string, writable, readOnly []string, s Sessio
 }
 
 // OpenDir is Open for a directory that is no repository (NewDir).
-func OpenDir(cfg config.Sandbox, root string, writable, readOnly []string, s Session) (Confiner, error) {
-	return confiner(NewDir(cfg, root, writable, readOnly), cfg, s)
+func OpenDir(cfg config.Sandbox, root string, writable, shown []string, s Session) (Confiner, error) {
+	return confiner(NewDir(cfg, root, writable, shown), cfg, s)
 }
 
 func confiner(sb *Sandbox, cfg config.Sandbox, s Session) (Confiner, error) {

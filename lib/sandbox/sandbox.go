@@ -84,11 +84,12 @@ func New(cfg config.Sandbox, root string, writable, readOnly []string) (*Sandbox
 
 // NewDir is New for a directory that is no repository (the witness's
 // scratch checkout): root writable, no git directory to shield, the paths
-// of readOnly shown read-only (the repository whose dependency
-// directories the scratch links to), the rest as New has it.
-func NewDir(cfg config.Sandbox, root string, writable, readOnly []string) *Sandbox {
+// of shown that exist shown read-only where they are (the work tree's
+// dependency directories the scratch links to, which may lie in a hidden
+// place), the rest as New has it.
+func NewDir(cfg config.Sandbox, root string, writable, shown []string) *Sandbox {
 	s, _ := newSandbox(cfg, root, writable, nil, false)
-	s.readOnly = existing(readOnly)
+	s.readOnly = existing(shown)
 	return s
 }
 
@@ -154,6 +155,17 @@ func expandHome(ps []string, home string) []string {
 	return out
 }
 
+// shows reports whether the sandbox shows p by a mount of its own: the
+// root, a readable or writable path, one bound read-only.
+func (s *Sandbox) shows(p string) bool {
+	for _, d := range slices.Concat([]string{s.root}, s.readable, s.writable, s.readOnly, s.readWrite) {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // within reports whether p is dir or under it.
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
@@ -161,15 +173,23 @@ func within(dir, p string) bool {
 }
 
 // Wrap returns the bwrap command line that runs argv in the sandbox.
-// argv[0] is resolved first, so a missing command is a *proc.StartError
-// naming it (not bwrap's exit status), and its file is shown read-only
-// even when it lives in a hidden place. A missing bwrap is a
+// argv[0] is resolved first (a relative path with a slash from the root),
+// so a missing command is a *proc.StartError naming it (not bwrap's exit
+// status), and its file is shown read-only even when it lives in a hidden
+// place the sandbox does not show otherwise. A missing bwrap is a
 // *proc.StartError too.
 func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
-	exe, err := exec.LookPath(argv[0])
+	// A relative path names a file of the root (the repository, or the
+	// witness's scratch checkout), as it does for the process that runs
+	// there: not one of the runner's own working directory.
+	name := argv[0]
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) {
+		name = filepath.Join(s.root, name)
+	}
+	exe, err := exec.LookPath(name)
 	if err != nil {
 		return nil, &proc.StartError{Name: argv[0], Err: err}
 	}
@@ -203,9 +223,12 @@ func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 		a = append(a, "--bind-try", p, p)
 	}
 	// A command that lives in a hidden place (/tmp, the home directory)
-	// is shown there read-only, as the file its path resolves to (bwrap
-	// cannot bind onto a symlink).
-	if within("/tmp", exe) || s.home != "" && within(s.home, exe) {
+	// the sandbox does not show otherwise is shown there read-only, as
+	// the file its path resolves to (bwrap cannot bind onto a symlink).
+	// One the sandbox shows (in the repository, a readable path) runs by
+	// its own path: a virtual environment's python is a link, and run as
+	// the file it resolves to it would not be the environment's.
+	if (within("/tmp", exe) || s.home != "" && within(s.home, exe)) && !s.shows(exe) {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}

@@ -102,6 +102,75 @@ tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
 	}
 }
 
+// TestWrapRelativeCommand: a command named by a relative path
+// (.venv/bin/python, node_modules/.bin/jest) is the root's file, whatever
+// the runner's own working directory: the witness's scratch checkout runs
+// its own copy of a script, not the work tree's.
+func TestWrapRelativeCommand(t *testing.T) {
+	root := repo(t)
+	t.Setenv("HOME", t.TempDir())
+	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "bin", "check"), []byte("#!/bin/sh\necho root\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(elsewhere, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "bin", "check"), []byte("#!/bin/sh\necho elsewhere\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, err := s.Wrap([]string{"bin/check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "root" {
+		t.Errorf("bin/check ran %q's, want the root's", got)
+	}
+}
+
+// TestWrapVirtualEnvironment: a virtual environment's python in a
+// repository that lies in a hidden place (/tmp here, the home directory
+// for most users) runs as the environment's, its packages importable: run
+// as the file its link resolves to, it would be the base interpreter.
+func TestWrapVirtualEnvironment(t *testing.T) {
+	root := repo(t)
+	t.Setenv("HOME", t.TempDir())
+	if out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", filepath.Join(root, ".venv")).CombinedOutput(); err != nil {
+		t.Fatalf("make a virtual environment: %v: %s", err, out)
+	}
+	site, err := filepath.Glob(filepath.Join(root, ".venv", "lib", "python3*", "site-packages"))
+	if err != nil || len(site) != 1 {
+		t.Fatalf("site-packages: %v %v", site, err)
+	}
+	if err := os.WriteFile(filepath.Join(site[0], "only_in_venv.py"), []byte("NAME = 'venv'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, err := s.Wrap([]string{".venv/bin/python", "-c", "import only_in_venv; print(only_in_venv.NAME)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "venv" {
+		t.Errorf("the environment's python: %v: %s", err, out)
+	}
+}
+
 // TestWrapRepoUnderHome: a repository under the home directory (the common
 // ~/project) leaves the home hidden all the same, the repository and its
 // .git shown. The home lies outside /tmp, which the sandbox hides whole.

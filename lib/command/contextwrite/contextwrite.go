@@ -444,9 +444,11 @@ func (in *inputs) runGoal() string {
 // contract is the runner contract for the mode.
 func (in *inputs) contract() string {
 	guard := strings.Join(in.cfg.Guard.Command, " ")
-	var protected, appendOnly []string
+	var protected, appendOnly, keys []string
 	for _, e := range in.cfg.ProtectedPaths {
-		if g, ao := config.ProtectedGlob(e); ao {
+		if file, key, ok := config.ProtectedKey(e); ok {
+			keys = append(keys, key+" in "+file)
+		} else if g, ao := config.ProtectedGlob(e); ao {
 			appendOnly = append(appendOnly, g)
 		} else {
 			protected = append(protected, g)
@@ -467,6 +469,9 @@ func (in *inputs) contract() string {
 		fmt.Fprintf(&b, ", or the protected paths %s", strings.Join(protected, ", "))
 	}
 	b.WriteString(".\n")
+	if len(keys) > 0 {
+		fmt.Fprintf(&b, "- Do not change these settings (the rest of their files is yours, a dependency included): %s. A change to one puts the whole file back.\n", strings.Join(keys, ", "))
+	}
 	if len(appendOnly) > 0 {
 		fmt.Fprintf(&b, "- %s are append-only: you may add new files there, but not change, delete or rename the files that exist.\n", strings.Join(appendOnly, ", "))
 	}

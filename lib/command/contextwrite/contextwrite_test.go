@@ -181,3 +181,22 @@ func TestContractOfALeafSentBack(t *testing.T) {
 		t.Errorf("the contract of a leaf sent back:\n%s", c)
 	}
 }
+
+// TestContractProtected: the contract names the protected globs, the
+// append-only ones and the protected keys apart, each as the agent may
+// act on it.
+func TestContractProtected(t *testing.T) {
+	root := node("root", 0, false, node("b", 1, false))
+	x := in(t, root, "b", "done", "fail")
+	x.cfg.ProtectedPaths = []string{"**/conftest.py", "append-only:tests", "**/pyproject.toml#tool.pytest", "package.json#jest"}
+	c := x.contract()
+	for _, want := range []string{
+		", or the protected paths **/conftest.py.\n",
+		"- tests are append-only:",
+		"- Do not change these settings (the rest of their files is yours, a dependency included): tool.pytest in **/pyproject.toml, jest in package.json. A change to one puts the whole file back.\n",
+	} {
+		if !strings.Contains(c, want) {
+			t.Errorf("the contract lacks %q:\n%s", want, c)
+		}
+	}
+}

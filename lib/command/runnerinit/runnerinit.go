@@ -8,16 +8,22 @@ package runnerinit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/ecosystem"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -41,8 +47,13 @@ type Options struct {
 	PlanFormat string `name:"plan-format" enum:"auto,markdown,prd-json,github-issue" default:"auto" help:"The plan's format, as tree-import's --format."`
 	Sandbox    string `enum:"auto,bwrap,docker,none" default:"auto" env:"RUNNER_SANDBOX" help:"[sandbox] mode of a new config.toml: auto (bwrap when bubblewrap is installed and works here, else none), bwrap, docker (a container per session: runner-check --build-image makes its default image) or none."`
 	Agent      string `placeholder:"BACKEND" env:"RUNNER_AGENT" help:"[agent] backend of a new config.toml (codex, claude, opencode, gemini, command), with the paths its CLI writes in [sandbox] writable."`
+	Guard      string `placeholder:"COMMAND" help:"[guard] command of a new config.toml, split as a POSIX shell splits words (quotes and backslashes, no expansion), instead of the test runner runner-init finds: [guard] results is auto when the command is seen to report tests by name ($RUNNER_TEST_RESULTS, go test -json, cargo test)."`
 	JSON       bool   `name:"json" help:"Print what was created and kept as JSON."`
 	cli.Get
+
+	guard   []string           // --guard, split
+	choices []ecosystem.Choice // what newConfig chose
+	hints   []string           // what it could not tell
 }
 
 // Main runs runner-init and returns its exit code.
@@ -71,11 +82,14 @@ type file struct {
 	refresh bool
 }
 
-// Report lists the files runner-init created, kept and refreshed.
+// Report lists the files runner-init created, kept and refreshed, and
+// the choices it wrote into a new config.toml (none when it kept one).
 type Report struct {
-	Created   []string `json:"created"`
-	Kept      []string `json:"kept"`
-	Refreshed []string `json:"refreshed"`
+	Created   []string           `json:"created"`
+	Kept      []string           `json:"kept"`
+	Refreshed []string           `json:"refreshed"`
+	Choices   []ecosystem.Choice `json:"choices"`
+	Hints     []string           `json:"hints"`
 	// Base is where runner-start will start the new run (--new only).
 	Base *Base `json:"base,omitempty"`
 }
@@ -92,6 +106,16 @@ func (o *Options) Validate() error {
 func (o *Options) Run(env *cli.Env) error {
 	if !tree.ValidID(o.RootID) {
 		return exit.Errorf(exit.Usage, "--root-id %q does not match %s", o.RootID, tree.IDPattern)
+	}
+	if o.Guard != "" {
+		g, err := config.SplitArgs(o.Guard)
+		switch {
+		case err != nil:
+			return exit.Errorf(exit.Usage, "--guard %q: give the command as a shell would split it, its program first (%v)", o.Guard, err)
+		case len(g) == 0 || g[0] == "":
+			return exit.Errorf(exit.Usage, "--guard %q: give the command as a shell would split it, its program first", o.Guard)
+		}
+		o.guard = g
 	}
 	if _, err := git.OpenRoot(env.Dir); err != nil {
 		return exit.Wrap(exit.Negative, err)
@@ -130,7 +154,7 @@ func (o *Options) Run(env *cli.Env) error {
 			if carried != nil {
 				return carried, nil
 			}
-			return o.newConfig()
+			return o.newConfig(env, cfg)
 		}, false},
 		{layout.Tree, func() ([]byte, error) {
 			if imp != nil {
@@ -159,8 +183,15 @@ func (o *Options) Run(env *cli.Env) error {
 		}
 	}
 	carriedKept(env, base, carried)
+	if slices.Contains(rep.Created, layout.Config) {
+		rep.Choices, rep.Hints = o.choices, o.hints
+	}
+	o.tell(env, rep)
 	if o.JSON || o.Wanted() {
-		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed} {
+		if rep.Choices == nil {
+			rep.Choices = []ecosystem.Choice{}
+		}
+		for _, l := range []*[]string{&rep.Created, &rep.Kept, &rep.Refreshed, &rep.Hints} {
 			if *l == nil {
 				*l = []string{}
 			}
@@ -268,24 +299,73 @@ func rootTree(doc goal.Doc, id, next string, maxAttempts int) ([]byte, error) {
 	return data, nil
 }
 
-// newConfig is the default config.toml with the options' backend and
-// sandbox (DESIGN.md decision 19: bubblewrap where it works).
-func (o *Options) newConfig() ([]byte, error) {
-	mode := o.Sandbox
-	if mode == "auto" {
-		mode = config.SandboxNone
-		if len(sandbox.Check()) == 0 {
-			mode = config.SandboxBwrap
+// newConfig is the default config.toml with runner-init's choices: the
+// options' backend and sandbox (DESIGN.md decision 19: bubblewrap where
+// it works), and what lib/ecosystem finds about the repository and the
+// programs the guard and the agent run (DESIGN.md decision 26). A
+// config.toml that exists is kept as it is, and nothing is looked for.
+func (o *Options) newConfig(env *cli.Env, cfg config.Config) ([]byte, error) {
+	if data, err := os.ReadFile(env.Abs(layout.Config)); err == nil {
+		return data, nil
+	}
+	c := config.Choices{Mode: o.Sandbox, Backend: o.Agent}
+	why := "--sandbox or RUNNER_SANDBOX"
+	if c.Mode == "auto" {
+		c.Mode, why = config.SandboxNone, "bubblewrap works here"
+		if problems := sandbox.Check(); len(problems) == 0 {
+			c.Mode = config.SandboxBwrap
+		} else {
+			why = strings.TrimPrefix(problems[0], "sandbox: ")
 		}
 	}
-	backend := o.Agent
-	if backend == "" {
-		backend = "command"
+	if c.Backend == "" {
+		c.Backend = "command"
 	}
-	if _, err := agent.New(backend); err != nil {
-		return nil, exit.Errorf(exit.Usage, "--agent %s: %v", backend, err)
+	if _, err := agent.New(c.Backend); err != nil {
+		return nil, exit.Errorf(exit.Usage, "--agent %s: %v", c.Backend, err)
 	}
-	return config.WithChoices(config.DefaultTOML(), backend, mode, agent.SandboxHome(backend)), nil
+	c.Writable = agent.SandboxHome(c.Backend)
+	opts := ecosystem.Options{Guard: o.guard}
+	if exe := agent.Executable(config.Agent{Backend: c.Backend, Bin: cfg.Agent.Bin}); exe != "" {
+		opts.Agents = []string{exe}
+	}
+	home, _ := os.UserHomeDir()
+	plan := ecosystem.Detect(ecosystem.Env{Root: env.Dir, Home: home, Getenv: os.Getenv, Run: ask}, opts)
+	c.Guard, c.Results, c.Witness, c.Protected, c.Readable = plan.Guard, plan.Results, plan.Witness, plan.Protected, plan.Readable
+	o.choices = append(plan.Choices,
+		ecosystem.Choice{Key: "sandbox", Value: c.Mode, Why: why},
+		ecosystem.Choice{Key: "agent", Value: c.Backend, Why: map[bool]string{true: "--agent", false: "the default: any program, [agent] bin or RUNNER_AGENT_BIN"}[o.Agent != ""]})
+	o.hints = plan.Hints
+	return config.WithChoices(config.DefaultTOML(), c), nil
+}
+
+// askTimeout bounds a program runner-init asks (ask).
+const askTimeout = 20 * time.Second
+
+// ask runs argv in dir for its output (whether an interpreter imports
+// pytest, where go keeps its modules), within askTimeout, its input
+// empty and its errors dropped.
+func ask(dir string, argv ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), askTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	// go env answers with the local toolchain, never one it would
+	// download first for a go.mod that asks for a newer one.
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := cmd.Output()
+	return string(out), err
+}
+
+// tell prints each choice written into a new config.toml and what could
+// not be told, one line each on stderr.
+func (o *Options) tell(env *cli.Env, rep Report) {
+	for _, c := range rep.Choices {
+		env.Errorf("%s: %s (%s)", c.Key, c.Value, c.Why)
+	}
+	for _, h := range rep.Hints {
+		env.Warnf("%s", h)
+	}
 }
 
 // goalText is a GOAL.md without its front matter (runner-start adds the

@@ -1,0 +1,307 @@
+package ecosystem
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/treeloop/treeloop/lib/jsonstrict"
+)
+
+// packageJSON is package.json as far as read here.
+type packageJSON struct {
+	deps           map[string]bool
+	testScript     string
+	packageManager string
+	jest, mocha    any // the "jest" and "mocha" keys' values, nil when absent
+}
+
+// readPackageJSON reads the root's package.json; ok is false when there is
+// none or it is no JSON object.
+func readPackageJSON(root string) (pj packageJSON, ok bool) {
+	data := read(root, "package.json")
+	if data == nil {
+		return pj, false
+	}
+	v, err := jsonstrict.Decode(data)
+	m, isObj := v.(map[string]any)
+	if err != nil || !isObj {
+		return pj, false
+	}
+	pj.deps = map[string]bool{}
+	for _, k := range []string{"dependencies", "devDependencies", "optionalDependencies"} {
+		if d, ok := m[k].(map[string]any); ok {
+			for name := range d {
+				pj.deps[name] = true
+			}
+		}
+	}
+	if s, ok := m["scripts"].(map[string]any); ok {
+		pj.testScript, _ = s["test"].(string)
+	}
+	pj.packageManager, _ = m["packageManager"].(string)
+	pj.jest, pj.mocha = m["jest"], m["mocha"]
+	return pj, true
+}
+
+// jsRunner is one JavaScript test runner: its guard's arguments (after
+// its executable), its witness's extra ones, and its configuration files.
+type jsRunner struct {
+	name    string
+	args    []string
+	witness []string
+	configs []string // globs of its configuration files at any depth
+	keys    []string // package.json keys it reads
+}
+
+// jsRunners are the runners known here, in the order one is taken when a
+// project has more than one and its test script names none.
+var jsRunners = []jsRunner{
+	{name: "vitest", args: []string{"run", "--no-color", "--reporter=default", "--reporter=junit", "--outputFile.junit=${RUNNER_TEST_RESULTS}/vitest.xml"},
+		witness: []string{"${RUNNER_TEST_FILES}"},
+		configs: []string{"**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.projects.*", "**/vite.config.*"}},
+	{name: "jest", args: []string{"--ci", "--json", "--outputFile=${RUNNER_TEST_RESULTS}/jest.json"},
+		witness: []string{"--runTestsByPath", "${RUNNER_TEST_FILES}"},
+		configs: []string{"**/jest.config.*"}, keys: []string{"jest"}},
+	{name: "mocha", args: []string{"--reporter", "xunit", "--reporter-option", "output=${RUNNER_TEST_RESULTS}/mocha.xml"},
+		witness: []string{"${RUNNER_TEST_FILES}"},
+		configs: []string{"**/.mocharc.*"}, keys: []string{"mocha"}},
+}
+
+// jsProject detects a JavaScript or TypeScript project and its test
+// runner's guard, run directly (node_modules/.bin/<runner>), not through
+// package.json's scripts, which are the agent's to edit.
+func jsProject(e Env) *project {
+	pj, ok := readPackageJSON(e.Root)
+	if !ok {
+		if exists(e.Root, "package.json") {
+			return &project{name: JavaScript, signal: "package.json", hints: []string{"package.json cannot be read as JSON: set [guard] command"}}
+		}
+		return nil
+	}
+	pm, pmWhy := packageManager(e.Root, pj)
+	pr := &project{name: JavaScript, signal: "package.json; " + pmWhy}
+	run := pickRunner(pj)
+	if run == nil {
+		if pm == "bun" && strings.Contains(pj.testScript, "bun test") {
+			pr.guard = []string{"bun", "test", "--reporter=junit", "--reporter-outfile=${RUNNER_TEST_RESULTS}/bun.xml"}
+			pr.guardWhy = "the test script runs bun test"
+			pr.witness = append(slices.Clone(pr.guard), "${RUNNER_TEST_FILES}")
+			pr.witWhy = "bun test runs only the node's test files"
+			pr.programs = []string{"bun"}
+			return pr
+		}
+		pr.hints = append(pr.hints, "no vitest, jest or mocha in package.json's dependencies: set [guard] command to your test runner, reporting by name into $RUNNER_TEST_RESULTS")
+		return pr
+	}
+	exe := []string{"node_modules/.bin/" + run.name}
+	why := run.name + " is in package.json's dependencies; run directly, not through package.json's scripts (the agent's to edit)"
+	if exists(e.Root, ".pnp.cjs") {
+		exe = []string{"yarn", run.name}
+		why = run.name + " is in package.json's dependencies; yarn Plug'n'Play (.pnp.cjs) runs it"
+		pr.programs = []string{"yarn"}
+	} else if !exists(e.Root, "node_modules") {
+		pr.hints = append(pr.hints, "node_modules/ is missing: install the dependencies ("+pm+" install) before runner-start, or the guard cannot start")
+	}
+	pr.guard = append(exe, run.args...)
+	pr.guardWhy = why
+	pr.witness = append(slices.Clone(pr.guard), run.witness...)
+	pr.witWhy = run.name + " runs only the node's test files"
+	pr.programs = append(pr.programs, exe[0], "node")
+	pr.protected = append(slices.Clone(run.configs), jsKeys(run)...)
+	pr.protected = append(pr.protected, jsSetupFiles(e.Root, run, pj)...)
+	pr.protWhy = run.name + "'s configuration and the setup files, environments and reporters it names can skip tests or rewrite their outcomes"
+	switch {
+	case len(run.keys) > 0:
+		pr.protWhy += "; package.json is protected at " + run.name + "'s key alone, so dependencies and scripts stay the agent's"
+	case run.name == "vitest":
+		pr.protWhy += " (vite.config.* too: vitest reads its test settings there); package.json stays the agent's"
+	}
+	return pr
+}
+
+// jsKeys are the package.json key entries of a runner.
+func jsKeys(run *jsRunner) []string {
+	var out []string
+	for _, k := range run.keys {
+		out = append(out, "package.json#"+k)
+	}
+	return out
+}
+
+// pickRunner is the test runner the project uses: the one its test script
+// names, else the first of jsRunners among its dependencies; nil when
+// none.
+func pickRunner(pj packageJSON) *jsRunner {
+	var have []*jsRunner
+	for i := range jsRunners {
+		if pj.deps[jsRunners[i].name] {
+			have = append(have, &jsRunners[i])
+		}
+	}
+	for _, r := range have {
+		if regexp.MustCompile(`\b` + r.name + `\b`).MatchString(pj.testScript) {
+			return r
+		}
+	}
+	if len(have) > 0 {
+		return have[0]
+	}
+	return nil
+}
+
+// packageManager is the project's package manager and why: package.json's
+// packageManager field, else its lock file, else npm.
+func packageManager(root string, pj packageJSON) (name, why string) {
+	if pm, _, _ := strings.Cut(pj.packageManager, "@"); pm != "" {
+		return pm, "packageManager is " + pj.packageManager
+	}
+	for _, l := range []struct{ file, pm string }{
+		{"pnpm-lock.yaml", "pnpm"}, {"yarn.lock", "yarn"}, {"bun.lockb", "bun"}, {"bun.lock", "bun"},
+		{"package-lock.json", "npm"}, {"npm-shrinkwrap.json", "npm"},
+	} {
+		if exists(root, l.file) {
+			return l.pm, l.file
+		}
+	}
+	return "npm", "no lock file: npm"
+}
+
+// The configuration keys that name files a runner loads beside the tests:
+// setup files, environments, reporters, transforms, runners, and mocha's
+// require and file.
+var (
+	setupKey = regexp.MustCompile(`["']?\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|reporters|testRunner|runner|snapshotResolver|resolver|testSequencer|transform|require|file|dependencyExtractor|watchPlugins)\b["']?\s*:`)
+	jsString = regexp.MustCompile(`["'` + "`" + `]([^"'` + "`" + `\n]+)["'` + "`" + `]`)
+)
+
+// jsSetupFiles are the files of the repository the runner's configuration
+// (its configuration files at the root, and its key in package.json)
+// names under setupKey's keys: each protected, since a setup file or a
+// reporter can rewrite any outcome.
+func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
+	var texts []string
+	for _, g := range run.configs {
+		matches, _ := filepath.Glob(filepath.Join(root, strings.TrimPrefix(g, "**/")))
+		for _, m := range matches {
+			if data, err := os.ReadFile(m); err == nil {
+				texts = append(texts, string(data))
+			}
+		}
+	}
+	var out []string
+	for _, t := range texts {
+		for _, loc := range setupKey.FindAllStringIndex(t, -1) {
+			for _, s := range jsString.FindAllStringSubmatch(valueAt(t, loc[1]), -1) {
+				out = append(out, s[1])
+			}
+		}
+		// A YAML list under require: or file: (.mocharc.yml).
+		out = append(out, yamlList(t)...)
+	}
+	for _, v := range []any{pj.jest, pj.mocha} {
+		if m, ok := v.(map[string]any); ok {
+			for k, val := range m {
+				if setupKey.MatchString(k + ":") {
+					out = append(out, jsonStrings(val)...)
+				}
+			}
+		}
+	}
+	var files []string
+	for _, s := range out {
+		p := strings.TrimPrefix(s, "<rootDir>/")
+		p = path.Clean(p)
+		if p == "." || strings.HasPrefix(p, "../") || path.IsAbs(p) || strings.HasPrefix(p, "node_modules/") || strings.ContainsAny(p, "*?[{$") {
+			continue
+		}
+		if isFile(root, p) {
+			files = append(files, p)
+		}
+	}
+	return sortedUnique(files)
+}
+
+// valueAt is the value that starts at t[i:] (after a key's colon): a
+// string, or an array or object to its closing bracket.
+func valueAt(t string, i int) string {
+	for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+		i++
+	}
+	if i >= len(t) {
+		return ""
+	}
+	open := t[i]
+	if open != '[' && open != '{' {
+		end := strings.IndexAny(t[i:], ",\n}")
+		if end < 0 {
+			return t[i:]
+		}
+		return t[i : i+end]
+	}
+	depth, quote := 0, byte(0)
+	for j := i; j < len(t); j++ {
+		c := t[j]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				j++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			if depth--; depth == 0 {
+				return t[i : j+1]
+			}
+		}
+	}
+	return t[i:]
+}
+
+// yamlItem is a "- item" line of a YAML list.
+var yamlItem = regexp.MustCompile(`^\s+-\s+["']?([^"'\s#]+)`)
+
+// yamlList is the items of the YAML lists under require: and file:.
+func yamlList(t string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(t, "\n") {
+		switch {
+		case regexp.MustCompile(`^(require|file)\s*:\s*$`).MatchString(l):
+			in = true
+		case in && yamlItem.MatchString(l):
+			out = append(out, yamlItem.FindStringSubmatch(l)[1])
+		case in && strings.TrimSpace(l) != "":
+			in = false
+		}
+	}
+	return out
+}
+
+// jsonStrings is every string in a decoded JSON value.
+func jsonStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			out = append(out, jsonStrings(x)...)
+		}
+		return out
+	case map[string]any:
+		var out []string
+		for _, x := range v {
+			out = append(out, jsonStrings(x)...)
+		}
+		return out
+	}
+	return nil
+}
