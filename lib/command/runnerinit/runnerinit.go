@@ -147,35 +147,7 @@ func (o *Options) Run(env *cli.Env) error {
 	if err != nil {
 		return err
 	}
-	files := []file{
-		// --new starts the goal, the tree and the run state over.
-		{layout.Goal, func() ([]byte, error) { return goalData, nil }, o.New},
-		{layout.Config, func() ([]byte, error) {
-			if carried != nil {
-				return carried, nil
-			}
-			return o.newConfig(env, cfg)
-		}, false},
-		{layout.Tree, func() ([]byte, error) {
-			if imp != nil {
-				return imp.tree(doc)
-			}
-			return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault)
-		}, o.New},
-		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, o.New},
-		{layout.Schema, func() ([]byte, error) { return schemas.TaskTreeV1, nil }, true},
-		{layout.AgentOutputSchema, func() ([]byte, error) { return schemas.AgentOutputV1, nil }, true},
-		{layout.Assumptions, func() ([]byte, error) {
-			if imp != nil {
-				return imp.assumptions(env, o.Plan)
-			}
-			return []byte(assumptionsHeader), nil
-		}, imp != nil},
-		{layout.Questions, func() ([]byte, error) {
-			return []byte("# Questions\n\nThe agent may append open questions for a human here; the runner keeps them.\n"), nil
-		}, false},
-		{layout.Gitignore, func() ([]byte, error) { return []byte(gitignore), nil }, false},
-	}
+	files := o.files(env, cfg, imp, doc, goalData, carried)
 	rep := Report{Base: base}
 	for _, f := range files {
 		if err := o.write(env, f, imp != nil, &rep); err != nil {
@@ -376,4 +348,38 @@ func goalText(data []byte) []byte {
 		return data
 	}
 	return doc.Body
+}
+
+// files are the files runner-init writes, each with how to make it and
+// whether it is written again over an existing one.
+func (o *Options) files(env *cli.Env, cfg config.Config, imp *imported, doc goal.Doc, goalData, carried []byte) []file {
+	return []file{
+		// --new starts the goal, the tree and the run state over.
+		{layout.Goal, func() ([]byte, error) { return goalData, nil }, o.New},
+		{layout.Config, func() ([]byte, error) {
+			if carried != nil {
+				return carried, nil
+			}
+			return o.newConfig(env, cfg)
+		}, false},
+		{layout.Tree, func() ([]byte, error) {
+			if imp != nil {
+				return imp.tree(doc)
+			}
+			return rootTree(doc, o.RootID, o.Next, cfg.MaxAttemptsDefault)
+		}, o.New},
+		{layout.RunState, func() ([]byte, error) { return runstate.Encode(runstate.New("")), nil }, o.New},
+		{layout.Schema, func() ([]byte, error) { return schemas.TaskTreeV1, nil }, true},
+		{layout.AgentOutputSchema, func() ([]byte, error) { return schemas.AgentOutputV1, nil }, true},
+		{layout.Assumptions, func() ([]byte, error) {
+			if imp != nil {
+				return imp.assumptions(env, o.Plan)
+			}
+			return []byte(assumptionsHeader), nil
+		}, imp != nil},
+		{layout.Questions, func() ([]byte, error) {
+			return []byte("# Questions\n\nThe agent may append open questions for a human here; the runner keeps them.\n"), nil
+		}, false},
+		{layout.Gitignore, func() ([]byte, error) { return []byte(gitignore), nil }, false},
+	}
 }
