@@ -165,17 +165,13 @@ func TestFiles(changed, globs []string) []string {
 }
 
 // Witnesses are the tests of the node's test files that pass in the guard
-// and in the scratch on the new code, and did not pass there on the base
-// code: the node's FAIL_TO_PASS tests, sorted. All three results are
-// relative to their checkouts; owner says which tests are the files'
-// (Owner).
-func Witnesses(guard, base, after testresults.Results, owner func(name string) bool) []string {
+// (the new code) and did not pass in the scratch on the base code: the
+// node's FAIL_TO_PASS tests, sorted. Both results are relative to their
+// checkouts; owner says which tests are the files' (Owner).
+func Witnesses(guard, base testresults.Results, owner func(name string) bool) []string {
 	var out []string
-	for _, name := range after.With(testresults.Passed) {
+	for _, name := range guard.With(testresults.Passed) {
 		if !owner(name) {
-			continue
-		}
-		if g, ok := guard.Get(name); !ok || g.Status != testresults.Passed {
 			continue
 		}
 		if b, ok := base.Get(name); ok && b.Status == testresults.Passed {
@@ -242,8 +238,8 @@ func Owner(files []string, read func(string) ([]byte, error), before []string) f
 }
 
 // NoWitness is the failure of an execute leaf whose test files gave no
-// witness, saying what was seen.
-func NoWitness(files []string, base, after testresults.Results) string {
+// witness, saying what was seen on the base code.
+func NoWitness(files []string, base, _ testresults.Results) string {
 	if len(files) == 0 {
 		return "no test file among this node's changes: an execute leaf passes with a witness, a test it adds or changes that fails without its work and passes with it; write one (or the operator sets this node's evidence to suite: tree-edit set ID evidence=suite)"
 	}
@@ -251,9 +247,6 @@ func NoWitness(files []string, base, after testresults.Results) string {
 	msg := fmt.Sprintf("no test of this node's test files (%s) fails on the code before its work and passes on the new code", testresults.List(files))
 	if len(basePassed) > 0 {
 		msg += fmt.Sprintf(" (already passing before: %s)", testresults.List(basePassed))
-	}
-	if n := after.Len() - len(after.With(testresults.Passed)); n > 0 {
-		msg += fmt.Sprintf(" (not passing on the new code in a clean checkout: %s)", testresults.List(append(after.With(testresults.Failed), after.With(testresults.Error)...)))
 	}
 	return msg + ": a witness is a test that fails without the node's work and passes with it; write one that checks what this node adds"
 }

@@ -89,15 +89,14 @@ func TestTestFiles(t *testing.T) {
 	}
 }
 
-// TestWitnesses: a witness passes in the guard and after, did not pass
-// before, and belongs to the node's test files.
+// TestWitnesses: a witness passes in the guard, did not pass on the base
+// code, and belongs to the node's test files.
 func TestWitnesses(t *testing.T) {
 	p, f, e, s := testresults.Passed, testresults.Failed, testresults.Error, testresults.Skipped
 	guard := results(map[string]testresults.Status{"new": p, "fixed": p, "old": p, "flaky": f, "foreign": p, "skipped": p})
 	base := results(map[string]testresults.Status{"fixed": f, "old": p, "flaky": f, "foreign": e, "skipped": s})
-	after := results(map[string]testresults.Status{"new": p, "fixed": p, "old": p, "flaky": p, "foreign": p, "skipped": p})
 	owner := func(n string) bool { return n != "foreign" }
-	if got, want := Witnesses(guard, base, after, owner), []string{"fixed", "new", "skipped"}; !slices.Equal(got, want) {
+	if got, want := Witnesses(guard, base, owner), []string{"fixed", "new", "skipped"}; !slices.Equal(got, want) {
 		t.Errorf("Witnesses = %q, want %q", got, want)
 	}
 }
@@ -270,7 +269,7 @@ func TestScratchPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ScratchFor(filepath.Join(t.TempDir(), "gitdir"), "base")
+	s := ScratchFor(filepath.Join(t.TempDir(), "gitdir"))
 	os.MkdirAll(s.Dir, 0o755)
 	os.WriteFile(filepath.Join(s.Dir, "leftover"), []byte("x"), 0o644)
 	if err := s.Prepare(repo, "HEAD", root, []string{"tests/test_a.py"}, Links([]string{"node_modules/", "dist/", ".runner/iterations/"})); err != nil {

@@ -23,11 +23,11 @@ type Scratch struct {
 	Index string // the index file git checks out through
 }
 
-// ScratchFor is the scratch named name ("base", "new") of the repository
-// whose git directory (the worktree's own) is gitDir.
-func ScratchFor(gitDir, name string) Scratch {
-	base := filepath.Join(gitDir, "treeloop", "witness")
-	return Scratch{Dir: filepath.Join(base, name), Index: filepath.Join(base, name+".index")}
+// ScratchFor is the scratch of the repository whose git directory (the
+// worktree's own) is gitDir.
+func ScratchFor(gitDir string) Scratch {
+	base := filepath.Join(gitDir, "treeloop")
+	return Scratch{Dir: filepath.Join(base, "witness"), Index: filepath.Join(base, "witness.index")}
 }
 
 // Prepare empties the scratch and fills it: rev's files, then each of

@@ -131,9 +131,9 @@ type Witness struct {
 }
 
 // runWitness runs the witness check (evidence.Witnesses): the node's
-// test files laid over the code its work began from, and the new code,
-// each in a scratch checkout of its own, each run with
-// [guard] witness (else the guard's command) confined as the guard is. The
+// test files laid over the code its work began from, in a scratch
+// checkout, run with [guard] witness (else the guard's command) confined
+// as the guard is; the guard's own run is the new code's. The
 // outcome is Pass with at least one witness, Fail without, Error when the
 // check could not run (git, a scratch), Timeout or Interrupted as the
 // guard's.
@@ -174,30 +174,22 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	}
 	links := evidence.Links(j.Ignored)
 	dir := filepath.Join(filepath.Dir(logPath), iterdir.WitnessDir)
-	// One after the other: a run kills whatever its processes leave
-	// behind (proc.Spec.KillEscaped), which another run beside it would be.
-	var runs [2]witnessRunResult
-	fills := [2][]string{rec.Files, outsideRunner(all)}
-	for i, name := range [2]string{"base", "new"} {
-		scratch := evidence.ScratchFor(w.GitDir, name)
-		r := witnessRun(in, env, cfg, deadline, j, scratch, links, name, dir, argv, rec.Files, func() error {
-			return scratch.Prepare(w.Repo, nodeBase, env.Dir, fills[i], links)
-		})
-		if r.err != nil {
-			return fail(r.err)
-		}
-		if r.outcome != "" {
-			return rec, r.outcome, r.code, r.msg
-		}
-		runs[i] = r
+	scratch := evidence.ScratchFor(w.GitDir)
+	r := witnessRun(in, env, cfg, deadline, j, scratch, links, "base", dir, argv, rec.Files, func() error {
+		return scratch.Prepare(w.Repo, nodeBase, env.Dir, rec.Files, links)
+	})
+	if r.err != nil {
+		return fail(r.err)
 	}
-	base, after := runs[0].res, runs[1].res
+	if r.outcome != "" {
+		return rec, r.outcome, r.code, r.msg
+	}
 	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
-	rec.BaseExit, rec.NewExit, rec.BaseTests, rec.NewTests = runs[0].exit, runs[1].exit, base.Len(), after.Len()
+	rec.BaseExit, rec.BaseTests = r.exit, r.res.Len()
 	read := func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(env.Dir, filepath.FromSlash(f))) }
-	rec.Tests = evidence.Witnesses(guardRes, base, after, evidence.Owner(rec.Files, read, j.Best.Names))
+	rec.Tests = evidence.Witnesses(guardRes, r.res, evidence.Owner(rec.Files, read, j.Best.Names))
 	if len(rec.Tests) == 0 {
-		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, base, after)
+		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, r.res, guardRes)
 	}
 	return rec, Pass, exit.OK, ""
 }

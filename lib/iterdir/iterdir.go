@@ -263,8 +263,7 @@ func (e *Evidence) Cite() *Cited {
 }
 
 // Witness is the witness check's record: the node's test files laid over
-// the code its work began from, run there and on the new code, in a
-// scratch checkout.
+// the code its work began from, in a scratch checkout, run there.
 type Witness struct {
 	// NodeBase is the commit the node's work began from, Commits the
 	// node's iteration commits before this one (newest first).
@@ -274,15 +273,12 @@ type Witness struct {
 	Files []string `json:"files"`
 	Argv  []string `json:"argv"`
 	// Tests are the witnesses: tests of those files that did not pass on
-	// the base code and pass on the new code, in the scratch and in the
-	// guard.
+	// the base code and pass on the new code, in the guard.
 	Tests []string `json:"tests"`
-	// BaseExit and NewExit are the exit codes of the two runs; BaseTests
-	// and NewTests how many tests by name each reported.
+	// BaseExit is the exit code of the run on the base code, BaseTests how
+	// many tests by name it reported.
 	BaseExit   int   `json:"base_exit"`
-	NewExit    int   `json:"new_exit"`
 	BaseTests  int   `json:"base_tests"`
-	NewTests   int   `json:"new_tests"`
 	DurationMS int64 `json:"duration_ms"`
 }
 

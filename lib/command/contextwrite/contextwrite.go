@@ -506,7 +506,7 @@ func (in *inputs) evidenceRules() string {
 		return b.String()
 	}
 	if level, _ := evidence.Level(in.node, in.cfg.Guard); level == tree.EvidenceWitness {
-		fmt.Fprintf(&b, "- This node passes only with a witness: a test you add or change in a test file (%s) that fails on the code before this node's work and passes with it. The runner checks it itself: it runs your changed test files on the old code in a clean checkout, then on the new code. Write the test first and see it fail.\n", strings.Join(in.cfg.Guard.TestFiles, ", "))
+		fmt.Fprintf(&b, "- This node passes only with a witness: a test you add or change in a test file (%s) that fails on the code before this node's work and passes with it. The runner checks it itself: it runs your changed test files on the old code in a clean checkout, and the guard runs them on yours. Write the test first and see it fail.\n", strings.Join(in.cfg.Guard.TestFiles, ", "))
 	} else {
 		fmt.Fprintf(&b, "- This node's evidence is %s: no witness test is asked for, the suite alone must pass.\n", evidence.Describe(level))
 	}

@@ -302,7 +302,7 @@ func printGuard(p func(k, format string, args ...any), m iterdir.Meta) {
 		p("level", "%s, set by %s", ev.Level, evidence.From(ev.LevelFrom))
 	}
 	if w := ev.Witness; w != nil {
-		p("witness", "files %s: base code exit %d (%d tests), new code exit %d (%d tests)  %s", strings.Join(w.Files, ", "), w.BaseExit, w.BaseTests, w.NewExit, w.NewTests, iterdir.ShortDuration(w.DurationMS))
+		p("witness", "files %s: base code exit %d (%d tests)  %s", strings.Join(w.Files, ", "), w.BaseExit, w.BaseTests, iterdir.ShortDuration(w.DurationMS))
 	}
 	for _, t := range ev.Failing {
 		p("failing", "%s", t)
