@@ -26,7 +26,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/step-compare.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/step-compare.sh bench/evidence-bench.sh
 
 # All tests, fuzz corpora included (replayed as regression tests). The
 # scripts drive real agent CLIs and run the recipes of README and docs/ (an eval, the demo,

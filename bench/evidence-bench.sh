@@ -10,7 +10,10 @@
 # so the witness runs each time. Per step: the guard's own time (the
 # guard process, guard.json duration_ms) and guard-run's whole wall time
 # (RUNNER_TRACE); the added cost is evidence's guard-run less plain's, as
-# a share of plain's guard. Prints one markdown table of medians (ms).
+# a share of plain's guard, and of it the witness's own run (its checkout
+# and one run of the node's test file on the base code: the floor of a
+# witness, one start of the test runner) apart from the rest. Prints one
+# markdown table of medians (ms).
 # Usage: bench/evidence-bench.sh [-n STEPS] [-t TESTS]
 #        (defaults: 11 steps, 300 tests; the first step of each repository
 #        warms its caches and is left out)
@@ -27,7 +30,7 @@ done
 py=/usr/bin/python3
 "$py" -m pytest --version >/dev/null 2>&1 || { echo "evidence-bench: $py -m pytest does not run (apt-get install python3-pytest)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/evidence-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/...
 cp tools/runner-step tools/runner-loop "$work/bin/"
 export PATH=$work/bin:$PATH RUNNER_SANDBOX=none RUNNER_MAX_ITERATIONS=100000
@@ -93,12 +96,13 @@ PY
 
 # setup DIR KIND MODE: the repository, runner-init on the plan, the guard
 # of MODE (plain or evidence), runner-start.
+# shellcheck disable=SC2016  # ${RUNNER_TEST_…} are the runner's, not the shell's
 setup() {
   local dir=$1 kind=$2 mode=$3 guard witness
   project "$dir" "$kind"
   cd "$dir"
   git init -q -b main && git add -A && git commit -qm initial
-  runner-init --plan "$work/plan-$kind.md" --sandbox none >/dev/null
+  runner-init --plan "$work/plan-$kind.md" --sandbox none >/dev/null 2>&1
   if [ "$kind" = go ]; then
     guard='["go", "test", "./..."]'
     [ "$mode" = plain ] || guard='["go", "test", "-json", "./..."]'
@@ -111,13 +115,12 @@ setup() {
   local results=off caches=shared
   [ "$mode" = plain ] || { results=auto; caches=private; }
   python3 - .runner/state/config.toml "$guard" "$witness" "$results" "$caches" <<'PY'
-import sys
+import re, sys
 p, guard, witness, results, caches = sys.argv[1:]
 s = open(p).read()
-s = s.replace('command = ["just", "ci"]', 'command = ' + guard, 1)
-s = s.replace('results = "off"', f'results = "{results}"', 1)
-s = s.replace('witness = []', 'witness = ' + witness, 1)
-s = s.replace('caches = "private"', f'caches = "{caches}"', 1)
+for key, value in (("command", guard), ("results", f'"{results}"'), ("witness", witness), ("caches", f'"{caches}"')):
+    s, n = re.subn(rf"(?m)^{key} = .*$", lambda m: f"{key} = {value}", s, count=1)
+    assert n == 1, key
 open(p, "w").write(s)
 PY
   git add -A && git commit -qm "bench: $mode guard"
@@ -125,20 +128,22 @@ PY
   cd - >/dev/null
 }
 
-# step DIR: one traced runner-step; prints "guard_ms guard_run_ms".
+# step DIR: one traced runner-step; prints "guard_ms guard_run_ms
+# witness_ms" (0 without a witness).
 step() {
   local dir=$1 err iter
   err=$(cd "$dir" && RUNNER_TRACE=1 runner-step 2>&1 >/dev/null) || { echo "evidence-bench: runner-step failed in $dir: $err" >&2; exit 1; }
-  iter=$(cd "$dir" && ls -d .runner/iterations/*/0* | tail -1)
-  printf '%s %s\n' "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_ms"])' "$dir/$iter/guard.json")" \
-    "$(printf '%s\n' "$err" | sed -n 's/^trace: cmd=guard-run ms=\([0-9.]*\).*/\1/p' | tail -1)"
+  iter=$(cd "$dir" && find .runner/iterations -mindepth 2 -maxdepth 2 -name '0*' | sort | tail -1)
+  printf '%s %s %s\n' "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_ms"])' "$dir/$iter/guard.json")" \
+    "$(printf '%s\n' "$err" | sed -n 's/^trace: cmd=guard-run ms=\([0-9.]*\).*/\1/p' | tail -1)" \
+    "$(python3 -c 'import json,sys; print(((json.load(open(sys.argv[1])).get("evidence") or {}).get("witness") or {}).get("duration_ms", 0))' "$dir/$iter/guard.json")"
   grep -q '"outcome": "pass"' "$dir/$iter/guard.json" || { echo "evidence-bench: the guard did not pass in $dir/$iter" >&2; exit 1; }
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.0f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
-echo "| project | plain guard | plain guard-run | evidence guard | evidence guard-run | added | added / plain guard |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| project | plain guard | plain guard-run | evidence guard | evidence guard-run | added | added / plain guard | of it, the witness | the rest / plain guard |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for kind in go python; do
   for mode in plain evidence; do setup "$work/$kind-$mode" "$kind" "$mode"; done
   : > "$work/$kind.plain" && : > "$work/$kind.evidence"
@@ -154,6 +159,8 @@ for kind in go python; do
   er=$(cut -d' ' -f2 "$work/$kind.evidence" | median)
   added=$(awk -v e="$er" -v p="$pr" 'BEGIN {printf "%.0f", e - p}')
   share=$(awk -v a="$added" -v g="$pg" 'BEGIN {printf "%.2f", a / g}')
-  echo "| $kind, $tests tests | $pg | $pr | $eg | $er | $added | $share |"
+  wit=$(cut -d' ' -f3 "$work/$kind.evidence" | median)
+  rest=$(awk -v a="$added" -v w="$wit" -v g="$pg" 'BEGIN {printf "%.2f", (a - w) / g}')
+  echo "| $kind, $tests tests | $pg | $pr | $eg | $er | $added | $share | $wit | $rest |"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -191,10 +191,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // subcommand is the git command args run, past the "-c name=value" pairs
 // before it.
 func subcommand(args []string) string {
-	for len(args) > 2 && args[0] == "-c" {
-		args = args[2:]
+	for {
+		switch {
+		case len(args) > 2 && args[0] == "-c":
+			args = args[2:]
+		case len(args) > 1 && strings.HasPrefix(args[0], "--work-tree="):
+			args = args[1:]
+		default:
+			return args[0]
+		}
 	}
-	return args[0]
 }
 
 func firstLine(s string) string {

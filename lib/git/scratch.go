@@ -2,6 +2,7 @@ package git
 
 import (
 	"bytes"
+	"os"
 	"slices"
 	"strings"
 
@@ -11,13 +12,11 @@ import (
 // CheckoutTree writes the files of commit (or tree) rev into dir, through
 // the index file index: the repository's own index and work tree are not
 // touched, and no worktree is registered. dir's existing files of the same
-// names are overwritten; others are left. Two git processes.
+// names are overwritten; others are left. One git process.
 func (r *Repo) CheckoutTree(rev, dir, index string) error {
+	os.Remove(index) // an index from another checkout would make git keep its entries
 	env := []string{"GIT_INDEX_FILE=" + index}
-	if _, err := runEnv(r.root, env, nil, "read-tree", rev); err != nil {
-		return err
-	}
-	_, err := runEnv(r.root, env, nil, "checkout-index", "-a", "-f", "--prefix="+strings.TrimSuffix(dir, "/")+"/")
+	_, err := runEnv(r.root, env, nil, "--work-tree="+dir, "checkout", "-q", "-f", rev, "--", ".")
 	return err
 }
 
