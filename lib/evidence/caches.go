@@ -110,11 +110,13 @@ func (c Caches) Digest() (string, error) {
 // ran (want, "" when none was) and empties them when they differ: what the
 // guard reads next is only what a guard or a witness wrote. With no digest
 // recorded, caches that exist are emptied unless trusted (a sandbox kept
-// every session away from them). wiped reports that they were emptied.
+// every session away from them). Caches that cannot be read whole (a
+// session made a directory unreadable) are emptied too. wiped reports that
+// they were emptied; the error is the emptying's.
 func (c Caches) Verify(want string, trusted bool) (wiped bool, err error) {
 	got, err := c.Digest()
 	if err != nil {
-		return false, err
+		return true, c.Wipe()
 	}
 	if got == "" || got == want || want == "" && trusted {
 		return false, nil

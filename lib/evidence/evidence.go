@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -165,48 +166,86 @@ func TestFiles(changed, globs []string) []string {
 }
 
 // Witnesses are the tests of the node's test files that pass in the guard
-// (the new code) and did not pass in the scratch on the base code: the
-// node's FAIL_TO_PASS tests, sorted. Both results are relative to their
+// (the new code) and failed, or could not run, in the scratch on the base
+// code: the node's FAIL_TO_PASS tests, sorted. A test the base run did not
+// report counts only when it could not run there: its file or package is
+// reported failing or in error (a collection error, a build failure), or
+// the run reported nothing at all and failed (baseExit not 0: a new test
+// file that does not compile stops cargo and tsc before any test). A test
+// among before (those that passed at the run's best, before this step) is
+// never one: it passed without the node's work, and failed in the scratch
+// only for what differs there. Both results are relative to their
 // checkouts; owner says which tests are the files' (Owner).
-func Witnesses(guard, base testresults.Results, owner func(name string) bool) []string {
+func Witnesses(guard, base testresults.Results, baseExit int, before []string, owner func(name string) bool) []string {
+	broken := append(base.With(testresults.Failed), base.With(testresults.Error)...)
+	passed := make(map[string]bool, len(before))
+	for _, n := range before {
+		passed[n] = true
+	}
 	var out []string
 	for _, name := range guard.With(testresults.Passed) {
-		if !owner(name) {
+		if !owner(name) || passed[name] {
 			continue
 		}
-		if b, ok := base.Get(name); ok && b.Status == testresults.Passed {
-			continue
+		b, ok := base.Get(name)
+		switch {
+		case ok && (b.Status == testresults.Failed || b.Status == testresults.Error):
+		case ok:
+			continue // passed or skipped on the base code
+		case base.Len() == 0 && baseExit != 0:
+		case !slices.ContainsFunc(broken, func(u string) bool { return covers(u, name) }):
+			continue // not run on the base code, and nothing says it could not
 		}
 		out = append(out, name)
 	}
 	return out
 }
 
-// goTestFunc finds a Go test, example or fuzz function's declaration, and
-// its name in a test's reported name ("<package>.<Func>[/<subtest>]").
+// covers reports whether the failing or erring entry u of a run is the
+// file or package of test name: a Go package ("pkg" for "pkg.TestX"), a
+// pytest module that did not collect ("tests.test_x" for
+// "tests.test_x::test_y" or "tests.test_x.TestC::test_y"), a file that
+// did not load (jest's "<file>" or vitest's "<file>::<file>" for
+// "<file>::<test>").
+func covers(u, name string) bool {
+	if strings.HasPrefix(name, u+".") || strings.HasPrefix(name, u+"::") {
+		return true
+	}
+	file, rest, found := strings.Cut(u, "::")
+	return found && rest == file && strings.HasPrefix(name, file+"::")
+}
+
+// goTestFunc finds a Go test, example or fuzz function's declaration (or a
+// test suite's method, as testify's suites declare them), and the
+// functions in a test's reported name ("<package>.<Func>[/<sub>...]").
 var (
-	goTestFunc   = regexp.MustCompile(`(?m)^func ((?:Test|Example|Fuzz)\w*)\(`)
-	goTestInName = regexp.MustCompile(`\.((?:Test|Example|Fuzz)\w*)(?:/|$)`)
+	goTestFunc   = regexp.MustCompile(`(?m)^func (?:\([^)]*\) )?((?:Test|Example|Fuzz)\w*)\(`)
+	goTestInName = regexp.MustCompile(`^(.*?)\.((?:Test|Example|Fuzz)\w*)((?:/[^/]*)*)$`)
 )
 
 // Owner tells whether a test by name belongs to one of the test files
 // (repository-relative; read is how to read one): a Go test whose
-// function one of the *_test.go files declares, a test whose name starts
-// with a file's path (vitest, jest, cargo's targets), or a pytest test
-// whose class name is the file's module path or lies in it. A test no
-// file is seen to own is the files' only when its name is not in before
-// (a new test): a test that only could not run, because a new test file
-// of its package did not compile, witnesses nothing.
+// function (or suite method) one of the *_test.go files of its package's
+// directory declares, the package's path taken from the nearest go.mod
+// above it; a test whose name starts with a file's path
+// (vitest, jest, cargo's targets); a pytest test whose class name is the
+// file's module path or lies in it. A test no file is seen to own is the
+// files' only when its name is not in before (a new test, in a format
+// that names no file).
 func Owner(files []string, read func(string) ([]byte, error), before []string) func(name string) bool {
-	goFuncs := map[string]bool{}
+	goFuncs := map[string]map[string]bool{} // package path: functions
 	var prefixes, modules []string
 	for _, f := range files {
 		prefixes = append(prefixes, f+"::", f+" ")
 		switch {
 		case strings.HasSuffix(f, "_test.go"):
+			pkg := goPackage(path.Dir(f), read)
+			if goFuncs[pkg] == nil {
+				goFuncs[pkg] = map[string]bool{}
+			}
 			if data, err := read(f); err == nil {
 				for _, m := range goTestFunc.FindAllSubmatch(data, -1) {
-					goFuncs[string(m[1])] = true
+					goFuncs[pkg][string(m[1])] = true
 				}
 			}
 		case strings.HasSuffix(f, ".py"):
@@ -218,8 +257,17 @@ func Owner(files []string, read func(string) ([]byte, error), before []string) f
 		old[n] = true
 	}
 	return func(name string) bool {
-		if m := goTestInName.FindStringSubmatch(name); m != nil {
-			return goFuncs[m[1]]
+		if m := goTestInName.FindStringSubmatch(name); m != nil && !strings.Contains(name, "::") {
+			fns := goFuncs[m[1]]
+			if fns[m[2]] {
+				return true
+			}
+			for _, sub := range strings.Split(m[3], "/") {
+				if sub != "" && fns[sub] {
+					return true
+				}
+			}
+			return false
 		}
 		for _, p := range prefixes {
 			if strings.HasPrefix(name, p) || name == strings.TrimRight(p, ": ") {
@@ -235,6 +283,36 @@ func Owner(files []string, read func(string) ([]byte, error), before []string) f
 		}
 		return !old[name]
 	}
+}
+
+// goPackage is the import path of the Go package in directory dir
+// (repository-relative), from the nearest go.mod at or above it; dir
+// itself when there is none.
+func goPackage(dir string, read func(string) ([]byte, error)) string {
+	for d := dir; ; d = path.Dir(d) {
+		if data, err := read(path.Join(d, "go.mod")); err == nil {
+			if mod := goModule(data); mod != "" {
+				if d == dir {
+					return mod
+				}
+				return mod + "/" + strings.TrimPrefix(dir, strings.TrimSuffix(d, ".")+"/")
+			}
+		}
+		if d == "." || d == "/" || d == "" {
+			return dir
+		}
+	}
+}
+
+// goModule is the module path a go.mod declares ("" when it declares
+// none).
+func goModule(data []byte) string {
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // NoWitness is the failure of an execute leaf whose test files gave no

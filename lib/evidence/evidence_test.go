@@ -89,43 +89,75 @@ func TestTestFiles(t *testing.T) {
 	}
 }
 
-// TestWitnesses: a witness passes in the guard, did not pass on the base
-// code, and belongs to the node's test files.
+// TestWitnesses: a witness passes in the guard, failed or could not run
+// on the base code, and belongs to the node's test files. A test the base
+// run did not report counts only when its package or file is reported
+// broken there, or when the run reported nothing and failed.
 func TestWitnesses(t *testing.T) {
 	p, f, e, s := testresults.Passed, testresults.Failed, testresults.Error, testresults.Skipped
-	guard := results(map[string]testresults.Status{"new": p, "fixed": p, "old": p, "flaky": f, "foreign": p, "skipped": p})
-	base := results(map[string]testresults.Status{"fixed": f, "old": p, "flaky": f, "foreign": e, "skipped": s})
+	guard := results(map[string]testresults.Status{
+		"new": p, "fixed": p, "old": p, "flaky": f, "foreign": p, "skipped": p, "unrun": p,
+		"ex/pkg.TestNew": p, "tests.test_x::test_y": p, "tests.test_x.TestC::test_z": p, "web/a.test.js::adds": p,
+	})
+	base := results(map[string]testresults.Status{"fixed": f, "old": p, "flaky": f, "foreign": e, "skipped": s, "new": e,
+		"ex/pkg": e, "tests.test_x": e, "web/a.test.js::web/a.test.js": f})
 	owner := func(n string) bool { return n != "foreign" }
-	if got, want := Witnesses(guard, base, owner), []string{"fixed", "new", "skipped"}; !slices.Equal(got, want) {
+	want := []string{"ex/pkg.TestNew", "fixed", "new", "tests.test_x.TestC::test_z", "tests.test_x::test_y", "web/a.test.js::adds"}
+	if got := Witnesses(guard, base, 1, nil, owner); !slices.Equal(got, want) {
 		t.Errorf("Witnesses = %q, want %q", got, want)
+	}
+	if got := Witnesses(guard, testresults.Results{}, 1, nil, owner); len(got) != 9 {
+		t.Errorf("a base run that reported nothing and failed: %q", got)
+	}
+	if got := Witnesses(guard, testresults.Results{}, 0, nil, owner); len(got) != 0 {
+		t.Errorf("a base run that reported nothing and passed: %q", got)
+	}
+	// A test that passed at the run's best witnesses nothing, however it
+	// fared in the scratch.
+	if got := Witnesses(guard, base, 1, []string{"fixed", "new"}, owner); slices.Contains(got, "fixed") || slices.Contains(got, "new") || len(got) != len(want)-2 {
+		t.Errorf("tests that passed before: %q", got)
 	}
 }
 
-// TestOwner: Go tests by the functions the files declare (not the old
-// tests of the same package), pytest tests by module, others by path
-// prefix, and anything else only when it is new.
+// TestOwner: Go tests by the functions (and suite methods) the files of
+// their package's directory declare (not the old tests of the package, nor
+// a test of the same name in another package), pytest tests by module,
+// others by path prefix, and anything else only when it is new.
 func TestOwner(t *testing.T) {
 	files := map[string]string{
-		"mul_test.go":        "package calc\n\nfunc TestMul(t *testing.T) {}\n\nfunc helper() {}\nfunc ExampleMul() {}\n",
-		"tests/test_slug.py": "def test_x(): pass\n",
-		"src/a.test.ts":      "",
+		"go.mod":              "module example.com/calc\n\ngo 1.22\n",
+		"mul_test.go":         "package calc\n\nfunc TestMul(t *testing.T) {}\n\nfunc helper() {}\nfunc ExampleMul() {}\n",
+		"sub/suite_test.go":   "package sub\n\nfunc (s *Suite) TestNew() {}\n",
+		"svc/go.mod":          "module example.com/svc\n",
+		"svc/api/api_test.go": "package api\n\nfunc TestAPI(t *testing.T) {}\n",
+		"tests/test_slug.py":  "def test_x(): pass\n",
+		"src/a.test.ts":       "",
 	}
-	read := func(f string) ([]byte, error) { return []byte(files[f]), nil }
-	own := Owner([]string{"mul_test.go", "tests/test_slug.py", "src/a.test.ts"}, read, []string{"example.com/calc.TestAdd", "sum adds::sum adds"})
+	read := func(f string) ([]byte, error) {
+		if d, ok := files[f]; ok {
+			return []byte(d), nil
+		}
+		return nil, os.ErrNotExist
+	}
+	own := Owner([]string{"mul_test.go", "sub/suite_test.go", "svc/api/api_test.go", "tests/test_slug.py", "src/a.test.ts"}, read, []string{"example.com/calc.TestAdd", "sum adds::sum adds"})
 	for name, want := range map[string]bool{
-		"example.com/calc.TestMul":         true,
-		"example.com/calc.TestMul/sub":     true,
-		"example.com/calc.ExampleMul":      true,
-		"example.com/calc.TestAdd":         false,
-		"example.com/calc.TestNew":         false,
-		"tests.test_slug::test_x":          true,
-		"tests.test_slug.TestCls::test_y":  true,
-		"tests.test_other::test_z":         true, // new, and no rule disowns it
-		"src/a.test.ts::adds":              true,
-		"src/a.test.ts":                    true,
-		"sum adds::sum adds":               false, // old, owned by nothing
-		"doctest:slug::src/lib.rs - add":   true,
-		"tests.test_slugger::test_x_other": true,
+		"example.com/calc.TestMul":               true,
+		"example.com/calc.TestMul/sub":           true,
+		"example.com/calc.ExampleMul":            true,
+		"example.com/calc.TestAdd":               false,
+		"example.com/calc.TestNew":               false,
+		"example.com/other.TestMul":              false, // the same name in a package of no changed file
+		"example.com/calc/sub.TestSuite/TestNew": true,
+		"example.com/calc/sub.TestSuite/TestOld": false,
+		"example.com/svc/api.TestAPI":            true, // a module of its own below the root
+		"tests.test_slug::test_x":                true,
+		"tests.test_slug.TestCls::test_y":        true,
+		"tests.test_other::test_z":               true, // new, and no rule disowns it
+		"src/a.test.ts::adds":                    true,
+		"src/a.test.ts":                          true,
+		"sum adds::sum adds":                     false, // old, owned by nothing
+		"doctest:slug::src/lib.rs - add":         true,
+		"tests.test_slugger::test_x_other":       true,
 	} {
 		if got := own(name); got != want {
 			t.Errorf("owner(%q) = %v, want %v", name, got, want)
@@ -142,12 +174,10 @@ func TestExpand(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Expand = %q, want %q", got, want)
 	}
-	env := strings.Join(v.Env(), "|")
-	if env != "RUNNER_TEST_RESULTS=/r|RUNNER_TEST_FILES=a_test.go\npkg/b_test.go\npkg/c_test.go|RUNNER_TEST_DIRS=.\n./pkg" {
+	// The files are not in the environment: a test could tell the
+	// witness's run from the guard's by them.
+	if env := strings.Join(v.Env(), "|"); env != "RUNNER_TEST_RESULTS=/r" {
 		t.Errorf("Env = %q", env)
-	}
-	if got := (Vars{Results: "/r"}).Env(); len(got) != 1 {
-		t.Errorf("Env without files = %q", got)
 	}
 }
 
@@ -293,6 +323,26 @@ func TestScratchPrepare(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "gone.py")); !os.IsNotExist(err) {
 		t.Error("a file the work tree deleted is in the new checkout")
+	}
+
+	// A commit whose directory is a symbolic link out of the scratch: the
+	// test file copied below it lands in the scratch, not through the link.
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(root, "evil"))
+	run("add", "-A")
+	run("commit", "-qm", "link")
+	write("real/test_b.py", "b\n")
+	os.Remove(filepath.Join(root, "evil"))
+	os.MkdirAll(filepath.Join(root, "evil"), 0o755)
+	write("evil/test_c.py", "c\n")
+	if err := s.Prepare(repo, "HEAD", root, []string{"evil/test_c.py"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "test_c.py")); err == nil {
+		t.Error("a test file was written through a link out of the scratch")
+	}
+	if read("evil/test_c.py") != "c\n" {
+		t.Errorf("evil/test_c.py in the scratch = %q", read("evil/test_c.py"))
 	}
 }
 

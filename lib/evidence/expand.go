@@ -12,12 +12,13 @@ const (
 	// EnvResults names the directory, made empty for each run, where the
 	// guard writes its test results by name.
 	EnvResults = "RUNNER_TEST_RESULTS"
-	// EnvFiles are the test files the witness runs, one per line; as an
-	// argv element of its own, ${RUNNER_TEST_FILES} stands for one
-	// element per file.
+	// EnvFiles names the test files the witness runs: as an argv element
+	// of its own, ${RUNNER_TEST_FILES} stands for one element per file.
+	// It is not in the environment: the witness's run and the guard's
+	// must not be told apart by a test.
 	EnvFiles = "RUNNER_TEST_FILES"
-	// EnvDirs are those files' directories ("./dir", Go's packages), one
-	// per line; as an element of its own, one element per directory.
+	// EnvDirs names those files' directories ("./dir", Go's packages): as
+	// an element of its own, one element per directory.
 	EnvDirs = "RUNNER_TEST_DIRS"
 )
 
@@ -44,13 +45,10 @@ func (v Vars) Dirs() []string {
 	return out
 }
 
-// Env is the variables as environment entries.
+// Env is the variables the environment holds: the results directory,
+// which the guard's run has too.
 func (v Vars) Env() []string {
-	env := []string{EnvResults + "=" + v.Results}
-	if v.Files != nil {
-		env = append(env, EnvFiles+"="+strings.Join(v.Files, "\n"), EnvDirs+"="+strings.Join(v.Dirs(), "\n"))
-	}
-	return env
+	return []string{EnvResults + "=" + v.Results}
 }
 
 // Expand is argv with the variables replaced: an element that is exactly

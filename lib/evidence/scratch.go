@@ -2,11 +2,13 @@ package evidence
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/git"
@@ -45,7 +47,11 @@ func (s Scratch) Prepare(repo *git.Repo, rev, root string, files, links []string
 		return err
 	}
 	for _, f := range files {
-		if err := copyPath(filepath.Join(root, filepath.FromSlash(f)), filepath.Join(s.Dir, filepath.FromSlash(f))); err != nil {
+		dst := filepath.Join(s.Dir, filepath.FromSlash(f))
+		if err := realDirs(s.Dir, filepath.Dir(dst)); err != nil {
+			return err
+		}
+		if err := copyPath(filepath.Join(root, filepath.FromSlash(f)), dst); err != nil {
 			return err
 		}
 	}
@@ -54,11 +60,181 @@ func (s Scratch) Prepare(repo *git.Repo, rev, root string, files, links []string
 		if _, err := os.Lstat(dst); err == nil {
 			continue // the commit has it: leave the commit's
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := realDirs(s.Dir, filepath.Dir(dst)); err != nil {
 			return err
 		}
-		if err := os.Symlink(filepath.Join(root, filepath.FromSlash(l)), dst); err != nil {
+		src := filepath.Join(root, filepath.FromSlash(l))
+		if path.Base(l) == "node_modules" {
+			if err := linkModules(src, dst, root, s.Dir); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.Symlink(src, dst); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// linkModules makes dst a directory of links to the entries of the
+// node_modules directory src (and of its @scope directories), with one
+// exception: a workspace package, a link out of src to a directory of the
+// work tree at root, links to the same directory in the scratch (top), so
+// that the base code's tests import the base code's package, not the
+// work tree's. Node resolves a package through its real path: a link to
+// the whole of node_modules would lead every workspace import back into
+// the work tree.
+func linkModules(src, dst, root, top string) error {
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	realSrc, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if e.IsDir() && strings.HasPrefix(e.Name(), "@") {
+			if err := linkModules(from, to, root, top); err != nil {
+				return err
+			}
+			continue
+		}
+		target := from
+		if e.Type()&fs.ModeSymlink != 0 {
+			if real, err := filepath.EvalSymlinks(from); err == nil {
+				if rel, ok := inside(realRoot, real); ok && !within(realSrc, real) {
+					target = filepath.Join(top, rel)
+				}
+			}
+		}
+		if err := os.Symlink(target, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inside reports whether p lies in dir (both absolute and clean), and its
+// path relative to dir.
+func inside(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return rel, true
+}
+
+// within reports whether p lies in dir.
+func within(dir, p string) bool {
+	_, ok := inside(dir, p)
+	return ok
+}
+
+// EditablePaths are the directories the witness puts first on Python's
+// path (PYTHONPATH): for every editable install of the work tree at root
+// into a virtual environment among venvs (absolute paths), the scratch
+// (top) counterparts of the work-tree directories its .pth file names
+// ("/repo/src") or its import finder maps a package to ("/repo/src/pkg"
+// gives "/repo/src"). A .pth file's directories come after PYTHONPATH's
+// on sys.path: without them the base code's tests would import the work
+// tree's package. Unreadable files are passed over.
+func EditablePaths(root, top string, venvs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string, parent bool) {
+		p = filepath.Clean(p)
+		if parent {
+			p = filepath.Dir(p)
+		}
+		if rel, ok := inside(root, p); ok || p == root {
+			if !ok {
+				rel = "."
+			}
+			q := filepath.Join(top, rel)
+			if !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
+	for _, v := range venvs {
+		pths, _ := filepath.Glob(filepath.Join(v, "lib", "python*", "site-packages", "*.pth"))
+		finders, _ := filepath.Glob(filepath.Join(v, "lib", "python*", "site-packages", "__editable__*finder.py"))
+		for _, f := range pths {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(data), "\n") {
+				if l = strings.TrimSpace(l); filepath.IsAbs(l) {
+					add(l, false)
+				}
+			}
+		}
+		for _, f := range finders {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			if m := editableMapping.FindSubmatch(data); m != nil {
+				for _, q := range quotedPath.FindAllSubmatch(m[1], -1) {
+					add(string(q[1]), true)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// editableMapping is the package map of setuptools' editable finder
+// ("MAPPING: dict[str, str] = {'pkg': '/repo/src/pkg'}"); quotedPath an
+// absolute path quoted in it.
+var (
+	editableMapping = regexp.MustCompile(`(?m)^MAPPING[^=\n]*=\s*(\{[^}]*\})`)
+	quotedPath      = regexp.MustCompile(`['"](/[^'"]*)['"]`)
+)
+
+// realDirs makes dir (inside top) a real directory all the way down from
+// top: a symbolic link on the way, which the checked-out commit may hold,
+// is replaced by a directory, so that nothing written below dir lands
+// outside the scratch.
+func realDirs(top, dir string) error {
+	rel, err := filepath.Rel(top, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s is not inside %s", dir, top)
+	}
+	cur := top
+	for _, elem := range strings.Split(rel, string(filepath.Separator)) {
+		if elem == "." || elem == "" {
+			continue
+		}
+		cur = filepath.Join(cur, elem)
+		st, err := os.Lstat(cur)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case st.IsDir():
+		default: // a link or a file where a directory must be
+			if err := os.Remove(cur); err != nil {
+				return err
+			}
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -91,9 +267,6 @@ func copyPath(src, dst string) error {
 		return err
 	}
 	if err := removeAll(dst); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	switch {

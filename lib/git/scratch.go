@@ -16,7 +16,9 @@ import (
 func (r *Repo) CheckoutTree(rev, dir, index string) error {
 	os.Remove(index) // an index from another checkout would make git keep its entries
 	env := []string{"GIT_INDEX_FILE=" + index}
-	_, err := runEnv(r.root, env, nil, "--work-tree="+dir, "checkout", "-q", "-f", rev, "--", ".")
+	// No hook runs: a post-checkout hook (core.hooksPath may name one in
+	// the work tree, a session's to write) would run outside any sandbox.
+	_, err := runEnv(r.root, env, nil, "-c", "core.hooksPath=/dev/null", "--work-tree="+dir, "checkout", "-q", "-f", rev, "--", ".")
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -67,14 +68,21 @@ func prepare(env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *i
 }
 
 // results reads the tests by name of a run: the results directory's files
-// and the output's lines, named relative to root.
+// and the output's lines, named relative to root. Where the run wrote
+// results files, the output counts only for go test -json's events: a
+// test's own output could otherwise print lines in a text format (go test
+// -v's, libtest's) that pass a test it deleted.
 func results(dir, root string, stream *testresults.Stream) testresults.Results {
 	stream.Close()
 	res, err := testresults.ReadDir(dir)
 	if err != nil {
 		res.Unreadable = append(res.Unreadable, fmt.Sprintf("%s: %v", filepath.Base(dir), fsutil.Cause(err)))
 	}
-	res.Merge(stream.Results())
+	if res.Len() > 0 {
+		res.Merge(stream.Structured())
+	} else {
+		res.Merge(stream.Results())
+	}
 	res.Relative(root)
 	return res
 }
@@ -187,11 +195,36 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
 	rec.BaseExit, rec.BaseTests = r.exit, r.res.Len()
 	read := func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(env.Dir, filepath.FromSlash(f))) }
-	rec.Tests = evidence.Witnesses(guardRes, r.res, evidence.Owner(rec.Files, read, j.Best.Names))
+	rec.Tests = evidence.Witnesses(guardRes, r.res, r.exit, j.Best.Names, evidence.Owner(rec.Files, read, j.Best.Names))
 	if len(rec.Tests) == 0 {
 		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, r.res, guardRes)
 	}
 	return rec, Pass, exit.OK, ""
+}
+
+// pythonPath is the witness's PYTHONPATH when the work tree at root is
+// installed editable into a virtual environment it links to, or into the
+// one the runner runs in (VIRTUAL_ENV): the scratch's counterparts of the
+// installed directories first (evidence.EditablePaths), then the
+// environment's own PYTHONPATH. "" when there is nothing to put first.
+func pythonPath(root, scratch string, links []string) string {
+	var venvs []string
+	for _, l := range links {
+		if b := path.Base(l); b == ".venv" || b == "venv" {
+			venvs = append(venvs, filepath.Join(root, filepath.FromSlash(l)))
+		}
+	}
+	if v := os.Getenv("VIRTUAL_ENV"); v != "" {
+		venvs = append(venvs, v)
+	}
+	first := evidence.EditablePaths(root, scratch, venvs)
+	if len(first) == 0 {
+		return ""
+	}
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		first = append(first, old)
+	}
+	return strings.Join(first, string(os.PathListSeparator))
 }
 
 // witnessRunResult is one witness run: its tests by name and exit status,
@@ -227,6 +260,9 @@ func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	spec := proc.Spec{
 		Argv: vars.Expand(argv), Dir: scratch.Dir, Deadline: deadline, KillEscaped: true, Tee: stream,
 		Env: append(append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(dir)), vars.Env()...),
+	}
+	if py := pythonPath(env.Dir, scratch.Dir, links); py != "" {
+		spec.Env = append(spec.Env, "PYTHONPATH="+py)
 	}
 	writable := []string{resultsDir}
 	if j.Caches != nil {

@@ -139,6 +139,11 @@ test last ... FAILED`
 	if !slices.Equal(r.Sources, []string{"output"}) {
 		t.Errorf("sources %q", r.Sources)
 	}
+	// Structured holds test2json's events alone: the "--- PASS: TestFake"
+	// a test printed inside one is no test, nor are the text lines.
+	if got, want := s.Structured().With(Passed), []string{"ex/calc.TestAdd"}; !slices.Equal(got, want) || s.Structured().Len() != 1 {
+		t.Errorf("structured %q, want %q", got, want)
+	}
 }
 
 // TestReadDir: every file of the directory is read by its content; a file

@@ -17,9 +17,10 @@ const maxLine = 1 << 20
 // Close it before reading Results.
 type Stream struct {
 	partial []byte
-	skip    bool   // the current line is longer than maxLine
-	target  string // libtest: the source of the test binary running
-	res     Results
+	skip    bool    // the current line is longer than maxLine
+	target  string  // libtest: the source of the test binary running
+	res     Results // test2json's events: a test cannot forge one
+	text    Results // the text formats' lines (go test -v, libtest), which a test's output can forge
 	// said is, for each Go test, the first line of its output that says
 	// something (not "=== RUN" or "--- FAIL"): its failure's message.
 	said map[string]string
@@ -67,7 +68,21 @@ func (s *Stream) Close() error {
 // Results are the tests the output reported; Sources is ["output"] when
 // there was at least one.
 func (s *Stream) Results() Results {
-	r := s.res
+	var r Results
+	r.Merge(s.res)
+	r.Merge(s.text)
+	if r.Len() > 0 {
+		r.addSource("output")
+	}
+	return r
+}
+
+// Structured are the tests the output reported as test2json events alone:
+// go test -json wraps every line a test prints, so a test cannot forge one
+// as it can a line of the text formats.
+func (s *Stream) Structured() Results {
+	var r Results
+	r.Merge(s.res)
 	if r.Len() > 0 {
 		r.addSource("output")
 	}
@@ -101,11 +116,11 @@ func (s *Stream) line(l []byte) {
 	}
 	line := string(l)
 	if m := goVerbose.FindStringSubmatch(line); m != nil {
-		s.res.Add(m[2], goStatus(m[1]), "")
+		s.text.Add(m[2], goStatus(m[1]), "")
 		return
 	}
 	if goPkgFail.MatchString(line) {
-		s.res.Add(strings.TrimSpace(strings.TrimPrefix(line, "FAIL")), Error, "package failed")
+		s.text.Add(strings.TrimSpace(strings.TrimPrefix(line, "FAIL")), Error, "package failed")
 		return
 	}
 	if m := libRunning.FindStringSubmatch(line); m != nil {
@@ -128,7 +143,7 @@ func (s *Stream) line(l []byte) {
 		case "FAILED":
 			st = Failed
 		}
-		s.res.Add(name, st, "")
+		s.text.Add(name, st, "")
 	}
 }
 

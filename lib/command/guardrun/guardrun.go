@@ -189,7 +189,16 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 	if err != nil {
 		return j, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Tree, it.Base, err)
 	}
-	witness := cfg.Guard.EvidenceOn() && it.Begin.Mode == tree.NextExecute && files[1].Err == nil && files[1].OK
+	witness := cfg.Guard.EvidenceOn() && it.Begin.Mode == tree.NextExecute
+	if witness && (files[1].Err != nil || !files[1].OK) {
+		// The step began on a commit of the run, which holds the tree: a
+		// witness must not be given up silently for want of it.
+		why := "it is not there"
+		if files[1].Err != nil {
+			why = files[1].Err.Error()
+		}
+		return j, exit.Errorf(exit.RunnerError, "read %s at %s to judge the node's witness: %s", layout.Tree, it.Base, why)
+	}
 	if cfg.Guard.Caches == config.CachesPrivate || witness {
 		if j.Changed, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
 			return j, exit.Errorf(exit.RunnerError, "list the work tree's changes: %v", err)

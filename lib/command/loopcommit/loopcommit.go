@@ -45,8 +45,9 @@ const MaxBodyBytes = 4096
 // FullMessage is Message with the agent's summary as the body,
 // so `git log` shows what each session said it did. The subject is
 // unchanged; the body is the summary with trailing spaces and blank lines
-// removed (as git's whitespace cleanup would), capped at MaxBodyBytes, and
-// left out when empty.
+// removed (as git's whitespace cleanup would), a line that reads as a
+// Treeloop- trailer quoted ("> "), capped at MaxBodyBytes, and left out
+// when empty.
 func FullMessage(subject, summary string) string {
 	var lines []string
 	// A control character (U+0000 among them, which git refuses in a
@@ -60,6 +61,12 @@ func FullMessage(subject, summary string) string {
 	}, summary)
 	for _, l := range strings.Split(summary, "\n") {
 		if l = strings.TrimRight(l, " \t\r"); l != "" {
+			// A line that reads as one of the runner's trailers is quoted:
+			// the ratchet and the pull-request body read trailers back,
+			// and a session's summary must not speak for the runner.
+			if k, _, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(strings.ToLower(strings.TrimSpace(k)), "treeloop-") {
+				l = "> " + l
+			}
 			lines = append(lines, l)
 		}
 	}
