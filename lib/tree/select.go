@@ -115,13 +115,20 @@ func AnswerHint(id string) string {
 // selection order (depth first, siblings by (order, id)), each with its
 // path: the open questions of the run.
 func Waiting(root *Node) []Entry {
+	return openWhere(root, (*Node).IsWaiting)
+}
+
+// openWhere lists the nodes of no passed subtree for which match holds,
+// in selection order (depth first, siblings by (order, id)), each with
+// its parent and path.
+func openWhere(root *Node, match func(*Node) bool) []Entry {
 	var out []Entry
 	var walk func(n, parent *Node, path string)
 	walk = func(n, parent *Node, path string) {
 		if n.Passes {
 			return
 		}
-		if n.IsWaiting() {
+		if match(n) {
 			out = append(out, Entry{Node: n, Parent: parent, Path: path})
 		}
 		kids := n.Children

@@ -2,7 +2,6 @@ package tree
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -37,27 +36,7 @@ func exhausted(n *Node) bool { return n.Attempts >= n.MaxAttempts }
 // max_attempts), in selection order (depth first, siblings by (order,
 // id)), each with its path: every leaf a run under StuckSkip passed over.
 func Stuck(root *Node) []Entry {
-	var out []Entry
-	var walk func(n, parent *Node, path string)
-	walk = func(n, parent *Node, path string) {
-		if n.Passes {
-			return
-		}
-		if n.IsLeaf() && exhausted(n) {
-			out = append(out, Entry{Node: n, Parent: parent, Path: path})
-		}
-		kids := n.Children
-		if !slices.IsSortedFunc(kids, compare) {
-			kids = slices.SortedStableFunc(slices.Values(kids), compare)
-		}
-		for _, c := range kids {
-			walk(c, n, path+"/"+c.ID)
-		}
-	}
-	if root != nil {
-		walk(root, nil, root.ID)
-	}
-	return out
+	return openWhere(root, func(n *Node) bool { return n.IsLeaf() && exhausted(n) })
 }
 
 // SendBack applies the stuck policy p to the leaf id of t once its
