@@ -155,11 +155,7 @@ func indexLite(root *Node) map[string]liteEntry {
 // equalUnordered is Equal after Sort of both, without copying the trees:
 // children are compared in (order, id) order.
 func equalUnordered(a, b *Node) bool {
-	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
-		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || !slices.Equal(a.Acceptance, b.Acceptance) ||
-		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
-		len(a.Children) != len(b.Children) {
+	if !sameFields(a, b) {
 		return false
 	}
 	// Canonical trees keep children sorted: copy and sort only when not.
@@ -185,11 +181,7 @@ func equalUnordered(a, b *Node) bool {
 // not passed: what differs, if anything, lies in a passed child's subtree,
 // which reports it.
 func sameOwn(a, b *Node) bool {
-	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
-		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || !slices.Equal(a.Acceptance, b.Acceptance) ||
-		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
-		len(a.Children) != len(b.Children) {
+	if !sameFields(a, b) {
 		return false
 	}
 	kids := make(map[string]*Node, len(b.Children))

@@ -121,17 +121,8 @@ func Equal(a, b *Node) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	if a.ID != b.ID || a.Order != b.Order || a.Title != b.Title || a.Goal != b.Goal ||
-		a.Next != b.Next || a.Passes != b.Passes || a.Attempts != b.Attempts ||
-		a.MaxAttempts != b.MaxAttempts || a.SentBack != b.SentBack || len(a.Acceptance) != len(b.Acceptance) ||
-		a.Evidence != b.Evidence || a.Waiting != b.Waiting || !slices.Equal(a.Answers, b.Answers) ||
-		len(a.Children) != len(b.Children) {
+	if !sameFields(a, b) {
 		return false
-	}
-	for i := range a.Acceptance {
-		if a.Acceptance[i] != b.Acceptance[i] {
-			return false
-		}
 	}
 	for i := range a.Children {
 		if !Equal(a.Children[i], b.Children[i]) {
@@ -139,6 +130,18 @@ func Equal(a, b *Node) bool {
 		}
 	}
 	return true
+}
+
+// sameFields reports whether a and b are equal in every field of their
+// own, and have as many children: the one comparison Equal, the
+// immutability checks and sameOwn make of a node (a reflection test holds
+// it to every field of Node).
+func sameFields(a, b *Node) bool {
+	return a.ID == b.ID && a.Order == b.Order && a.Title == b.Title && a.Goal == b.Goal &&
+		slices.Equal(a.Acceptance, b.Acceptance) && a.Next == b.Next && a.Passes == b.Passes &&
+		a.Attempts == b.Attempts && a.MaxAttempts == b.MaxAttempts && a.Evidence == b.Evidence &&
+		a.SentBack == b.SentBack && a.Waiting == b.Waiting && slices.Equal(a.Answers, b.Answers) &&
+		len(a.Children) == len(b.Children)
 }
 
 // Entry is one node found by Index: the node, its parent (nil for the root)
