@@ -10,9 +10,10 @@
 # so the witness runs each time. Per step: the guard's own time (the
 # guard process, guard.json duration_ms) and guard-run's whole wall time
 # (RUNNER_TRACE); the added cost is evidence's guard-run less plain's, as
-# a share of plain's guard, and of it the witness's own run (its checkout
-# and one run of the node's test file on the base code: the floor of a
-# witness, one start of the test runner) apart from the rest. Prints one
+# a share of plain's guard. The witness's own run (its checkout and one
+# run of the node's test file on the base code, one start of the test
+# runner) goes beside the guard's: its time, and its share of plain's
+# guard, are what it would add run after the guard instead. Prints one
 # markdown table of medians (ms).
 # Usage: bench/evidence-bench.sh [-n STEPS] [-t TESTS]
 #        (defaults: 11 steps, 300 tests; the first step of each repository
@@ -142,7 +143,7 @@ step() {
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.0f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
-echo "| project | plain guard | plain guard-run | evidence guard | evidence guard-run | added | added / plain guard | of it, the witness | the rest / plain guard |"
+echo "| project | plain guard | plain guard-run | evidence guard | evidence guard-run | added | added / plain guard | witness's own run | witness / plain guard |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for kind in go python; do
   for mode in plain evidence; do setup "$work/$kind-$mode" "$kind" "$mode"; done
@@ -160,7 +161,7 @@ for kind in go python; do
   added=$(awk -v e="$er" -v p="$pr" 'BEGIN {printf "%.0f", e - p}')
   share=$(awk -v a="$added" -v g="$pg" 'BEGIN {printf "%.2f", a / g}')
   wit=$(cut -d' ' -f3 "$work/$kind.evidence" | median)
-  rest=$(awk -v a="$added" -v w="$wit" -v g="$pg" 'BEGIN {printf "%.2f", (a - w) / g}')
-  echo "| $kind, $tests tests | $pg | $pr | $eg | $er | $added | $share | $wit | $rest |"
+  alone=$(awk -v w="$wit" -v g="$pg" 'BEGIN {printf "%.2f", w / g}')
+  echo "| $kind, $tests tests | $pg | $pr | $eg | $er | $added | $share | $wit | $alone |"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

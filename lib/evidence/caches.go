@@ -43,15 +43,30 @@ func (c Caches) Env() []string {
 	}
 }
 
-func (c Caches) tmp() string { return filepath.Join(c.Root, "tmp") }
+// WitnessEnv is Env for the witness, which runs beside the guard: the
+// same Go build cache (keyed by content, safe to share), a cargo target
+// directory and a TMPDIR of its own (cargo names a package's artifacts
+// alike from any checkout, and one run would execute the other's).
+func (c Caches) WitnessEnv() []string {
+	return []string{
+		"GOCACHE=" + filepath.Join(c.Root, "go-build"),
+		"CARGO_TARGET_DIR=" + filepath.Join(c.Root, "cargo-target-witness"),
+		"TMPDIR=" + c.witnessTmp(),
+	}
+}
 
-// Prepare makes the cache directories and empties TMPDIR's. Errors: a
+func (c Caches) tmp() string        { return filepath.Join(c.Root, "tmp") }
+func (c Caches) witnessTmp() string { return filepath.Join(c.Root, "tmp-witness") }
+
+// Prepare makes the cache directories and empties the TMPDIRs. Errors: a
 // directory cannot be made or emptied.
 func (c Caches) Prepare() error {
-	if err := os.RemoveAll(c.tmp()); err != nil {
-		return err
+	for _, d := range []string{c.tmp(), c.witnessTmp()} {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
 	}
-	for _, d := range []string{"go-build", "cargo-target", "tmp"} {
+	for _, d := range []string{"go-build", "cargo-target", "cargo-target-witness", "tmp", "tmp-witness"} {
 		if err := os.MkdirAll(filepath.Join(c.Root, d), 0o755); err != nil {
 			return err
 		}
@@ -71,7 +86,7 @@ func (c Caches) Wipe() error {
 	return os.RemoveAll(c.Root)
 }
 
-// Digest is a digest of every entry under the caches but TMPDIR: its
+// Digest is a digest of every entry under the caches but the TMPDIRs: its
 // path, type, size, modification and change times and inode number. A
 // change of any file, a file replaced or added, changes it; the change
 // time cannot be set back by a process. "" when the caches do not exist.
@@ -81,12 +96,12 @@ func (c Caches) Digest() (string, error) {
 		return "", nil
 	}
 	h := sha256.New()
-	tmp := c.tmp()
+	tmp, witnessTmp := c.tmp(), c.witnessTmp()
 	err := filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == tmp {
+		if p == tmp || p == witnessTmp {
 			return filepath.SkipDir
 		}
 		info, err := d.Info()

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +92,7 @@ func results(dir, root string, stream *testresults.Stream) testresults.Results {
 // (evidence.Judge), then, for an execute leaf at level witness, the
 // witness check. It fills ev and returns the outcome, its exit code and
 // the message ("" when the pass stands).
-func judge(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, ev *iterdir.Evidence, stream *testresults.Stream) (outcome string, code int, message string) {
+func judge(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, ev *iterdir.Evidence, stream *testresults.Stream, base *witnessBase) (outcome string, code int, message string) {
 	res := results(j.Results, env.Dir, stream)
 	if msg := evidence.Judge(ev, res, j.Best.Names); msg != "" {
 		return Fail, exit.Negative, msg
@@ -103,7 +104,10 @@ func judge(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Tim
 		ev.Held = true
 		return Pass, exit.OK, ""
 	}
-	w, outcome, code, msg := runWitness(in, env, cfg, deadline, logPath, j, res)
+	if base == nil {
+		base = startWitness(in, env, cfg, deadline, logPath, j, false)
+	}
+	w, outcome, code, msg := base.finish(env, j, res)
 	ev.Witness = w
 	ev.Held = outcome == Pass
 	return outcome, code, msg
@@ -138,20 +142,81 @@ type Witness struct {
 	Level, LevelFrom string
 }
 
-// runWitness runs the witness check (evidence.Witnesses): the node's
-// test files laid over the code its work began from, in a scratch
-// checkout, run with [guard] witness (else the guard's command) confined
-// as the guard is; the guard's own run is the new code's. The
-// outcome is Pass with at least one witness, Fail without, Error when the
-// check could not run (git, a scratch), Timeout or Interrupted as the
-// guard's.
-func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, guardRes testresults.Results) (rec *iterdir.Witness, outcome string, code int, message string) {
-	start := time.Now()
-	w := j.Witness
-	rec = &iterdir.Witness{}
-	defer func() { rec.DurationMS = time.Since(start).Milliseconds() }()
-	fail := func(err error) (*iterdir.Witness, string, int, string) {
-		return rec, Error, exit.RunnerError, fmt.Sprintf("witness: %v", err)
+// witnessBase is the witness's run on the base code (DESIGN.md decision
+// 24): started beside the guard's own run (startWitness) when the
+// sandbox allows two sessions at once, or after it, and judged against
+// the guard's tests by name (finish). The sessions of a container engine
+// run one at a time: a session's start removes the repository's
+// containers as leftovers.
+type witnessBase struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	start  time.Time
+	rec    *iterdir.Witness
+	r      witnessRunResult
+	// decided: the check ended before the base run was judged, with
+	// outcome, code and msg (no test file, a scratch that cannot be
+	// made, a run that timed out or was interrupted).
+	decided      bool
+	outcome, msg string
+	code         int
+}
+
+// startWitness prepares the witness's base run (the node's test files
+// laid over the code its work began from, in a scratch checkout, run with
+// [guard] witness, else the guard's command, confined as the guard is)
+// and starts it: in the background, beside the guard's own run, when
+// beside; else at once, to its end. It stops when in does, or when stop
+// is called.
+func startWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, beside bool) *witnessBase {
+	ctx, cancel := context.WithCancel(in)
+	b := &witnessBase{done: make(chan struct{}), cancel: cancel, start: time.Now(), rec: &iterdir.Witness{}}
+	run := b.prepare(in, env, cfg, deadline, logPath, j, beside)
+	if run == nil {
+		close(b.done)
+		return b
+	}
+	body := func() {
+		defer close(b.done)
+		r := run(ctx)
+		b.rec.DurationMS = time.Since(b.start).Milliseconds()
+		switch {
+		case r.err != nil:
+			b.decide(Error, exit.RunnerError, fmt.Sprintf("witness: %v", r.err))
+		case r.outcome != "":
+			b.decide(r.outcome, r.code, r.msg)
+		default:
+			b.r = r
+			b.rec.BaseExit, b.rec.BaseTests = r.exit, r.res.Len()
+		}
+	}
+	if beside {
+		go body()
+	} else {
+		body()
+	}
+	return b
+}
+
+// decide ends the check before the base run is judged.
+func (b *witnessBase) decide(outcome string, code int, msg string) {
+	b.decided, b.outcome, b.code, b.msg = true, outcome, code, msg
+	b.rec.DurationMS = time.Since(b.start).Milliseconds()
+}
+
+// stop ends the base run (its result no longer wanted) and waits for it.
+func (b *witnessBase) stop() {
+	b.cancel()
+	<-b.done
+}
+
+// prepare finds the node's test files and readies the base run: nil when
+// the check ended before it (decided).
+func (b *witnessBase) prepare(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, beside bool) func(context.Context) witnessRunResult {
+	w, rec := j.Witness, b.rec
+	fail := func(err error) func(context.Context) witnessRunResult {
+		b.decide(Error, exit.RunnerError, fmt.Sprintf("witness: %v", err))
+		return nil
 	}
 	commits, nodeBase, err := w.Repo.NodeCommits(w.StepBase, w.RunID, w.NodeID)
 	if err != nil {
@@ -174,32 +239,51 @@ func runWitness(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	touched = append(touched, j.Changed...)
 	rec.Files = present(env.Dir, evidence.TestFiles(intersect(all, touched), cfg.Guard.TestFiles))
 	if len(rec.Files) == 0 {
-		return rec, Fail, exit.Negative, evidence.NoWitness(nil, testresults.Results{}, testresults.Results{})
+		b.decide(Fail, exit.Negative, evidence.NoWitness(nil, testresults.Results{}, testresults.Results{}))
+		return nil
 	}
 	argv := cfg.Guard.Witness
 	if len(argv) == 0 {
 		argv = cfg.Guard.Command
 	}
+	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
 	links := evidence.Links(j.Ignored)
 	dir := filepath.Join(filepath.Dir(logPath), iterdir.WitnessDir)
 	scratch := evidence.ScratchFor(w.GitDir)
-	r := witnessRun(in, env, cfg, deadline, j, scratch, links, "base", dir, argv, rec.Files, func() error {
+	run, err := witnessRun(in, env, cfg, deadline, j, scratch, links, "base", dir, argv, rec.Files, func() error {
 		return scratch.Prepare(w.Repo, nodeBase, env.Dir, rec.Files, links)
-	})
-	if r.err != nil {
-		return fail(r.err)
+	}, beside)
+	if err != nil {
+		return fail(err)
 	}
-	if r.outcome != "" {
-		return rec, r.outcome, r.code, r.msg
+	return run
+}
+
+// finish waits for the base run and judges it against the guard's tests
+// by name (evidence.Witnesses): Pass with at least one witness, Fail
+// without, Error when the check could not run (git, a scratch), Timeout
+// or Interrupted as the guard's.
+func (b *witnessBase) finish(env *cli.Env, j Judging, guardRes testresults.Results) (rec *iterdir.Witness, outcome string, code int, message string) {
+	<-b.done
+	b.cancel()
+	rec = b.rec
+	if b.decided {
+		return rec, b.outcome, b.code, b.msg
 	}
-	rec.Argv = (evidence.Vars{Results: "${RUNNER_TEST_RESULTS}", Files: rec.Files}).Expand(argv)
-	rec.BaseExit, rec.BaseTests = r.exit, r.res.Len()
 	read := func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(env.Dir, filepath.FromSlash(f))) }
-	rec.Tests = evidence.Witnesses(guardRes, r.res, r.exit, j.Best.Names, evidence.Owner(rec.Files, read, j.Best.Names))
+	rec.Tests = evidence.Witnesses(guardRes, b.r.res, b.r.exit, j.Best.Names, evidence.Owner(rec.Files, read, j.Best.Names))
 	if len(rec.Tests) == 0 {
-		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, r.res, guardRes)
+		return rec, Fail, exit.Negative, evidence.NoWitness(rec.Files, b.r.res, guardRes)
 	}
 	return rec, Pass, exit.OK, ""
+}
+
+// beside reports whether the witness's base run may start beside the
+// guard's: it must be asked for (an execute leaf at level witness), and no
+// container engine confines the guard.
+func beside(cfg config.Config, j Judging) bool {
+	return j.Results != "" && j.Witness != nil && j.Witness.Level == tree.EvidenceWitness &&
+		!(cfg.Sandbox.ConfinesGuard() && cfg.Sandbox.Mode == config.SandboxDocker)
 }
 
 // pythonPath is the witness's PYTHONPATH when the work tree at root is
@@ -239,26 +323,30 @@ type witnessRunResult struct {
 	err     error
 }
 
-// witnessRun prepares the scratch (fill) and runs argv there for the
-// files, confined as the guard is (the work tree's paths the scratch links
-// to shown read-only), its output in <dir>/<name>.log and its
+// witnessRun prepares the scratch (fill) and the run of argv there for
+// the files, confined as the guard is (the work tree's paths the scratch
+// links to shown read-only), its output in <dir>/<name>.log and its
 // results in <dir>/<name>-results (dir is the iteration's witness
-// directory).
-func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, links []string, name, dir string, argv, files []string, fill func() error) witnessRunResult {
+// directory); run, called once, runs it. beside: it runs beside the
+// guard's own run (proc.Spec.Spared), else alone, killing what escapes
+// it. The error is the preparation's.
+func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, j Judging, scratch evidence.Scratch, links []string, name, dir string, argv, files []string, fill func() error, beside bool) (run func(context.Context) witnessRunResult, err error) {
 	if err := fill(); err != nil {
-		return witnessRunResult{err: fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)}
+		return nil, fmt.Errorf("prepare the scratch checkout (%s code): %w", name, err)
 	}
 	resultsDir := filepath.Join(dir, name+"-results")
 	if err := os.RemoveAll(resultsDir); err != nil {
-		return witnessRunResult{err: err}
+		return nil, err
 	}
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
-		return witnessRunResult{err: err}
+		return nil, err
 	}
 	vars := evidence.Vars{Results: resultsDir, Files: files}
 	stream := &testresults.Stream{}
+	// Beside the guard's own run, whose sweep of escaped processes
+	// spares this one's (Spared), the run sweeps nothing itself.
 	spec := proc.Spec{
-		Argv: vars.Expand(argv), Dir: scratch.Dir, Deadline: deadline, KillEscaped: true, Tee: stream,
+		Argv: vars.Expand(argv), Dir: scratch.Dir, Deadline: deadline, KillEscaped: !beside, Spared: beside, Tee: stream,
 		Env: append(append(git.Strip(os.Environ()), "RUNNER_ITER_DIR="+filepath.Dir(dir)), vars.Env()...),
 	}
 	if py := pythonPath(env.Dir, scratch.Dir, links); py != "" {
@@ -266,7 +354,7 @@ func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	}
 	writable := []string{resultsDir}
 	if j.Caches != nil {
-		spec.Env = append(spec.Env, j.Caches.Env()...)
+		spec.Env = append(spec.Env, j.Caches.WitnessEnv()...)
 		writable = append(writable, j.Caches.Root)
 	}
 	shown := make([]string, len(links))
@@ -275,24 +363,29 @@ func witnessRun(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline tim
 	}
 	release, err := confineIn(env, cfg.Sandbox, scratch.Dir, shown, dir, name, writable, &spec)
 	if err != nil {
-		return witnessRunResult{err: err}
+		return nil, err
 	}
-	r, _, err := proc.RunToFile(in, spec, filepath.Join(dir, name+".log"), int64(cfg.GuardOutputLimitBytes))
-	if rerr := release(); rerr != nil && err == nil {
-		err = rerr
+	if beside {
+		spec.KillEscaped = false // confineIn sets it by the sandbox
 	}
-	var se *proc.StartError
-	switch {
-	case errors.As(err, &se):
-		return witnessRunResult{outcome: Error, code: exit.RunnerError, msg: fmt.Sprintf("the witness could not start: %v (set [guard] witness, or install it)", se)}
-	case err != nil:
-		return witnessRunResult{err: err}
-	case r.Canceled:
-		return witnessRunResult{outcome: Interrupted, code: in.Code(), msg: "witness interrupted by " + in.Cause()}
-	case r.TimedOut:
-		return witnessRunResult{outcome: Timeout, code: exit.Timeout, msg: fmt.Sprintf("witness timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))}
-	}
-	return witnessRunResult{res: results(resultsDir, scratch.Dir, stream), exit: r.ExitCode}
+	return func(ctx context.Context) witnessRunResult {
+		r, _, err := proc.RunToFile(ctx, spec, filepath.Join(dir, name+".log"), int64(cfg.GuardOutputLimitBytes))
+		if rerr := release(); rerr != nil && err == nil {
+			err = rerr
+		}
+		var se *proc.StartError
+		switch {
+		case errors.As(err, &se):
+			return witnessRunResult{outcome: Error, code: exit.RunnerError, msg: fmt.Sprintf("the witness could not start: %v (set [guard] witness, or install it)", se)}
+		case err != nil:
+			return witnessRunResult{err: err}
+		case r.Canceled:
+			return witnessRunResult{outcome: Interrupted, code: in.Code(), msg: "witness interrupted by " + in.Cause()}
+		case r.TimedOut:
+			return witnessRunResult{outcome: Timeout, code: exit.Timeout, msg: fmt.Sprintf("witness timed out: the iteration's budget ended at %s", deadline.Format(time.RFC3339))}
+		}
+		return witnessRunResult{res: results(resultsDir, scratch.Dir, stream), exit: r.ExitCode}
+	}, nil
 }
 
 // intersect is the paths of a that are also in b.

@@ -146,6 +146,16 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	var res proc.Result
 	var info proc.LogInfo
 	logSynced := func() error { return nil }
+	// The witness's base run goes beside the guard's own where it may:
+	// the step waits for the longer of the two, not their sum.
+	var base *witnessBase
+	if runErr == nil && ev != nil && beside(cfg, j) {
+		base = startWitness(in, env, cfg, deadline, logPath, j, true)
+		defer func() {
+			base.stop()
+			proc.KillStray() // what the witness left, should it end last
+		}()
+	}
 	if runErr == nil {
 		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
 		if err := release(); err != nil && runErr == nil {
@@ -197,7 +207,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		}
 		// And so may its tests by name: failing, missing, no witness.
 		if ev != nil && rec.Outcome == Pass {
-			rec.Outcome, code, rec.Message = judge(in, env, cfg, deadline, logPath, j, ev, events)
+			rec.Outcome, code, rec.Message = judge(in, env, cfg, deadline, logPath, j, ev, events, base)
 			Note(env, logPath, rec.Message)
 		}
 	default:

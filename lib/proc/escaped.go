@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -31,15 +33,30 @@ type Escaped struct {
 	Command string `json:"command"` // Command's answer, as it presented itself
 }
 
+// sweeping is held while killChildren sweeps and while a Spared run
+// starts its process, so that no sweep finds a spared process before it is
+// known; spared holds the processes of the Spared runs in flight.
+var (
+	sweeping sync.Mutex
+	spared   = map[int]bool{}
+)
+
+// KillStray kills and reaps every child of this process that is left
+// (killChildren): the escapees of a Spared run that outlived its
+// KillEscaped neighbour. Call it once neither runs. It returns them.
+func KillStray() []Escaped { return killChildren(0) }
+
 // killChildren SIGKILLs and reaps every child of this process, over and
 // over, until none is left: a dying child's own children are reparented
 // to this subreaper before it can be reaped, so each round finds the next
 // generation. It returns the processes it killed, with each one's parent
 // as the process table showed it before the first kill. Call it only when
 // no other child of this process is expected (no exec.Cmd in flight): it
-// reaps whatever it finds. Members of the process group pgid (already
+// reaps whatever it finds but a Spared run's process. Members of the process group pgid (already
 // killed with it) and zombies are reaped but not counted.
 func killChildren(pgid int) []Escaped {
+	sweeping.Lock()
+	defer sweeping.Unlock()
 	var killed []Escaped
 	self := os.Getpid()
 	parents := map[int]int{}
@@ -49,7 +66,7 @@ func killChildren(pgid int) []Escaped {
 		}
 	})
 	for round := 0; round < 1000; round++ {
-		kids := childrenOf(self)
+		kids := slices.DeleteFunc(childrenOf(self), func(k child) bool { return spared[k.pid] })
 		if len(kids) == 0 {
 			return killed
 		}

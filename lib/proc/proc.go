@@ -77,6 +77,11 @@ type Spec struct {
 	// that left the group with setsid or a double fork too. Set it only
 	// where no other child runs concurrently (Run reaps all children).
 	KillEscaped bool
+	// Spared runs the command beside a run with KillEscaped (and without
+	// KillEscaped itself): that run's sweep neither kills nor reaps its
+	// process, which this run waits for. Its group's escapees are still
+	// that sweep's, or KillStray's once both ended.
+	Spared bool
 	// Interrupt is the signal that stops the group when ctx is done, and
 	// InterruptGrace the grace period it then has before SIGKILL; zero
 	// means SIGTERM and Grace. (runner-loop records its iteration on
@@ -233,6 +238,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		res.EscapedProcs = killChildren(pgid)
 		res.Escaped = len(res.EscapedProcs)
 	}
+	if s.Spared {
+		sweeping.Lock()
+		delete(spared, pgid)
+		sweeping.Unlock()
+	}
 	if err := exitStatus(cmd, status, &res); err != nil {
 		p.closeOurEnds()
 		return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: err}
@@ -280,7 +290,17 @@ func start(s Spec, res *Result, started time.Time) (cmd *exec.Cmd, p *pipes, sta
 		}
 	}
 	if !res.Contained {
-		if err := cmd.Start(); err != nil {
+		if s.Spared {
+			sweeping.Lock()
+		}
+		err := cmd.Start()
+		if s.Spared {
+			if err == nil {
+				spared[cmd.Process.Pid] = true
+			}
+			sweeping.Unlock()
+		}
+		if err != nil {
 			p.closeAll()
 			return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
 		}

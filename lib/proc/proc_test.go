@@ -768,3 +768,43 @@ func TestRunDeadlineNote(t *testing.T) {
 		t.Errorf("tee %q, log %q", tee.String(), log.String())
 	}
 }
+
+// TestRunSpared: a run with KillEscaped whose process group ends while a
+// Spared run goes on beside it kills what escaped it, and neither kills
+// nor reaps the spared run's process, which ends with its own status. In
+// a child test process (sparedHelper), as TestRunKillEscaped.
+func TestRunSpared(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSparedHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROC_SPARED_HELPER="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "escaped=1 spared=7\n") {
+		t.Errorf("helper output lacks escaped=1 spared=7:\n%s", out)
+	}
+}
+
+func TestSparedHelper(t *testing.T) {
+	dir := os.Getenv("PROC_SPARED_HELPER")
+	if dir == "" {
+		return // only meaningful as TestRunSpared's child
+	}
+	spared := make(chan Result, 1)
+	go func() {
+		spared <- run(t, t.Context(), Spec{Argv: sh("echo > started; while [ ! -e go ]; do sleep 0.01; done; exit 7"), Dir: dir, Spared: true})
+	}()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// OwnNamespace: no session init, so the sweep of escaped processes
+	// runs in this process, where the spared one is a child too.
+	res := run(t, t.Context(), Spec{Argv: sh(`setsid sh -c 'echo > esc; exec sleep 100' </dev/null >/dev/null 2>&1 &
+while [ ! -e esc ]; do sleep 0.01; done`), Dir: dir, KillEscaped: true, OwnNamespace: true})
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	fmt.Printf("escaped=%d spared=%d\n", res.Escaped, (<-spared).ExitCode)
+}
