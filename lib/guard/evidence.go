@@ -210,6 +210,13 @@ func (b *witnessBase) stop() {
 	<-b.done
 }
 
+// stopBeside is stop for a run that went beside the guard's, then kills
+// what it left should it have ended last (proc.KillStray).
+func (b *witnessBase) stopBeside() {
+	b.stop()
+	proc.KillStray()
+}
+
 // prepare finds the node's test files and readies the base run: nil when
 // the check ended before it (decided).
 func (b *witnessBase) prepare(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time, logPath string, j Judging, beside bool) func(context.Context) witnessRunResult {

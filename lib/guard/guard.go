@@ -151,10 +151,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	var base *witnessBase
 	if runErr == nil && ev != nil && beside(cfg, j) {
 		base = startWitness(in, env, cfg, deadline, logPath, j, true)
-		defer func() {
-			base.stop()
-			proc.KillStray() // what the witness left, should it end last
-		}()
+		defer base.stopBeside()
 	}
 	if runErr == nil {
 		res, info, logSynced, runErr = proc.RunToFileSyncing(in, spec, logPath, int64(cfg.GuardOutputLimitBytes))
