@@ -107,6 +107,9 @@ func (o *Options) Run(env *cli.Env) error {
 	if len(ps) > 0 {
 		return exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", snapName, ps)
 	}
+	if err := o.checkSelected(env); err != nil {
+		return err
+	}
 	sel, _ := tree.Find(snap, o.Selected)
 	if sel == nil || !sel.IsLeaf() || sel.Passes {
 		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
@@ -237,6 +240,24 @@ func (o *Options) write(env *cli.Env, treePath string, data []byte, res Result) 
 // tree and config.toml committed in the commit the step started from
 // (no file a session can write is a reference); else the
 // snapshot file and the work tree's config.toml.
+// checkSelected refuses a --selected that is not the node the iteration
+// began on (its begin.json, when --iter names a directory that has one):
+// the node id reaches tree-update by argv, and the transition must fall on
+// the node the agent worked on.
+func (o *Options) checkSelected(env *cli.Env) error {
+	if o.Iter == "" || !iterdir.Exists(env.Abs(o.Iter), iterdir.BeginFile) {
+		return nil
+	}
+	b, err := iterdir.LoadBegin(env.Abs(o.Iter))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	if b.NodeID != "" && b.NodeID != o.Selected {
+		return exit.Errorf(exit.RunnerError, "--selected %s, but iteration %s began on node %s: pass --selected %s", o.Selected, env.Rel(env.Abs(o.Iter)), b.NodeID, b.NodeID)
+	}
+	return nil
+}
+
 func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() (config.Config, error), err error) {
 	if o.Base.Base == "" {
 		snapPath := env.Abs(o.path(o.Snapshot, "tree.before.json"))
