@@ -19,9 +19,6 @@ type Table struct {
 // Add appends a row (missing cells are empty).
 func (t *Table) Add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// Len is the number of rows added.
-func (t *Table) Len() int { return len(t.rows) }
-
 // Write prints the header and the rows, each line cut to width runes (0:
 // no limit) with "…" marking a cut.
 func (t *Table) Write(w io.Writer, width int) error {

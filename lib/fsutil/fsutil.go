@@ -212,12 +212,6 @@ func lexicallyInside(path, root string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// IsSymlink reports whether path itself is a symbolic link.
-func IsSymlink(path string) bool {
-	l, err := os.Lstat(path)
-	return err == nil && l.Mode()&fs.ModeSymlink != 0
-}
-
 // Cause strips an *fs.PathError wrapper, for messages that already name the
 // file: "no such file or directory" rather than "open /abs/path: …".
 func Cause(err error) error {

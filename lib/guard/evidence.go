@@ -421,14 +421,3 @@ func present(root string, ps []string) []string {
 	}
 	return out
 }
-
-// outsideRunner is ps without the runner's own files.
-func outsideRunner(ps []string) []string {
-	var out []string
-	for _, p := range ps {
-		if !strings.HasPrefix(p, ".runner/") {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -53,11 +53,6 @@ func UserConfig(home, xdg, goenv string) []userDir {
 	return dirs
 }
 
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-}
-
 // homeSettings holds the user's configuration across a session.
 type homeSettings struct {
 	seals []*seal.Seal
