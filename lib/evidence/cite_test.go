@@ -108,6 +108,13 @@ func TestTrailersRoundTrip(t *testing.T) {
 	if lines[0] != "Treeloop-Evidence: suite; 2 passed, 2 of 2 passed before" || len(lines) != 1 {
 		t.Errorf("suite trailers: %q", lines)
 	}
+	// Tests of the best that did not pass again are not counted as passed
+	// again; a control character in a witness's name is a space.
+	missing := Trailers(iterdir.Evidence{Level: tree.EvidenceWitness, Held: true, Passed: 5, PassToPass: 4, Missing: []string{"a", "b"},
+		Witness: &iterdir.Witness{Tests: []string{"t\x1fx\x7fy"}}})
+	if missing[0] != "Treeloop-Evidence: witness; 5 passed, 2 of 4 passed before" || missing[1] != "Treeloop-Witness: t x y" {
+		t.Errorf("trailers with tests missing: %q", missing)
+	}
 	if c := ParseTrailers(lines); c == nil || c.Level != tree.EvidenceSuite || c.Skipped != 0 || c.Passed != 2 || len(c.Witnesses) != 0 {
 		t.Errorf("suite parsed: %+v", c)
 	}

@@ -369,3 +369,75 @@ func TestFailingSummary(t *testing.T) {
 		t.Errorf("all passed: %q", got)
 	}
 }
+
+// TestScratchWorkspaceLinks: the scratch's node_modules is a directory of
+// links to the work tree's packages, but a workspace package (a link into
+// the work tree, here under a scope) leads to the scratch's copy of it,
+// the base code; a package outside the work tree is linked as it is.
+func TestScratchWorkspaceLinks(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.MkdirAll(filepath.Join(root, "packages", "sum"), 0o755)
+	os.WriteFile(filepath.Join(root, "packages", "sum", "index.js"), []byte("old\n"), 0o644)
+	os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/\n"), 0o644)
+	run("init", "-q", "-b", "main")
+	run("add", "-A")
+	run("commit", "-qm", "base")
+	os.WriteFile(filepath.Join(root, "packages", "sum", "index.js"), []byte("new\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "node_modules", "@demo"), 0o755)
+	os.Symlink("../../packages/sum", filepath.Join(root, "node_modules", "@demo", "sum"))
+	os.MkdirAll(filepath.Join(outside, "jest"), 0o755)
+	os.Symlink(filepath.Join(outside, "jest"), filepath.Join(root, "node_modules", "jest"))
+	os.MkdirAll(filepath.Join(root, "node_modules", "plain"), 0o755)
+	repo, err := git.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ScratchFor(filepath.Join(t.TempDir(), "gitdir"))
+	if err := s.Prepare(repo, "HEAD", root, nil, []string{"node_modules"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(filepath.Join(s.Dir, "node_modules")); err != nil || !st.IsDir() {
+		t.Fatalf("node_modules in the scratch is not a directory: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(s.Dir, "node_modules", "@demo", "sum", "index.js")); string(data) != "old\n" {
+		t.Errorf("the workspace package reads %q through node_modules, want the base code's", data)
+	}
+	for name, want := range map[string]string{"jest": filepath.Join(outside, "jest"), "plain": filepath.Join(root, "node_modules", "plain")} {
+		real, _ := filepath.EvalSymlinks(filepath.Join(s.Dir, "node_modules", name))
+		if w, _ := filepath.EvalSymlinks(want); real != w {
+			t.Errorf("node_modules/%s leads to %s, want %s", name, real, w)
+		}
+	}
+	if msg := NoResults([]string{"junit.xml: not XML"}); !strings.Contains(msg, "; unreadable: junit.xml: not XML") {
+		t.Errorf("NoResults does not say what was unreadable: %q", msg)
+	}
+	if msg := NoResults(nil); strings.Contains(msg, "unreadable") {
+		t.Errorf("NoResults with nothing unreadable: %q", msg)
+	}
+}
+
+// TestEditablePaths: the work-tree directories an editable install names
+// (a .pth file's lines, setuptools' finder's package map) are given as
+// their scratch counterparts, once each; paths outside the work tree and
+// import lines are not.
+func TestEditablePaths(t *testing.T) {
+	root, top, venv := "/repo", "/scratch", t.TempDir()
+	sp := filepath.Join(venv, "lib", "python3.12", "site-packages")
+	os.MkdirAll(sp, 0o755)
+	os.WriteFile(filepath.Join(sp, "__editable__.slug-0.1.pth"), []byte("/repo/src\n/elsewhere/lib\nimport os\n"), 0o644)
+	os.WriteFile(filepath.Join(sp, "other.pth"), []byte("/repo\n"), 0o644)
+	os.WriteFile(filepath.Join(sp, "__editable___calc_0_1_finder.py"), []byte("import sys\nMAPPING: dict[str, str] = {'calc': '/repo/lib/calc', 'x': '/repo/src/x'}\nNAMESPACES = {}\n"), 0o644)
+	got := EditablePaths(root, top, []string{venv, filepath.Join(t.TempDir(), "none")})
+	want := []string{"/scratch/src", "/scratch", "/scratch/lib"}
+	if !slices.Equal(got, want) {
+		t.Errorf("EditablePaths = %q, want %q", got, want)
+	}
+}

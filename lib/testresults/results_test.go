@@ -182,3 +182,52 @@ func TestReadDir(t *testing.T) {
 		t.Error("a missing directory read")
 	}
 }
+
+// TestCountsAndMessages: the counts name only the statuses some test has;
+// a stream with no test has no source; a Go test's failure message is the
+// first line its output says, past "=== RUN" and "--- FAIL", cut at 200
+// bytes; a package that fails with no failing test is in error, one with
+// a failing test is not.
+func TestCountsAndMessages(t *testing.T) {
+	var r Results
+	r.Add("a", Passed, "")
+	if got := r.Counts().String(); got != "1 passed" {
+		t.Errorf("Counts = %q, want 1 passed alone", got)
+	}
+	var empty Stream
+	empty.Close()
+	if s := empty.Results().Sources; len(s) != 0 {
+		t.Errorf("an empty stream's sources %q", s)
+	}
+	if s := empty.Structured().Sources; len(s) != 0 {
+		t.Errorf("an empty stream's structured sources %q", s)
+	}
+	long := strings.Repeat("x", 200)
+	out := `{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:5: boom\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:6: later\n"}
+{"Action":"fail","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"` + long + `\n"}
+{"Action":"fail","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"` + long + `y\n"}
+{"Action":"fail","Package":"p","Test":"TestC"}
+{"Action":"fail","Package":"p"}
+{"Action":"output","Package":"q","Output":"q.go:1: undefined: X\n"}
+{"Action":"fail","Package":"q"}
+`
+	var s Stream
+	s.Write([]byte(out))
+	s.Close()
+	res := s.Results()
+	for name, want := range map[string]string{"p.TestA": "a_test.go:5: boom", "p.TestB": long, "p.TestC": long + "…"} {
+		if got, _ := res.Get(name); got.Message != want || got.Status != Failed {
+			t.Errorf("%s: %s %q, want failed %q", name, got.Status, got.Message, want)
+		}
+	}
+	if got, ok := res.Get("p"); ok {
+		t.Errorf("a package with a failing test is reported itself: %+v", got)
+	}
+	if got, _ := res.Get("q"); got.Status != Error {
+		t.Errorf("a package that failed with no failing test: %+v", got)
+	}
+}
