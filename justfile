@@ -13,8 +13,9 @@ ldflags := "-X github.com/treeloop/treeloop/lib/cli.commit=" + commit
 # short-lived commands).
 export CGO_ENABLED := "0"
 
-# Format check, vet, shellcheck, tests (the project's guard).
-ci: fmt-check vet lint-shell test
+# The project's guard and README's test command (through tools/bootstrap).
+# Format check, vet, shellcheck and every test (the ci tier).
+ci: fmt-check vet lint-shell test-all
 
 # Fail when gofmt would change a file.
 fmt-check:
@@ -28,12 +29,17 @@ lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
     shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/step-compare.sh bench/evidence-bench.sh
 
-# All tests, fuzz corpora included (replayed as regression tests). The
-# scripts drive real agent CLIs and run the recipes of README and docs/ (an eval, the demo,
-# an install): on a busy 2-core machine the testscripts package alone takes
-# longer than go test's default 10 minutes, so the package timeout is
-# raised; every wait inside a test is for an event.
+# go test -short: testscripts/tier_test.go names the core scripts, the random
+# differential tests run fewer rounds; `just ci` runs everything.
+# The inner loop (the short tier): the unit tests and the core scripts.
 test:
+    go test -short ./...
+
+# Fuzz corpora are replayed as regression tests. On a busy 2-core machine the
+# testscripts package alone takes longer than go test's default 10 minutes,
+# so the package timeout is raised; every wait inside a test is for an event.
+# Every test (the ci tier): every script, the browser tests, the real agent CLIs, the recipes.
+test-all:
     go test -count=1 -timeout 60m ./...
 
 # Where the suite's time goes: runs every test with go test -json, then

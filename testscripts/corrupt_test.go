@@ -109,6 +109,7 @@ func stateReaders() []stateReader {
 }
 
 func TestCorruptStateFiles(t *testing.T) {
+	ciTier(t)
 	trackSources(t)
 	fixture := corruptFixture(t)
 	for _, r := range stateReaders() {

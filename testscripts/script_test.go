@@ -85,8 +85,10 @@ func repoRoot() string {
 
 func TestScripts(t *testing.T) {
 	trackSources(t)
+	dir, files := scriptFiles()
 	testscript.Run(t, testscript.Params{
-		Dir:                 ".",
+		Dir:                 dir,
+		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("TESTSCRIPT_UPDATE") == "1",

@@ -268,7 +268,7 @@ func TestDifferentialIndexReaderRefuses(t *testing.T) {
 func TestDifferentialIndexReaderRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 3))
 	names := []string{"a", "b.txt", "d/x", "d/y z", "d/sub/é", "dd", "d.txt", "e/f/g/h", "e/f2", "z"}
-	for round := range 8 {
+	for round := range rounds(8, 3) {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			r := newRepo(t)
 			var files []string
@@ -329,4 +329,13 @@ func conflict(t *testing.T, r *Repo, path string) {
 	if _, err := r.Run("merge", "-q", "side"); err == nil {
 		t.Fatal("the merge did not conflict")
 	}
+}
+
+// rounds is full, or short under go test -short (`just test`): the random
+// differential tests run their whole count in the ci tier (`just ci`).
+func rounds(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
 }

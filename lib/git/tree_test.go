@@ -97,7 +97,7 @@ func TestDifferentialTreeWithRandom(t *testing.T) {
 	write(t, r, "seed.txt", "seed\n")
 	head := commitAll(t, r, "seed")
 	var files []string
-	for round := 0; round < 25; round++ {
+	for round := 0; round < rounds(25, 10); round++ {
 		for op := 0; op < 1+rng.Intn(8); op++ {
 			switch k := rng.Intn(4); {
 			case k == 0 || len(files) == 0:

@@ -52,6 +52,7 @@ func readSession(t *testing.T, backend, name string) string {
 // yet) to the end of the session, never a raw JSON event. Once the session
 // has ended, the guard's log shows without its colour codes.
 func TestBrowserLiveTailCompact(t *testing.T) {
+	ciTier(t)
 	for _, c := range sessionLogs {
 		t.Run(c.backend, func(t *testing.T) {
 			dir := fixture(t)

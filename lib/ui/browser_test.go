@@ -272,6 +272,7 @@ func (r liveRepo) goAhead(t *testing.T, n int) {
 // is decomposed, new iterations appear, a node's guard log opens on a
 // click, the keyboard moves through the tree; nothing shifts the layout.
 func TestBrowserLiveRun(t *testing.T) {
+	ciTier(t)
 	repo := newLiveRepo(t)
 	s := start(t, Options{Root: repo.dir})
 	ctx := tab(t)
@@ -453,6 +454,7 @@ func lookPathIn(name string, env []string) (string, error) {
 // The page is readable in light and dark: the colours follow
 // prefers-color-scheme, and the theme key overrides it.
 func TestBrowserThemes(t *testing.T) {
+	ciTier(t)
 	s := start(t, Options{Root: fixture(t)})
 	ctx := tab(t)
 	media := func(v string) chromedp.Action[chromedp.Void] {
@@ -482,6 +484,7 @@ func TestBrowserThemes(t *testing.T) {
 // An iteration's page: the diff highlighted, the CLI events in the compact
 // view, the answer; [ and ] step through iterations.
 func TestBrowserIterationDetail(t *testing.T) {
+	ciTier(t)
 	s := start(t, Options{Root: fixture(t)})
 	ctx := tab(t)
 	run(t, ctx, "summary", chromedp.Navigate(s.url+"/#/iter/run-a/1/summary"))
@@ -510,6 +513,7 @@ func TestBrowserIterationDetail(t *testing.T) {
 // with the one-time login link (its cookie out of the page's reach), and
 // writes the file; the link works once.
 func TestBrowserCancel(t *testing.T) {
+	ciTier(t)
 	dir := fixture(t)
 	ro := start(t, Options{Root: dir})
 	ctx := tab(t)
@@ -547,6 +551,7 @@ func TestBrowserCancel(t *testing.T) {
 // The open questions are on the overview; the answer form exists only
 // with AllowAnswer, and its answer goes through tree-edit answer.
 func TestBrowserAnswer(t *testing.T) {
+	ciTier(t)
 	dir, treeEdit := answerRepo(t)
 	t.Setenv("GIT_AUTHOR_NAME", "t")
 	t.Setenv("GIT_AUTHOR_EMAIL", "t@e")
@@ -625,6 +630,7 @@ func BenchmarkEventLatency(b *testing.B) {
 // that ran, the running session's CLI events in the compact view rather
 // than raw JSON, and a pending cancel with who asked and when.
 func TestBrowserOperatorView(t *testing.T) {
+	ciTier(t)
 	dir := fixture(t)
 	it1 := filepath.Join(dir, ".runner/iterations/run-a/0001")
 	var m iterdir.Meta
@@ -663,5 +669,14 @@ func TestBrowserOperatorView(t *testing.T) {
 		if got := eval[string](t, ctx, cut); got != "" {
 			t.Errorf("%s: cells cut short: %s", view, got)
 		}
+	}
+}
+
+// ciTier skips t in the short tier (`just test`, go test -short): the
+// browser tests are the ci tier's (`just ci`).
+func ciTier(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the ci tier's (just ci): a real Chromium")
 	}
 }
