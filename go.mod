@@ -18,27 +18,16 @@ require (
 	github.com/tidwall/gjson v1.20.1
 	github.com/tidwall/sjson v1.2.7
 	github.com/willabides/kongplete v0.4.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.42.0
 )
 
 require (
 	github.com/hashicorp/errwrap v1.1.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
-	github.com/rhysd/actionlint v1.7.12
 	github.com/riywo/loginshell v0.0.0-20200815045211-7d26008be1ab // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.3
 )
 
-require (
-	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
-	github.com/fatih/color v1.19.0 // indirect
-	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/mattn/go-runewidth v0.0.21 // indirect
-	github.com/mattn/go-shellwords v1.0.12 // indirect
-	github.com/robfig/cron/v3 v3.0.1 // indirect
-	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/tools v0.26.0 // indirect
-)
+require golang.org/x/tools v0.26.0 // indirect

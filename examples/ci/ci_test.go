@@ -2,39 +2,78 @@
 // the GitHub Actions workflow with actionlint (shellcheck on its run
 // scripts), the GitLab CI file's shape and its scripts with bash -n and
 // shellcheck. No GitLab CI schema is available offline, so its keys are
-// checked against the few this example uses instead.
+// checked against the few this example uses instead. actionlint is a
+// tool, pinned in a module of its own (examples/ci/lint), built once per
+// test binary: none of its code enters treeloop's go.mod.
 package ci
 
 import (
-	"io"
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/rhysd/actionlint"
-	yaml "go.yaml.in/yaml/v4"
+	yaml "go.yaml.in/yaml/v3"
 )
 
+// actionlint builds the pinned actionlint (examples/ci/lint's tool) into a
+// temporary directory once; its path, or the build's error.
+var actionlint = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "treeloop-actionlint-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "-C", "lint", "build", "-o", dir+string(os.PathSeparator), "github.com/rhysd/actionlint/cmd/actionlint")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", errors.New("go build actionlint: " + err.Error() + ": " + string(out))
+	}
+	return filepath.Join(dir, "actionlint"), nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if p, err := actionlint(); err == nil {
+		os.RemoveAll(filepath.Dir(p))
+	}
+	os.Exit(code)
+}
+
 // lint runs actionlint on a workflow with shellcheck, as in CI (.ci/run
-// installs it: a missing shellcheck is a failure, not a skip).
-func lint(t *testing.T, name string, src []byte) []*actionlint.Error {
+// installs it: a missing shellcheck is a failure, not a skip), and
+// returns the problems it reports, one per line.
+func lint(t *testing.T, name string, src []byte) []string {
 	t.Helper()
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
 		t.Fatalf("shellcheck is needed to lint the workflow's scripts: %v", err)
 	}
-	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{Shellcheck: sc})
+	bin, err := actionlint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := l.Lint(name, src, nil)
-	if err != nil {
+	f := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(f, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return errs
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "-shellcheck", sc, "-no-color", "-oneline", f)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1: // problems found
+		return strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	default:
+		t.Fatalf("actionlint: %v: %s", err, stderr.String())
+		return nil
+	}
 }
 
 func TestGitHubActionsWorkflow(t *testing.T) {
@@ -43,7 +82,7 @@ func TestGitHubActionsWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range lint(t, "github-actions.yml", src) {
-		t.Errorf("actionlint: %s", e.Error())
+		t.Errorf("actionlint: %s", e)
 	}
 	for _, want := range []string{"matrix:", "runner-start --id \"$RUN_ID\"", "runner-loop", "actions/upload-artifact@v4", "secrets.OPENAI_API_KEY", "if: always()"} {
 		if !strings.Contains(string(src), want) {
