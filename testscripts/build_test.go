@@ -116,6 +116,7 @@ func shippedCommands(t *testing.T) []string {
 // command in cmd/ resolves on the scripts' $PATH to the binary built from
 // it, and no test helper shadows a shipped command.
 func TestScriptsRunShippedBinaries(t *testing.T) {
+	t.Parallel()
 	trackSources(t)
 	dir := os.Getenv("TREELOOP_BIN")
 	if dir == "" {

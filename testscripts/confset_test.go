@@ -81,6 +81,7 @@ func setKey(conf []string, table, key, line string) []string {
 }
 
 func TestSetKey(t *testing.T) {
+	t.Parallel()
 	conf := []string{"# c", "a = 1", "", "[agent]", "# x", "backend = \"command\"", "model = \"\"", "[hooks]", "b = 2"}
 	for _, tt := range []struct {
 		table, key, line string

@@ -109,6 +109,7 @@ func stateReaders() []stateReader {
 }
 
 func TestCorruptStateFiles(t *testing.T) {
+	t.Parallel()
 	ciTier(t)
 	trackSources(t)
 	fixture := corruptFixture(t)
@@ -116,6 +117,7 @@ func TestCorruptStateFiles(t *testing.T) {
 		for _, c := range corruptions {
 			name := fmt.Sprintf("%s/%s/%s", filepath.Base(r.file), c.name, strings.Join(r.argv, " "))
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				work := filepath.Join(t.TempDir(), "w")
 				if out, err := exec.Command("cp", "-a", fixture, work).CombinedOutput(); err != nil {
 					t.Fatalf("cp: %v: %s", err, out)

@@ -28,6 +28,7 @@ import (
 var generatedOpen = regexp.MustCompile(`^<!-- ([a-z-]+): generated from .+ -->$`)
 
 func TestDocsGenerated(t *testing.T) {
+	t.Parallel()
 	trackSources(t)
 	checkGenerated(t, "docs/commands.md", "help", helpMarkdown(t))
 	checkGenerated(t, "docs/configuration.md", "config", configMarkdown())
@@ -123,6 +124,7 @@ func configMarkdown() string {
 // docs/configuration.md has a row for every key of the config.toml
 // runner-init writes, and no row for a key it does not have.
 func TestConfigurationTableMatchesTemplate(t *testing.T) {
+	t.Parallel()
 	var doc map[string]any
 	if err := toml.Unmarshal(config.DefaultTOML(), &doc); err != nil {
 		t.Fatal(err)
@@ -185,6 +187,7 @@ func tableKeys(doc string) []string {
 // names a file of the checkout, and every #anchor a heading of the file
 // it points into.
 func TestMarkdownLinks(t *testing.T) {
+	t.Parallel()
 	root := repoRoot()
 	anchors := map[string][]string{}
 	anchorsOf := func(file string) []string {

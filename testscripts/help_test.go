@@ -25,6 +25,7 @@ func subcommands(help string) []string {
 // every subcommand it lists, and the porcelain: each --help exits 0 with a
 // usage line on stdout and nothing on stderr, and names what it does.
 func TestEveryCommandHelps(t *testing.T) {
+	t.Parallel()
 	trackSources(t)
 	cmds := append(plumbing(t), porcelain...)
 	seen := 0

@@ -14,6 +14,7 @@ import (
 // commands table of docs/commands.md, and every RUNNER_* override the
 // configuration reads is listed in docs/configuration.md.
 func TestReadmeMatchesCommands(t *testing.T) {
+	t.Parallel()
 	root := repoRoot()
 	readme, err := os.ReadFile(filepath.Join(root, "docs", "commands.md"))
 	if err != nil {
@@ -47,6 +48,7 @@ func TestReadmeMatchesCommands(t *testing.T) {
 // says for each code it exits with, word for word, and lists every one of
 // them.
 func TestReadmeExitTableMatchesRunnerStep(t *testing.T) {
+	t.Parallel()
 	root := repoRoot()
 	readme, err := os.ReadFile(filepath.Join(root, "docs", "commands.md"))
 	if err != nil {
@@ -105,6 +107,7 @@ func TestReadmeExitTableMatchesRunnerStep(t *testing.T) {
 // The table of the outcome fields' words in docs/concepts.md is
 // lib/vocab's, generated: UPDATE_README=1 rewrites it.
 func TestReadmeWords(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(repoRoot(), "docs", "concepts.md")
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // loop in a container, docs/threat-model.md's sandbox) name the files that
 // implement them and the logins the loop's container gets.
 func TestReadmeSandbox(t *testing.T) {
+	t.Parallel()
 	root := repoRoot()
 	doc := func(name string) string {
 		data, err := os.ReadFile(filepath.Join(root, "docs", name))

@@ -14,6 +14,7 @@ import (
 // suite runs, every cheat the table names is one the suite runs, and
 // every testscript it names exists.
 func TestREADMEHostileAgents(t *testing.T) {
+	t.Parallel()
 	root := repoRoot()
 	readme, err := os.ReadFile(filepath.Join(root, "docs", "threat-model.md"))
 	if err != nil {

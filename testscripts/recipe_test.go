@@ -155,6 +155,7 @@ func scriptRecipes(t *testing.T) map[string][]string {
 }
 
 func TestMarkdownRecipes(t *testing.T) {
+	t.Parallel()
 	trackSources(t)
 	used := scriptRecipes(t)
 	marked := map[string]bool{}

@@ -84,6 +84,7 @@ func repoRoot() string {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	trackSources(t)
 	dir, files := scriptFiles()
 	testscript.Run(t, testscript.Params{

@@ -94,6 +94,7 @@ func funcName(fd *ast.FuncDecl) string {
 // Every function is short and simple enough to hold in one's head, but for
 // the listed debt.
 func TestFunctionSize(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	var broken []string
 	goFiles(t, func(rel string, file *ast.File, fset *token.FileSet) {
@@ -149,6 +150,7 @@ var commandImportDebt = map[string]bool{}
 // The step context (lib/command/stepctx) is the one package every step
 // command may share.
 func TestCommandPackagesStandAlone(t *testing.T) {
+	t.Parallel()
 	const mod = "github.com/treeloop/treeloop/"
 	seen := map[string]bool{}
 	var broken []string
@@ -183,6 +185,7 @@ func TestCommandPackagesStandAlone(t *testing.T) {
 
 // Every command package tests its own decisions.
 func TestCommandPackagesHaveTests(t *testing.T) {
+	t.Parallel()
 	debt := map[string]bool{}
 	dirs, err := os.ReadDir(filepath.Join(repoRoot(), "lib", "command"))
 	if err != nil {
@@ -217,6 +220,7 @@ var (
 // numbers: a timing or an issue cited in a comment of a Go file under lib/
 // fails, generated files and tests excepted.
 func TestCommentsQuoteNoMeasurements(t *testing.T) {
+	t.Parallel()
 	root := repoRoot()
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(filepath.Join(root, "lib"), func(p string, d fs.DirEntry, err error) error {
@@ -271,6 +275,7 @@ var jsonEncoders = map[string]string{
 // No JSON is encoded outside lib/jsondoc (tests and jsonEncoders aside):
 // no json.Marshal, json.MarshalIndent or json.NewEncoder elsewhere.
 func TestOneJSONWriter(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	goFiles(t, func(rel string, file *ast.File, fset *token.FileSet) {
 		if strings.HasSuffix(rel, "_test.go") {
@@ -321,6 +326,7 @@ const maxPorcelainLines = 200
 
 // The step's porcelain stays thin.
 func TestPorcelainThin(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(repoRoot(), "tools", "runner-step"))
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ func ciTier(t *testing.T) {
 // TestCoreScriptsExist holds the short tier's list to the scripts on
 // disk: a renamed or deleted script fails here, not silently nowhere.
 func TestCoreScriptsExist(t *testing.T) {
+	t.Parallel()
 	ents, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
