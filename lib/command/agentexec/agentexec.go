@@ -35,7 +35,6 @@ import (
 	"github.com/treeloop/treeloop/lib/artifacts"
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -46,6 +45,7 @@ import (
 	"github.com/treeloop/treeloop/lib/proc"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
 	"github.com/treeloop/treeloop/lib/session"
+	"github.com/treeloop/treeloop/lib/stepctx"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
 

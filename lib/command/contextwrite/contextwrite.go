@@ -21,7 +21,6 @@ import (
 
 	"github.com/treeloop/treeloop/lib/artifacts"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -32,6 +31,7 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/prompt"
 	"github.com/treeloop/treeloop/lib/runstate"
+	"github.com/treeloop/treeloop/lib/stepctx"
 	"github.com/treeloop/treeloop/lib/textclean"
 	"github.com/treeloop/treeloop/lib/tree"
 )

@@ -15,9 +15,9 @@ import (
 	"io"
 
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/plumbing"
+	"github.com/treeloop/treeloop/lib/stepctx"
 )
 
 // Options is the command line of step-end.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/treeloop/treeloop/lib/agentout"
 	"github.com/treeloop/treeloop/lib/cli"
-	"github.com/treeloop/treeloop/lib/command/stepctx"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -24,6 +23,7 @@ import (
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-update words the schema problems of an agent's tree edits
+	"github.com/treeloop/treeloop/lib/stepctx"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
