@@ -1,6 +1,8 @@
 package testscripts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -21,12 +24,12 @@ import (
 type builtCommands struct{ m *testing.M }
 
 func (b builtCommands) Run() int {
-	dir, err := os.MkdirTemp("", "treeloop-bin-")
+	dir, release, err := binDir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testscripts:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 	if err := buildCommands(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "testscripts:", err)
 		return 1
@@ -36,9 +39,41 @@ func (b builtCommands) Run() int {
 	return b.m.Run()
 }
 
+// binDir is where the commands are built: a directory of the user's cache
+// kept for this checkout, so that a test run after a change relinks only
+// the commands it changed (go build skips a target whose build ID is
+// current), held with an exclusive flock(2) for the whole run; or, while
+// another run of this checkout holds it, a temporary directory. release
+// unlocks the one or removes the other.
+func binDir() (dir string, release func(), err error) {
+	temp := func() (string, func(), error) {
+		d, err := os.MkdirTemp("", "treeloop-bin-")
+		return d, func() { os.RemoveAll(d) }, err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return temp()
+	}
+	sum := sha256.Sum256([]byte(repoRoot()))
+	dir = filepath.Join(cache, "treeloop-test", "bin-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return temp()
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return temp()
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return temp()
+	}
+	return dir, func() { lock.Close() }, nil
+}
+
 // buildCommands builds ./cmd/... into dir the way `just build` does: the
 // porcelain (cmd/runner-step, cmd/runner-loop, which run the scripts of
-// tools/ embedded) among them, as `go install …/cmd/...` installs it.
+// tools/ embedded) among them, as `go install …/cmd/...` installs it. A
+// file of dir that is no command of cmd/ (one removed since) is removed.
 func buildCommands(dir string) error {
 	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/...")
 	cmd.Dir = repoRoot()
@@ -46,6 +81,17 @@ func buildCommands(dir string) error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("go build ./cmd/...: %v\n%s", err, out)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(repoRoot(), "cmd", e.Name())); os.IsNotExist(err) {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
