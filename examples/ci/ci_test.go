@@ -3,8 +3,8 @@
 // scripts), the GitLab CI file's shape and its scripts with bash -n and
 // shellcheck. No GitLab CI schema is available offline, so its keys are
 // checked against the few this example uses instead. actionlint is a
-// tool, pinned in a module of its own (examples/ci/lint), built once per
-// test binary: none of its code enters treeloop's go.mod.
+// tool, pinned in a module of its own (examples/ci/lint) and built into the
+// go command's cache: none of its code enters treeloop's go.mod.
 package ci
 
 import (
@@ -21,27 +21,20 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// actionlint builds the pinned actionlint (examples/ci/lint's tool) into a
-// temporary directory once; its path, or the build's error.
+// actionlint is the pinned actionlint (examples/ci/lint's tool), built
+// once into the go command's cache (go tool -n builds it and prints its
+// path); its path, or the build's error.
 var actionlint = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "treeloop-actionlint-")
+	out, err := exec.Command("go", "-C", "lint", "tool", "-n", "actionlint").Output()
 	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", errors.New("go tool -n actionlint: " + err.Error() + ": " + string(ee.Stderr))
+		}
 		return "", err
 	}
-	cmd := exec.Command("go", "-C", "lint", "build", "-o", dir+string(os.PathSeparator), "github.com/rhysd/actionlint/cmd/actionlint")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", errors.New("go build actionlint: " + err.Error() + ": " + string(out))
-	}
-	return filepath.Join(dir, "actionlint"), nil
+	return strings.TrimSpace(string(out)), nil
 })
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if p, err := actionlint(); err == nil {
-		os.RemoveAll(filepath.Dir(p))
-	}
-	os.Exit(code)
-}
 
 // lint runs actionlint on a workflow with shellcheck, as in CI (.ci/run
 // installs it: a missing shellcheck is a failure, not a skip), and
