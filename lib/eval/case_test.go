@@ -342,6 +342,12 @@ type = "runner_completed"`, []string{
 		"c.toml:1:2: [case]: missing goal: needs goal (text) or goal_file (a GOAL.md)",
 	}},
 	{`[case]
+goal = "# G"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:1:2: [case]: missing id: add id = \"…\"",
+	}},
+	{`[case]
 id = "c"
 goal = "G"
 [[checks]]
