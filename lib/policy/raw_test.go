@@ -274,3 +274,32 @@ func TestPutOverDirectory(t *testing.T) {
 		t.Errorf("ci/check.sh = %q, %v", data, err)
 	}
 }
+
+// TestHoldDeleted: a tracked protected path already deleted before the
+// session is not held (git restores it from base), and Hold goes on.
+func TestHoldDeleted(t *testing.T) {
+	dir, repo, _ := infraRepo(t)
+	if err := os.Remove(filepath.Join(dir, "tests/deep/conftest.py")); err != nil {
+		t.Fatal(err)
+	}
+	held, err := Hold(repo, testInfra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Has("tests/deep/conftest.py") || !held.Has("conftest.py") {
+		t.Errorf("held: %v", held.files)
+	}
+}
+
+// TestGuarded: a path protected whole or at one of its keys is guarded,
+// any other is not.
+func TestGuarded(t *testing.T) {
+	for p, want := range map[string]bool{
+		"conftest.py": true, "a/b/conftest.py": true, "pyproject.toml": true, "sub/pyproject.toml": true,
+		"package.json": true, "sub/package.json": false, "setup.cfg": true, "tests/test_a.py": false,
+	} {
+		if got := Guarded(p, testInfra); got != want {
+			t.Errorf("Guarded(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
