@@ -1,6 +1,7 @@
 package runrecord
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/runstate"
 )
 
 // deadPID is the pid of a process of this host that has ended.
@@ -84,5 +87,71 @@ func TestNow(t *testing.T) {
 	before := time.Now()
 	if got := Now(); got.Before(before.Add(-time.Second)) || got.Location() != time.UTC {
 		t.Errorf("Now with a bad %s = %v", NowEnv, got)
+	}
+}
+
+// TestUpdate: runner-record update refreshes the live record after a
+// committed iteration and, detached, leaves it with no runner; a finished
+// record, a missing one and an unreadable repository are errors that
+// write nothing.
+func TestUpdate(t *testing.T) {
+	root, _ := repoFixture(t)
+	put(t, root, layout.Gitignore, []byte("runs/\n"))
+	t.Setenv(NowEnv, "2026-01-02T03:04:05Z")
+	id, err := Begin(root, os.Getpid(), func(s string) { t.Errorf("warned %q", s) })
+	if err != nil || id != "run-g" {
+		t.Fatalf("Begin = %q, %v", id, err)
+	}
+	h := Hooks{Root: root, Stop: stopNever{context.Background()}, Warnf: t.Errorf}
+	if err := Update(root, id, h, true); err != nil {
+		t.Fatal(err)
+	}
+	// The iteration the record began after is not counted again.
+	r, err := Load(filepath.Join(root, layout.RunRecord(id)))
+	if err != nil || r.Status != Running || r.Runner != (Runner{}) || r.Iterations != 0 || r.LastIteration == nil || r.LastIteration.Iter != 2 {
+		t.Fatalf("after Update: %+v, %v", r, err)
+	}
+	// Iteration 3 committed: counted, the record stamped with its time.
+	var m iterdir.Meta
+	if err := iterdir.Read(filepath.Join(root, layout.IterDir("run-g", 2)), iterdir.MetaFile, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Iteration = 3
+	if err := os.MkdirAll(filepath.Join(root, layout.IterDir("run-g", 3)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := iterdir.Write(filepath.Join(root, layout.IterDir("run-g", 3)), iterdir.MetaFile, m); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := runstate.Load(filepath.Join(root, layout.RunState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.NextIter = 4
+	put(t, root, layout.RunState, runstate.Encode(rs))
+	t.Setenv(NowEnv, "2026-01-02T04:00:00Z")
+	if err := Update(root, id, h, false); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Load(filepath.Join(root, layout.RunRecord(id))); err != nil || r.Iterations != 1 || r.LastIteration == nil || r.LastIteration.Iter != 3 ||
+		!r.UpdatedAt.Equal(time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC)) {
+		t.Fatalf("after iteration 3: %+v, %v", r, err)
+	}
+	if err := Update(root, "nosuch", h, false); err == nil || !strings.HasPrefix(err.Error(), "read the run record: ") {
+		t.Errorf("a missing record: %v", err)
+	}
+	if err := os.Remove(filepath.Join(root, layout.Tree)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(root, id, h, false); err == nil || !strings.Contains(err.Error(), "tree.json") {
+		t.Errorf("no tree: %v", err)
+	}
+	Finish(root, &r, Complete, "done", time.Now(), func(string) {})
+	data, _ := os.ReadFile(filepath.Join(root, layout.RunRecord(id)))
+	if _, _, err := OpenLive(root, id); err == nil || err.Error() != "run record run-g is finished (complete) and is never rewritten" {
+		t.Errorf("a finished record: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(root, layout.RunRecord(id))); string(after) != string(data) {
+		t.Error("a finished record was rewritten")
 	}
 }
