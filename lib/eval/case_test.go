@@ -342,6 +342,12 @@ type = "runner_completed"`, []string{
 		"c.toml:1:2: [case]: missing goal: needs goal (text) or goal_file (a GOAL.md)",
 	}},
 	{`[case]
+goal = "# G"
+[[checks]]
+type = "runner_completed"`, []string{
+		"c.toml:1:2: [case]: missing id: add id = \"…\"",
+	}},
+	{`[case]
 id = "c"
 goal = "G"
 [[checks]]
@@ -578,5 +584,27 @@ colour = 1
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestParseCaseWording: a value of the wrong type is worded with its
+// article ("an array", "a float"), an unknown key of the first check as
+// any check's (what its type takes), a syntax error as go-toml words it.
+func TestParseCaseWording(t *testing.T) {
+	for doc, want := range map[string]string{
+		"[case]\nid = [1]\n": "/x/c.toml:2:1: id must be a string, got an array",
+		"[case]\nid = 1.5\n": "/x/c.toml:2:1: id must be a string, got a float",
+		"[case]\nid = \"c\"\ngoal = \"# G\"\n[[checks]]\ntype = \"file_exists\"\npath = \"a\"\ncolour = 1\n": `/x/c.toml:7:1: a file_exists check takes no "colour" (it takes path)`,
+		"[case\n": "/x/c.toml:1:6: expected ']' to close table name",
+	} {
+		c, ps := ParseCase("/x/c.toml", []byte(doc))
+		if c != nil || ps.Error() != want {
+			t.Errorf("ParseCase(%q) = %v, %q; want %q", doc, c, ps.Error(), want)
+		}
+	}
+	for typ, want := range map[string]string{"array": "an array", "integer": "an integer", "string": "a string", "table": "a table"} {
+		if got := article(typ); got != want {
+			t.Errorf("article(%q) = %q, want %q", typ, got, want)
+		}
 	}
 }

@@ -88,3 +88,62 @@ func TestRecover(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoverAsideTaken: an iteration set aside again goes to the first
+// free .aborted-<k>, k from 2 up.
+func TestRecoverAsideTaken(t *testing.T) {
+	root := t.TempDir()
+	runDir := filepath.Join(root, layout.Iterations, "run-1")
+	for _, name := range []string{"0001", "0001.aborted", "0001.aborted-2"} {
+		if err := os.MkdirAll(filepath.Join(runDir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(layout.RunState)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := runstate.Save(filepath.Join(root, layout.RunState), runstate.New("run-1")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Recover(root)
+	want := Recovery{Action: RecoverDiscarded, Dir: layout.Iterations + "/run-1/0001.aborted-3"}
+	if err != nil || got != want {
+		t.Fatalf("Recover = %+v %v, want %+v", got, err, want)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "0001.aborted-3")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecoveryString: the line iter-log recover prints, the directory and
+// the node only when there are.
+func TestRecoveryString(t *testing.T) {
+	for r, want := range map[Recovery]string{
+		{Action: RecoverNone}:                                   "action=none",
+		{Action: RecoverDiscarded, Dir: "d/0001.aborted"}:       "action=discarded dir=d/0001.aborted",
+		{Action: RecoverUpdate, Dir: "d/0002", Selected: "n.1"}: "action=update dir=d/0002 selected=n.1",
+		{Action: RecoverEnd, Selected: "n.1", Warning: "w"}:     "action=end selected=n.1",
+	} {
+		if got := r.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", r, got, want)
+		}
+	}
+}
+
+// TestIterNumber: four digits or more, every one a digit, a number above
+// zero.
+func TestIterNumber(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    int
+		ok   bool
+	}{
+		{"0003", 3, true}, {"0012", 12, true}, {"9999", 9999, true}, {"0908", 908, true}, {"12345", 12345, true},
+		{"100000000", 100000000, true}, {"0000", 0, false}, {"003", 0, false}, {"", 0, false}, {"00a1", 0, false},
+		{"0/01", 0, false}, {"0:01", 0, false}, {"99999999999", 0, false}, {"0003.aborted", 0, false},
+	} {
+		if n, ok := iterNumber(c.name); n != c.n || ok != c.ok {
+			t.Errorf("iterNumber(%q) = %d %v, want %d %v", c.name, n, ok, c.n, c.ok)
+		}
+	}
+}

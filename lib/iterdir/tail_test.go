@@ -68,7 +68,7 @@ func TestTailMatchesListing(t *testing.T) {
 			if err != nil || !reflect.DeepEqual(gotLast, wantLast) {
 				t.Fatalf("round %d: LastFrom(hint %d) = %+v, %v; Last = %+v", round, hint, gotLast, err, wantLast)
 			}
-			for _, rows := range []int{1, 3, 10, 50} {
+			for _, rows := range []int{-1, 0, 1, 3, 10, 50} { // 0 and below: all of them
 				wantRows, err := History(runDir, rows)
 				if err != nil {
 					t.Fatal(err)

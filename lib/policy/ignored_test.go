@@ -50,12 +50,14 @@ func TestEnforceIgnoredProtected(t *testing.T) {
 		return ct
 	}
 	// The session starts after the user's file, beyond the coarse clock's
-	// slack; what it writes is written after it started (each write is
-	// made again until the file's change time says so).
-	since := ctime("ci/old.sh").Add(ctimeSlack + time.Millisecond)
-	for _, p := range []string{"ci/new.sh", "tests/cache", "spec/new.sh"} {
-		for write(p, "new\n"); ctime(p).Before(since); write(p, "new\n") {
-		}
+	// slack (ci/new.sh is written again until its change time says so),
+	// at the instant the session writes ci/new.sh: a file changed at the
+	// session's start is the session's. What else it writes comes after.
+	for write("ci/new.sh", "new\n"); !ctime("ci/new.sh").After(ctime("ci/old.sh").Add(ctimeSlack)); write("ci/new.sh", "new\n") {
+	}
+	since := ctime("ci/new.sh")
+	for _, p := range []string{"tests/cache", "spec/new.sh"} {
+		write(p, "new\n")
 	}
 	repo, err := git.Open(dir)
 	if err != nil {

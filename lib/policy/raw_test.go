@@ -133,8 +133,15 @@ func TestHeldAtLimit(t *testing.T) {
 	if got := held.Changed(); !slices.Equal(got, []string{"data/limit.bin", "data/over.bin"}) {
 		t.Fatalf("changed: %q", got)
 	}
-	if _, err := Enforce(repo, "the agent", "runner/r", base, protected, time.Time{}, held); err != nil {
+	reasons, err := Enforce(repo, "the agent", "runner/r", base, protected, time.Time{}, held)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []string{
+		"the agent changed the protected path data/limit.bin (protected_paths data/*.bin); the runner restored it",
+		"the agent changed the protected path data/over.bin (protected_paths data/*.bin); the runner restored it",
+	}; !slices.Equal(reasons, want) {
+		t.Errorf("reasons %q, want %q", reasons, want)
 	}
 	for p, want := range map[string]byte{"data/limit.bin": 'b', "data/over.bin": 'a'} {
 		data, err := os.ReadFile(filepath.Join(dir, p))
@@ -207,5 +214,92 @@ func TestHeldKinds(t *testing.T) {
 	}
 	if got := held.Changed(); len(got) != 0 {
 		t.Errorf("changed after Enforce: %q", got)
+	}
+}
+
+// TestHoldWhat: Hold keeps the bytes of the protected paths and of the
+// small files holding protected keys, not a large file held for its keys
+// (its keys are checked against base) nor an unprotected file.
+func TestHoldWhat(t *testing.T) {
+	dir, repo, _ := infraRepo(t)
+	writeFile(t, filepath.Join(dir, "big/pyproject.toml"), pyproject+"# "+strings.Repeat("x", MaxHeld)+"\n")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "a large pyproject.toml")
+	held, err := Hold(repo, testInfra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		"conftest.py": true, "tests/deep/conftest.py": true, "pyproject.toml": true, "sub/pyproject.toml": true,
+		"package.json": true, "setup.cfg": true, "big/pyproject.toml": false, "tests/test_a.py": false,
+	} {
+		if held.Has(p) != want {
+			t.Errorf("held %s: %v, want %v", p, !want, want)
+		}
+	}
+}
+
+// TestPutOverDirectory: a held file the session replaced by a directory
+// is put back from the bytes held before the session (an uncommitted
+// change), not from base.
+func TestPutOverDirectory(t *testing.T) {
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "runner/r")
+	writeFile(t, filepath.Join(dir, "ci/check.sh"), "exit 0\n")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+	base := gitIn(t, dir, "rev-parse", "HEAD")
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "ci/check.sh"), "exit 0 # the user's\n")
+	protected := []string{"ci/*.sh"}
+	held, err := Hold(repo, protected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "ci/check.sh")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "ci/check.sh/inner"), "x\n")
+	reasons, err := Enforce(repo, "the agent", "runner/r", base, protected, time.Time{}, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reasons) != 1 || reasons[0] != "the agent changed the protected path ci/check.sh (protected_paths ci/*.sh); the runner restored it" {
+		t.Errorf("reasons %q", reasons)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "ci/check.sh")); err != nil || string(data) != "exit 0 # the user's\n" {
+		t.Errorf("ci/check.sh = %q, %v", data, err)
+	}
+}
+
+// TestHoldDeleted: a tracked protected path already deleted before the
+// session is not held (git restores it from base), and Hold goes on.
+func TestHoldDeleted(t *testing.T) {
+	dir, repo, _ := infraRepo(t)
+	if err := os.Remove(filepath.Join(dir, "tests/deep/conftest.py")); err != nil {
+		t.Fatal(err)
+	}
+	held, err := Hold(repo, testInfra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Has("tests/deep/conftest.py") || !held.Has("conftest.py") {
+		t.Errorf("held: %v", held.files)
+	}
+}
+
+// TestGuarded: a path protected whole or at one of its keys is guarded,
+// any other is not.
+func TestGuarded(t *testing.T) {
+	for p, want := range map[string]bool{
+		"conftest.py": true, "a/b/conftest.py": true, "pyproject.toml": true, "sub/pyproject.toml": true,
+		"package.json": true, "sub/package.json": false, "setup.cfg": true, "tests/test_a.py": false,
+	} {
+		if got := Guarded(p, testInfra); got != want {
+			t.Errorf("Guarded(%s) = %v, want %v", p, got, want)
+		}
 	}
 }

@@ -142,6 +142,18 @@ func TestCheckAgreesWithSchema(t *testing.T) {
 		"empty kind":       func(r *Record) { r.Log = []Entry{{At: finished, Kind: ""}} },
 		"too many entries": func(r *Record) { r.Log = make([]Entry, MaxLog+1); fillKinds(r) },
 		"most entries":     func(r *Record) { r.Log = make([]Entry, MaxLog); fillKinds(r) },
+		"stuck leaves": func(r *Record) {
+			r.StuckLeaves = []StuckLeaf{{ID: "a", Path: "r/a", Title: "A", Attempts: 3, MaxAttempts: 3}}
+		},
+		"bad stuck leaf": func(r *Record) {
+			r.StuckLeaves = []StuckLeaf{{ID: "a", Path: "r/a", Title: "A", Attempts: 3, MaxAttempts: 3}, {ID: "b", Attempts: -1}}
+		},
+		"pause": func(r *Record) {
+			r.Pause = &Pause{Count: 2, TotalSecs: 90, Since: &finished, Until: &finished, Reason: "limit", Cause: "outage"}
+		},
+		"pause ended": func(r *Record) { r.Pause = &Pause{Count: 1, TotalSecs: 5, Reason: "limit"} },
+		"pause cause": func(r *Record) { r.Pause = &Pause{Count: 1, Reason: "limit", Cause: "weather"} },
+		"pause count": func(r *Record) { r.Pause = &Pause{Count: -1, Since: &finished, Reason: "limit"} },
 	} {
 		r := sample()
 		r.Version = 1

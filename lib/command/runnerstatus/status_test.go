@@ -16,9 +16,11 @@ import (
 	"github.com/treeloop/treeloop/lib/guard"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
+	"github.com/treeloop/treeloop/lib/vocab"
 )
 
 // TestNextStep: the advice for each state, the iteration limit at its
@@ -70,6 +72,25 @@ func TestNextStep(t *testing.T) {
 		{"cancel pending between steps", Status{Status: runrecord.Running, Selection: open, Cancel: &cancel.Pending{At: at}, live: true}, ""},
 		{"unfinished", Status{Status: runrecord.Interrupted, Selection: stuck, unfinished: 4},
 			"iteration 4 was left unfinished (no runner works on it): runner-step or runner-loop recovers it first"},
+		{"unbacked", Status{Status: runrecord.Running, Selection: open, Cancel: &cancel.Pending{At: at}, unfinished: 4,
+			Unbacked: []provenance.Unbacked{{Node: "a", Reason: "no loop commit", Leaf: "a.1"}}},
+			"node a is passed without a backing loop commit (no loop commit): reopen it with tree-edit retry a.1; runner-step refuses to go on until then"},
+		{"unbacked, three", Status{Status: runrecord.Running, Selection: open,
+			Unbacked: []provenance.Unbacked{{Node: "a", Reason: "r", Leaf: "a"}, {Node: "b"}, {Node: "c"}}},
+			"node a is passed without a backing loop commit (r) (and 2 more: tree-validate --audit): reopen it with tree-edit retry a; runner-step refuses to go on until then"},
+		{"unbacked, two", Status{Status: runrecord.Running, Selection: open,
+			Unbacked: []provenance.Unbacked{{Node: "a", Reason: "r", Leaf: "a"}, {Node: "b"}}},
+			"node a is passed without a backing loop commit (r) (and 1 more: tree-validate --audit): reopen it with tree-edit retry a; runner-step refuses to go on until then"},
+		{"waiting", Status{Status: runrecord.Waiting, Selection: Selection{Status: tree.StatusWaiting}},
+			"every open leaf waits for an operator's answer: answer each question above with tree-edit answer ID TEXT, then runner-loop (runner-loop --wait waits for answers)"},
+		{"paused on a limit", Status{Status: runrecord.Paused, Selection: open, Runner: &runrecord.Runner{PID: 7}, Pause: &runrecord.Pause{Until: &at}},
+			"a usage limit paused the run until 2026-01-02T03:04:05Z: the loop goes on by itself then (runner-cancel stops it)"},
+		{"paused on an outage", Status{Status: runrecord.Paused, Selection: open, Runner: &runrecord.Runner{PID: 7}, Pause: &runrecord.Pause{Until: &at, Cause: string(vocab.PauseOutage)}},
+			"an outage paused the run until 2026-01-02T03:04:05Z: the loop goes on by itself then (runner-cancel stops it)"},
+		{"paused, no runner", Status{Status: runrecord.Paused, Selection: open, Pause: &runrecord.Pause{Until: &at}},
+			"a usage limit or an outage stopped the run: runner-loop again once the limit resets or the provider answers"},
+		{"paused, no end", Status{Status: runrecord.Paused, Selection: open, Runner: &runrecord.Runner{PID: 7}, Pause: &runrecord.Pause{}},
+			"a usage limit or an outage stopped the run: runner-loop again once the limit resets or the provider answers"},
 	} {
 		if got := nextStep(c.st); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

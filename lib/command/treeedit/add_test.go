@@ -3,6 +3,7 @@ package treeedit
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,4 +157,21 @@ func slicesDelete(children []*tree.Node, id string) []*tree.Node {
 		out = []*tree.Node{}
 	}
 	return out
+}
+
+// TestAddMaxAttemptsBound: --max-attempts takes the schema's bound itself,
+// not one more.
+func TestAddMaxAttemptsBound(t *testing.T) {
+	root := repo(t)
+	limit := strconv.Itoa(tree.MaxAttemptsLimit)
+	if code, stdout, stderr := run(t, root, "add", "tried", "--title", "x", "--max-attempts", limit); code != 0 || stderr != "" || !strings.HasSuffix(stdout, " node tried.1\n") {
+		t.Fatalf("--max-attempts %s: exit %d, %q %q", limit, code, stdout, stderr)
+	}
+	if n := node(t, load(t, root), "tried.1"); n.MaxAttempts != tree.MaxAttemptsLimit {
+		t.Errorf("max_attempts %d", n.MaxAttempts)
+	}
+	over := strconv.Itoa(tree.MaxAttemptsLimit + 1)
+	if code, stdout, stderr := run(t, root, "add", "tried", "--title", "y", "--max-attempts", over); code != 80 || stdout != "" || stderr != "tree-edit: --max-attempts must be 1 to "+limit+", got "+over+"\n" {
+		t.Fatalf("--max-attempts %s: exit %d, %q %q", over, code, stdout, stderr)
+	}
 }
