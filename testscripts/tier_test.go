@@ -79,3 +79,45 @@ func TestCoreScriptsExist(t *testing.T) {
 		t.Errorf("%d core scripts of %d: the short tier must be a part of the suite", len(coreScripts), len(all))
 	}
 }
+
+// TestTiersInJustfile holds the justfile to what README and
+// docs/development.md say of the tiers: `just test` runs go test -short,
+// `just ci` runs test-all, every test without -short.
+func TestTiersInJustfile(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join(repoRoot(), "justfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipes := map[string][]string{} // recipe line -> its body's lines
+	var cur string
+	for _, l := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(l, "    ") && cur != "":
+			recipes[cur] = append(recipes[cur], strings.TrimSpace(l))
+		case l != "" && !strings.HasPrefix(l, "#") && strings.Contains(l, ":") && !strings.Contains(l, ":="):
+			cur = l
+			recipes[cur] = nil
+		default:
+			cur = ""
+		}
+	}
+	body := func(prefix string) (head string, lines []string) {
+		for h, b := range recipes {
+			if strings.HasPrefix(h, prefix) {
+				return h, b
+			}
+		}
+		t.Fatalf("justfile: no recipe %q", prefix)
+		return "", nil
+	}
+	if _, b := body("test:"); len(b) != 1 || !strings.HasPrefix(b[0], "go test -short ") {
+		t.Errorf("just test runs %q, want go test -short", b)
+	}
+	if h, _ := body("ci:"); !slices.Contains(strings.Fields(h), "test-all") || slices.Contains(strings.Fields(h), "test") {
+		t.Errorf("just ci is %q, want it to run test-all (every test), not test", h)
+	}
+	if _, b := body("test-all:"); len(b) != 1 || !strings.HasPrefix(b[0], "go test ") || strings.Contains(b[0], "-short") {
+		t.Errorf("just test-all runs %q, want go test without -short", b)
+	}
+}
