@@ -5,8 +5,9 @@
 # then checks what DESIGN.md decision 12 and the README promise:
 # - the runner ends 143 (SIGTERM) or 130 (SIGINT, the cancel), its last
 #   line says so (loop: interrupted reason=<SIGTERM|SIGINT|cancel-file>,
-#   step: interrupted …, or the line of the iteration it committed), and
-#   nothing on its stderr blames a second runner for the lock;
+#   step: interrupted …, or the line of the iteration it committed),
+#   nothing on its stderr blames a second runner for the lock, and bash
+#   reported no error of the scripts or of a trap (`…: trap: …`);
 # - no session began after the signal: no agent.json or guard.json of the
 #   trial has a started_at later than its interrupted_at (when agent-exec
 #   or guard-run learnt of it), and one that began after the moment the
@@ -132,6 +133,9 @@ elif not (last.startswith(f"step: interrupted reason={word}") or (last.startswit
     fails.append(f"last line {last!r}")
 if re.search(r"runner-(step|loop): line [0-9]+:", err):
     fails.append("the script failed: " + err.strip()[-200:])
+# bash's own word on a trap it could not run (the signal then lost).
+if re.search(r"(^|: )trap: ", err, re.M):
+    fails.append("a trap failed: " + err.strip()[-200:])
 if "another runner holds" in err:
     fails.append("stderr blames another runner: " + err.strip()[-200:])
 def marks(name):
