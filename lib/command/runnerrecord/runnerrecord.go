@@ -5,7 +5,9 @@
 // `update` refreshes it after a committed iteration and runs the on_iteration
 // hook; `end` finishes it with the run's status and a one-line reason and
 // runs the hook of that status; `detach` leaves it running with no runner
-// attached (a runner-step run alone, whose run goes on with the next step).
+// attached (a runner-step run alone, whose run goes on with the next step);
+// `decide` is runner-loop's decision table, from a step's exit code to what
+// the loop does next.
 //
 // A record is the session's, not the run id's: a run resumed after it
 // finished (stuck, then tree-edit retry, then runner-loop) gets a new record
@@ -36,6 +38,7 @@ type Options struct {
 	Detach DetachCmd `cmd:"" help:"Leave the record running with no runner attached (pid 0): a runner-step run alone ended without ending the run (an iteration committed, or the step refused or failed) and the run goes on with the next step."`
 	Pause  PauseCmd  `cmd:"" help:"The run's last iteration paused on a usage limit or an outage: decide until when the run pauses (a usage limit: the reset the session reported, capped at [agent] max_pause from now, else 30 s doubling to 15 min; an outage: 10 s doubling to 15 min), record it (status paused, pause.cause) and run the on_pause hook. Prints until=<time> secs=<n> reason=<usage-limit|outage>; exit 4 (limit reason=max-pause) when the pause and the pausing already done would exceed [agent] max_pause."`
 	Wait   WaitCmd   `cmd:"" help:"Wait until a time (--until) or an operator's answer (--answer), on events: a timer, the answer queue, the cancel file, SIGINT or SIGTERM end it at once. Prints resumed secs=<n> or answered, and records the run running again; exit 130/143 (interrupted reason=…) on the cancel file or a signal."`
+	Decide DecideCmd `cmd:"" help:"runner-loop's decision table: what a step's exit code makes of the loop (go on, pause, wait for an answer, or stop with its exit code), the line runner-loop prints and the run record's reason. A signal turns 0, 5, 7 and 8 into its code; 130/143 stop (interrupted reason=SIGINT|SIGTERM, or reason=cancel-file when .runner/cancel stopped it and no signal came); a runner error's reason is the committed iteration's meta.json summary. Writes the decision on --data-fd; prints nothing."`
 }
 
 // Main runs runner-record and returns its exit code.
