@@ -29,11 +29,12 @@ lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
     shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/step-compare.sh bench/evidence-bench.sh
 
-# go test -short: testscripts/tier_test.go names the core scripts, the random
+# go test -short (four packages at once: their tests wait on processes as
+# much as they compute): testscripts/tier_test.go names the core scripts, the random
 # differential tests run fewer rounds; `just ci` runs everything.
 # The inner loop (the short tier): the unit tests and the core scripts.
 test:
-    go test -short ./...
+    go test -short -p 4 ./...
 
 # Fuzz corpora are replayed as regression tests. On a busy 2-core machine the
 # testscripts package alone takes longer than go test's default 10 minutes,
