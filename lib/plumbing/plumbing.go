@@ -184,12 +184,20 @@ func (f Facts) Write(fd int) error {
 		fmt.Fprintf(&b, "%s=%s\n", k, cli.ShellQuote(f[k]))
 	}
 	fmt.Fprintf(&b, "exit=%s\n", f["exit"])
-	file := os.NewFile(uintptr(fd), "data")
-	if file == nil {
-		return fmt.Errorf("descriptor %d is not open", fd)
-	}
-	if _, err := file.WriteString(b.String()); err != nil {
-		return fmt.Errorf("write the step's facts on descriptor %d: %w", fd, err)
+	// write(2) on the descriptor itself: an *os.File made for it would
+	// close it when collected, and in a process that goes on (a test
+	// running the command in process) the number may by then be another
+	// file's.
+	data := []byte(b.String())
+	for len(data) > 0 {
+		n, err := syscall.Write(fd, data)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write the step's facts on descriptor %d: %w", fd, err)
+		}
+		data = data[n:]
 	}
 	return nil
 }
