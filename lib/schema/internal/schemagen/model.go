@@ -15,7 +15,8 @@ type node struct {
 	ID          string           `json:"$id"`
 	Title       string           `json:"title"`
 	Description string           `json:"description"`
-	Format      string           `json:"format"` // an annotation in draft 2020-12
+	Format      string           `json:"format"`   // an annotation in draft 2020-12
+	ReadOnly    bool             `json:"readOnly"` // an annotation: the value's owner (the runner) changes it, no one else
 	Ref         string           `json:"$ref"`
 	Defs        map[string]*node `json:"$defs"`
 	Type        typeList         `json:"type"`
