@@ -267,7 +267,8 @@ func StatusInvariants(prev, next *Node, selected, status string) Problems {
 
 // RestoreRunnerOwned overwrites, on every node of next that also exists in
 // prev, the runner-owned fields (passes, attempts, next, max_attempts,
-// evidence, sent_back, waiting, answers) with prev's values (003, 2026-01-17: agent edits to them are ignored). It
+// evidence, sent_back, waiting, answers: readOnly in the schema) with
+// prev's values (003, 2026-01-17: agent edits to them are ignored). It
 // returns one line per field it changed back, sorted.
 func RestoreRunnerOwned(prev, next *Node) []string {
 	before := Index(prev)
@@ -275,39 +276,7 @@ func RestoreRunnerOwned(prev, next *Node) []string {
 	var walk func(n *Node, path string)
 	walk = func(n *Node, path string) {
 		if b, ok := before[n.ID]; ok {
-			p := b.Node
-			if n.Passes != p.Passes {
-				notes = append(notes, fmt.Sprintf("%s: passes %v restored to %v", path, n.Passes, p.Passes))
-				n.Passes = p.Passes
-			}
-			if n.Attempts != p.Attempts {
-				notes = append(notes, fmt.Sprintf("%s: attempts %d restored to %d", path, n.Attempts, p.Attempts))
-				n.Attempts = p.Attempts
-			}
-			if n.MaxAttempts != p.MaxAttempts {
-				notes = append(notes, fmt.Sprintf("%s: max_attempts %d restored to %d", path, n.MaxAttempts, p.MaxAttempts))
-				n.MaxAttempts = p.MaxAttempts
-			}
-			if n.Next != p.Next {
-				notes = append(notes, fmt.Sprintf("%s: next %s restored to %s", path, n.Next, p.Next))
-				n.Next = p.Next
-			}
-			if n.Evidence != p.Evidence {
-				notes = append(notes, fmt.Sprintf("%s: evidence %q restored to %q", path, n.Evidence, p.Evidence))
-				n.Evidence = p.Evidence
-			}
-			if n.SentBack != p.SentBack {
-				notes = append(notes, fmt.Sprintf("%s: sent_back %v restored to %v", path, n.SentBack, p.SentBack))
-				n.SentBack = p.SentBack
-			}
-			if n.Waiting != p.Waiting {
-				notes = append(notes, fmt.Sprintf("%s: waiting restored", path))
-				n.Waiting = p.Waiting
-			}
-			if !slices.Equal(n.Answers, p.Answers) {
-				notes = append(notes, fmt.Sprintf("%s: answers restored", path))
-				n.Answers = slices.Clone(p.Answers)
-			}
+			notes = restoreRunnerOwned(n, b.Node, path, notes)
 		}
 		for _, c := range n.Children {
 			walk(c, path+"/"+c.ID)

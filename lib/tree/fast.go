@@ -105,8 +105,8 @@ func (p *fastParser) fail(id string, format string, args ...any) bool {
 	return false
 }
 
-// The node's fields, their bits, bounds and readers (fastParser.field),
-// are generated from the schema into fast_gen.go.
+// The node's fields, their bits, table (nodeFields), bounds and readers
+// (fastParser.field), are generated from the schema into fast_gen.go.
 //
 //go:generate go run ../schema/internal/schemagen -schema task_tree.v1 -stream node -type Node -o fast_gen.go
 
@@ -134,7 +134,7 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 		if bit == 0 {
 			return nil, p.fail(idOf(), "unknown field %q", tok.String()) // additionalProperties: false
 		}
-		key := fieldNames[bits.TrailingZeros(uint(bit))]
+		key := nodeFields[bits.TrailingZeros(uint(bit))].key
 		if !ok {
 			return nil, p.fail(idOf(), "%s: not a valid value", key)
 		}
@@ -145,9 +145,9 @@ func (p *fastParser) node(depth int) (*Node, bool) {
 	}
 	if seen&fRequired != fRequired {
 		var missing []string
-		for i, name := range fieldNames {
+		for i, f := range nodeFields {
 			if fRequired&(1<<i) != 0 && seen&(1<<i) == 0 {
-				missing = append(missing, name)
+				missing = append(missing, f.key)
 			}
 		}
 		return nil, p.fail(idOf(), "missing %s", strings.Join(missing, ", ")) // required

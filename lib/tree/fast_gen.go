@@ -2,7 +2,12 @@
 
 package tree
 
-import "github.com/treeloop/treeloop/lib/schema"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/treeloop/treeloop/lib/schema"
+)
 
 // The bits of a node's fields, in schema order; fRequired are the
 // required ones.
@@ -25,8 +30,84 @@ const (
 
 const fRequired = fID | fOrder | fTitle | fGoal | fAcceptance | fNext | fPasses | fAttempts | fMaxAttempts | fChildren
 
-// fieldNames are the fields in the order of the bits above.
-var fieldNames = [...]string{"id", "order", "title", "goal", "acceptance", "next", "passes", "attempts", "max_attempts", "evidence", "sent_back", "waiting", "answers", "children"}
+// nodeFields is the table of a node's fields, in the order of the bits
+// above: Go name, JSON key, kind and groups. Every field is compared;
+// the schema's readOnly makes one runner-owned, else it is the agent's.
+var nodeFields = [...]nodeField{
+	{"ID", "id", "string", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned},
+	{"Order", "order", "integer", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned},
+	{"Title", "title", "string", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned},
+	{"Goal", "goal", "string", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned},
+	{"Acceptance", "acceptance", "strings", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned},
+	{"Next", "next", "enum", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"Passes", "passes", "boolean", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"Attempts", "attempts", "integer", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"MaxAttempts", "max_attempts", "integer", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"Evidence", "evidence", "enum", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"SentBack", "sent_back", "boolean", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"Waiting", "waiting", "string", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"Answers", "answers", "objects", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned},
+	{"Children", "children", "children", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned},
+}
+
+// sameFields reports whether a and b are equal in every field of their
+// own, and have as many children: the one comparison Equal, the
+// immutability checks and sameOwn make of a node.
+func sameFields(a, b *Node) bool {
+	return a.ID == b.ID &&
+		a.Order == b.Order &&
+		a.Title == b.Title &&
+		a.Goal == b.Goal &&
+		slices.Equal(a.Acceptance, b.Acceptance) &&
+		a.Next == b.Next &&
+		a.Passes == b.Passes &&
+		a.Attempts == b.Attempts &&
+		a.MaxAttempts == b.MaxAttempts &&
+		a.Evidence == b.Evidence &&
+		a.SentBack == b.SentBack &&
+		a.Waiting == b.Waiting &&
+		slices.Equal(a.Answers, b.Answers) &&
+		len(a.Children) == len(b.Children)
+}
+
+// restoreRunnerOwned puts p's value of every runner-owned field (readOnly
+// in the schema) back on n and appends to notes a line for each it
+// changed, "<path>: <key> ...restored...".
+func restoreRunnerOwned(n, p *Node, path string, notes []string) []string {
+	if n.Next != p.Next {
+		notes = append(notes, fmt.Sprintf("%s: next %s restored to %s", path, n.Next, p.Next))
+		n.Next = p.Next
+	}
+	if n.Passes != p.Passes {
+		notes = append(notes, fmt.Sprintf("%s: passes %v restored to %v", path, n.Passes, p.Passes))
+		n.Passes = p.Passes
+	}
+	if n.Attempts != p.Attempts {
+		notes = append(notes, fmt.Sprintf("%s: attempts %d restored to %d", path, n.Attempts, p.Attempts))
+		n.Attempts = p.Attempts
+	}
+	if n.MaxAttempts != p.MaxAttempts {
+		notes = append(notes, fmt.Sprintf("%s: max_attempts %d restored to %d", path, n.MaxAttempts, p.MaxAttempts))
+		n.MaxAttempts = p.MaxAttempts
+	}
+	if n.Evidence != p.Evidence {
+		notes = append(notes, fmt.Sprintf("%s: evidence %q restored to %q", path, n.Evidence, p.Evidence))
+		n.Evidence = p.Evidence
+	}
+	if n.SentBack != p.SentBack {
+		notes = append(notes, fmt.Sprintf("%s: sent_back %v restored to %v", path, n.SentBack, p.SentBack))
+		n.SentBack = p.SentBack
+	}
+	if n.Waiting != p.Waiting {
+		notes = append(notes, path+": waiting restored")
+		n.Waiting = p.Waiting
+	}
+	if !slices.Equal(n.Answers, p.Answers) {
+		notes = append(notes, path+": answers restored")
+		n.Answers = slices.Clone(p.Answers)
+	}
+	return notes
+}
 
 // The schema's bounds on a node's values (lengths in code points).
 const (

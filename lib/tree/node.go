@@ -6,7 +6,6 @@
 package tree
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/schema"
@@ -35,7 +34,8 @@ const MaxIDLen = 128
 
 // Node is one task tree node, its fields in schema order (the canonical key
 // order). passes, attempts, next, max_attempts, evidence, sent_back, waiting
-// and answers are runner-owned on existing nodes.
+// and answers are runner-owned on existing nodes (readOnly in the schema:
+// nodeFields).
 type Node struct {
 	ID          string   `json:"id"`
 	Order       int64    `json:"order"`
@@ -132,17 +132,29 @@ func Equal(a, b *Node) bool {
 	return true
 }
 
-// sameFields reports whether a and b are equal in every field of their
-// own, and have as many children: the one comparison Equal, the
-// immutability checks and sameOwn make of a node (a reflection test holds
-// it to every field of Node).
-func sameFields(a, b *Node) bool {
-	return a.ID == b.ID && a.Order == b.Order && a.Title == b.Title && a.Goal == b.Goal &&
-		slices.Equal(a.Acceptance, b.Acceptance) && a.Next == b.Next && a.Passes == b.Passes &&
-		a.Attempts == b.Attempts && a.MaxAttempts == b.MaxAttempts && a.Evidence == b.Evidence &&
-		a.SentBack == b.SentBack && a.Waiting == b.Waiting && slices.Equal(a.Answers, b.Answers) &&
-		len(a.Children) == len(b.Children)
+// nodeField describes one field of Node in nodeFields, the table
+// generated from the schema into fast_gen.go with sameFields and
+// restoreRunnerOwned: its Go name, JSON key, kind ("string", "integer",
+// "boolean", "enum", "strings", "objects" or "children") and groups.
+type nodeField struct {
+	name, key, kind string
+	groups          fieldGroup
 }
+
+// fieldGroup is a set of the groups of a node's field.
+type fieldGroup uint8
+
+// The groups of a node's field. Every field of the schema is in the first
+// three (sameFields compares it); a field is either runner-owned (readOnly
+// in the schema) or the agent's. A reflection test fails when a field of
+// Node is in none.
+const (
+	fieldEqual       fieldGroup = 1 << iota // Equal compares it
+	fieldUnordered                          // equalUnordered compares it
+	fieldImmutable                          // a passed node is held to it: Immutability (equalUnordered, sameOwn)
+	fieldAgentOwned                         // not the runner's: an agent's edit on an open node stands, within Structure and ChildAdditions
+	fieldRunnerOwned                        // on an existing node only the runner (or tree-edit) changes it: RestoreRunnerOwned puts it back, RunnerOwnedChanges reports it
+)
 
 // Entry is one node found by Index: the node, its parent (nil for the root)
 // and its path of ids from the root joined by "/" (e.g. "root/backend/auth").

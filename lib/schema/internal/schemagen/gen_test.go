@@ -111,3 +111,36 @@ func TestUnsupportedKeywordFails(t *testing.T) {
 		t.Fatal("a oneOf of two types accepted")
 	}
 }
+
+// TestReadOnlyFields: the field table marks the schema's readOnly
+// properties runner-owned and restores them; a readOnly list of nodes has
+// no restore and fails generation.
+func TestReadOnlyFields(t *testing.T) {
+	gen := func(props string) (string, error) {
+		var root node
+		if err := parseNode([]byte(`{"$defs": {"node": {"type": "object", "additionalProperties": false, "properties": {`+props+`}}}}`), &root); err != nil {
+			t.Fatal(err)
+		}
+		g := &streamGen{def: "node", typ: "Node", obj: root.Defs["node"]}
+		return g.emit()
+	}
+	src, err := gen(`"title": {"type": "string", "maxLength": 9}, "passes": {"type": "boolean", "readOnly": true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"Title", "title", "string", fieldEqual | fieldUnordered | fieldImmutable | fieldAgentOwned}`,
+		`{"Passes", "passes", "boolean", fieldEqual | fieldUnordered | fieldImmutable | fieldRunnerOwned}`,
+		`n.Passes = p.Passes`,
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated code lacks %s", want)
+		}
+	}
+	if strings.Contains(src, "n.Title = p.Title") {
+		t.Error("the agent's title is restored")
+	}
+	if _, err := gen(`"children": {"type": "array", "maxItems": 9, "readOnly": true, "items": {"$ref": "#/$defs/node"}}`); err == nil {
+		t.Error("readOnly children accepted")
+	}
+}

@@ -11,13 +11,15 @@ import (
 )
 
 // streamGen writes what lib/tree's streaming parser (fast.go) needs of the
-// object schema $defs/<def>, read into the Go struct typ: the field bits
-// and names, the schema's bounds as constants, the reader of each field
-// (fastParser.field), the cut of its strings, and the bounds check of a
-// decoded value (<def>WithinBounds) that Verify uses.
+// object schema $defs/<def>, read into the Go struct typ: the field bits,
+// the field table (fields.go), the schema's bounds as constants, the
+// reader of each field (fastParser.field), the cut of its strings, and
+// the bounds check of a decoded value (<def>WithinBounds) that Verify
+// uses.
 type streamGen struct {
 	def, typ string
 	obj      *node
+	fields   []fieldRow
 	consts   bytes.Buffer
 	cases    bytes.Buffer
 	bounds   []string
@@ -36,7 +38,7 @@ func (g *streamGen) emit() (string, error) {
 		required[r] = true
 	}
 	g.required = required
-	var bits, names, req []string
+	var bits, req []string
 	for i, p := range g.obj.Properties {
 		bit := "f" + goName(p.name)
 		if i == 0 {
@@ -44,18 +46,21 @@ func (g *streamGen) emit() (string, error) {
 		} else {
 			bits = append(bits, bit)
 		}
-		names = append(names, strconv.Quote(p.name))
 		if required[p.name] {
 			req = append(req, bit)
 		}
-		if err := g.field(p); err != nil {
+		kind, err := g.field(p)
+		if err != nil {
 			return "", fmt.Errorf("stream: $defs/%s/properties/%s: %w", g.def, p.name, err)
 		}
+		g.fields = append(g.fields, fieldRow{goName(p.name), p.name, kind, required[p.name], p.schema.ReadOnly})
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// The bits of a %s's fields, in schema order; fRequired are the\n// required ones.\nconst (\n\t%s\n)\n\n", g.def, strings.Join(bits, "\n\t"))
 	fmt.Fprintf(&b, "const fRequired = %s\n\n", strings.Join(req, " | "))
-	fmt.Fprintf(&b, "// fieldNames are the fields in the order of the bits above.\nvar fieldNames = [...]string{%s}\n\n", strings.Join(names, ", "))
+	if err := g.writeFields(&b); err != nil {
+		return "", fmt.Errorf("stream: $defs/%s: %w", g.def, err)
+	}
 	fmt.Fprintf(&b, "// The schema's bounds on a %s's values (lengths in code points).\nconst (\n%s)\n\n", g.def, g.consts.String())
 	g.writeSpans(&b)
 	fmt.Fprintf(&b, "// field reads the value of the field name of n, its strings as spans\n// into s; it returns the field's bit (0 for a name the schema does not\n// know) and whether the value is valid.\n")
@@ -87,34 +92,36 @@ func (g *streamGen) constant(field, what, v string) string {
 	return name
 }
 
-// field writes the reader case and the bounds of one property.
-func (g *streamGen) field(p property) error {
+// field writes the reader case and the bounds of one property and
+// returns its kind (fieldRow).
+func (g *streamGen) field(p property) (kind string, err error) {
 	s, f, bit := p.schema, goName(p.name), "f"+goName(p.name)
 	fmt.Fprintf(&g.cases, "\tcase %q:\n", p.name)
 	switch {
 	case s.Ref == "#/$defs/"+g.def:
-		return fmt.Errorf("a single %s is not supported", g.def)
+		return "", fmt.Errorf("a single %s is not supported", g.def)
 	case s.has("string") && len(s.Type) == 1 && s.Enum == nil:
-		return g.stringField(p, f, bit)
+		return "string", g.stringField(p, f, bit)
 	case s.has("integer") && len(s.Type) == 1:
 		if s.Minimum == nil || s.Maximum == nil {
-			return fmt.Errorf("an integer needs a minimum and a maximum")
+			return "", fmt.Errorf("an integer needs a minimum and a maximum")
 		}
 		lo, hi := g.constant(p.name, "Minimum", s.Minimum.String()), g.constant(p.name, "Maximum", s.Maximum.String())
 		fmt.Fprintf(&g.cases, "\t\treturn %s, readInt(p, &n.%s, %s, %s)\n", bit, f, lo, hi)
 		g.bounds = append(g.bounds, fmt.Sprintf("n.%s >= %s && n.%s <= %s", f, lo, f, hi))
+		return "integer", nil
 	case s.has("boolean") && len(s.Type) == 1:
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.boolean()\n\t\treturn %s, ok\n", f, bit)
+		return "boolean", nil
 	case s.Type == nil && s.Enum != nil && stringValues(s) && !s.nullable():
 		vals := enumStrings(s)
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.enum(%s)\n\t\treturn %s, ok\n", f, strings.Join(vals, ", "), bit)
 		g.bounds = append(g.bounds, fmt.Sprintf("schema.OneOf(n.%s, %s)", f, strings.Join(vals, ", ")))
+		return "enum", nil
 	case s.has("array") && len(s.Type) == 1 && s.MaxItems != nil && s.MinItems == nil && s.Items != nil:
 		return g.arrayField(p, f, bit)
-	default:
-		return fmt.Errorf("this kind of value has no reader: add one to lib/tree/fast.go and to schemagen's stream.go")
 	}
-	return nil
+	return "", fmt.Errorf("this kind of value has no reader: add one to lib/tree/fast.go and to schemagen's stream.go")
 }
 
 func (g *streamGen) stringField(p property, f, bit string) error {
@@ -147,23 +154,23 @@ func (g *streamGen) stringField(p property, f, bit string) error {
 	return nil
 }
 
-func (g *streamGen) arrayField(p property, f, bit string) error {
+func (g *streamGen) arrayField(p property, f, bit string) (kind string, err error) {
 	s, items := p.schema, p.schema.Items
 	max := g.constant(p.name, "MaxItems", strconv.Itoa(*s.MaxItems))
 	switch {
 	case items.Ref == "#/$defs/"+g.def:
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.children(depth, %s)\n\t\treturn %s, ok\n", f, max, bit)
 		g.bounds = append(g.bounds, fmt.Sprintf("len(n.%s) <= %s", f, max))
+		return "children", nil
 	case items.has("string") && len(items.Type) == 1 && items.MinLength == nil && items.Pattern == "" && items.MaxLength != nil:
 		itemMax := g.constant(p.name, "ItemMaxLength", strconv.Itoa(*items.MaxLength))
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.strings(%s, %s)\n\t\treturn %s, ok\n", f, max, itemMax, bit)
 		g.bounds = append(g.bounds, fmt.Sprintf("len(n.%s) <= %s && allRunes(n.%s, %s)", f, max, f, itemMax))
+		return "strings", nil
 	case items.kind() == "object" && items.Additional != nil && !*items.Additional:
-		return g.objectsField(p, f, bit, max)
-	default:
-		return fmt.Errorf("these items have no reader: add one to lib/tree/fast.go and to schemagen's stream.go")
+		return "objects", g.objectsField(p, f, bit, max)
 	}
-	return nil
+	return "", fmt.Errorf("these items have no reader: add one to lib/tree/fast.go and to schemagen's stream.go")
 }
 
 // objectsField writes the reader and bounds of an array of closed objects
