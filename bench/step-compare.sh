@@ -6,7 +6,11 @@
 # packed; a 1,000-node tree; a no-op agent; the guard `true`, as
 # bench/step-bench.sh sets them up), then ROUNDS rounds in which every
 # revision runs one runner-step in turn; the step's overhead is its wall
-# time less its agent's and guard's (meta.json). Then tree-validate of
+# time less its agent's and guard's (meta.json). Then one more step of
+# each under strace (when installed), counting the processes it started
+# (the revision's commands, git, the rest); then ROUNDS rounds of the git
+# floor of each repository (git status --porcelain, git add -A, git commit
+# of one changed file), beside which the overhead is given. Then tree-validate of
 # each revision on generated trees of 100, 1,000 and 10,000 nodes, the
 # revisions alternating in every round (and ajv-cli on the same schema
 # when it is on PATH). Prints one markdown table of medians (ms).
@@ -82,6 +86,39 @@ for r in $(seq 1 "$rounds"); do
   for i in $(seq 1 "$n"); do step "$i" "$r"; done
 done
 
+# Processes per step: one more step of each revision under strace, every
+# program it started (execve that succeeded) counted: the revision's own
+# commands (its bin directory), git, and the rest (bash, the agent).
+if command -v strace >/dev/null; then
+  for i in $(seq 1 "$n"); do
+    (cd "$work/repo-$i" && PATH="$work/bin-$i:$PATH" strace -f -qq -e trace=execve -e signal=none -o "$work/exec-$i" runner-step >/dev/null)
+    grep -E '^[0-9]+ +execve\(' "$work/exec-$i" | grep -E '= 0$' | sed -E 's/^[0-9]+ +execve\("([^"]*)".*/\1/' > "$work/progs-$i"
+    {
+      grep -c "^$work/bin-$i/" "$work/progs-$i" || true
+      grep -c '/git$' "$work/progs-$i" || true
+      grep -vc -e "^$work/bin-$i/" -e '/git$' "$work/progs-$i" || true
+      grep "^$work/bin-$i/" "$work/progs-$i" | sed 's#.*/##' | sort | uniq -c | awk '{printf "%s%s×%s", (NR > 1 ? ", " : ""), $2, $1}'
+      echo
+    } > "$work/procs-$i"
+  done
+fi
+
+# The git floor of each revision's repository, the rounds alternating: git
+# status --porcelain, git add -A and git commit of one changed file (what
+# any step that commits its iteration pays to git).
+for r in $(seq 1 "$rounds"); do
+  for i in $(seq 1 "$n"); do
+    (
+      cd "$work/repo-$i"
+      echo "$r" > src/d1/touched.txt
+      t0=$EPOCHREALTIME
+      git status --porcelain >/dev/null; git add -A; git -c gc.auto=0 commit -qm "floor $r"
+      t1=$EPOCHREALTIME
+      python3 -c "print(round(($t1 - $t0) * 1000, 1))" >> "$work/floor-$i"
+    )
+  done
+done
+
 # tree-validate, the revisions alternating.
 for size in 100 1000 10000; do "$work/tools/gentree" -n "$size" > "$work/t$size.json"; done
 python3 - "$work" "$n" "$rounds" "$src/schemas/task_tree.v1.schema.json" "${names[@]}" <<'PY'
@@ -102,12 +139,21 @@ for _ in range(rounds):
         if ajv and _ < 3:
             av[s].append(timed([ajv, "validate", "-s", schema, "-d", f"{work}/t{s}.json", "--spec=draft2020", "--strict=false", "-c", "ajv-formats"]))
 over = {i: [float(x) for x in open(f"{work}/over-{i}").read().split()] for i in range(1, n + 1)}
+floor = {i: [float(x) for x in open(f"{work}/floor-{i}").read().split()] for i in range(1, n + 1)}
 print(f"\nmedians of {rounds} rounds, ms; load average now: {open('/proc/loadavg').read().split()[:3]}")
-print("| revision | step overhead | tree-validate 100 | tree-validate 1,000 | tree-validate 10,000 |")
-print("| --- | ---: | ---: | ---: | ---: |")
+print("| revision | step overhead | git floor | overhead/floor | tree-validate 100 | tree-validate 1,000 | tree-validate 10,000 |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for i in range(1, n + 1):
-    cells = [f"{statistics.median(over[i]):.1f}"] + [f"{statistics.median(tv[(i, s)]):.1f}" for s in sizes]
+    o, f = statistics.median(over[i]), statistics.median(floor[i])
+    cells = [f"{o:.1f}", f"{f:.1f}", f"{o / f:.2f}x"] + [f"{statistics.median(tv[(i, s)]):.1f}" for s in sizes]
     print(f"| {names[i - 1]} | " + " | ".join(cells) + " |")
+if os.path.exists(f"{work}/procs-1"):
+    print("\nprocesses one step started (strace -f, execve that succeeded)")
+    print("| revision | treeloop | git | other | treeloop commands |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for i in range(1, n + 1):
+        t, g, other, which = (open(f"{work}/procs-{i}").read().split("\n") + [""] * 4)[:4]
+        print(f"| {names[i - 1]} | {t} | {g} | {other} | {which} |")
 if ajv:
     print("| ajv-cli (3 runs) | - | " + " | ".join(f"{statistics.median(av[s]):.1f}" if av[s] else "-" for s in sizes) + " |")
 PY

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,9 +147,20 @@ func TestFunctionSize(t *testing.T) {
 // that exist today ("importer imported"); the list only shrinks.
 var commandImportDebt = map[string]bool{}
 
+// stepComposes is what runner-step's Go halves may import of lib/command:
+// the plumbing commands they run in process, each through its typed core
+// (docs/development.md, "The step").
+var stepComposes = map[string][]string{
+	"lib/command/stepbegin": {"lib/command/contextwrite", "lib/command/iterlog", "lib/command/loopcommit", "lib/command/treeselect", "lib/command/treeupdate", "lib/command/treevalidate"},
+	"lib/command/stepend":   {"lib/command/iterlog", "lib/command/loopcommit", "lib/command/treeupdate"},
+}
+
 // No command package is a library of another: shared logic lives in lib/
 // (the step context among it: lib/stepctx), and lib/command holds
-// commands only.
+// commands only. The one composition is the step's: step-begin and
+// step-end call the cores of the plumbing commands they compose
+// (stepComposes), in process instead of as processes, and those import
+// no command package.
 func TestCommandPackagesStandAlone(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/treeloop/treeloop/"
@@ -167,6 +179,9 @@ func TestCommandPackagesStandAlone(t *testing.T) {
 			}
 			key := pkg + " " + dep
 			seen[key] = true
+			if slices.Contains(stepComposes[pkg], dep) {
+				continue
+			}
 			if !commandImportDebt[key] {
 				broken = append(broken, rel+" imports "+dep+": move what both need into lib/")
 			}
@@ -333,5 +348,74 @@ func TestPorcelainThin(t *testing.T) {
 	}
 	if n := strings.Count(string(data), "\n"); n > maxPorcelainLines {
 		t.Errorf("tools/runner-step has %d lines (at most %d): move its bookkeeping into Go plumbing (step-begin, step-end)", n, maxPorcelainLines)
+	}
+}
+
+// stepProcesses are the treeloop commands runner-step's Go halves still
+// start as processes, each on a path a step rarely takes and each for a
+// reason docs/development.md gives ("The step"): agent-exec --restore,
+// tree-edit apply-answers and runner-record update. Their output is shown
+// or logged, never read for a value.
+var stepProcesses = []string{"agent-exec", "tree-edit", "runner-record"}
+
+// The step hands typed values on, not text: in step-begin, step-end and
+// lib/plumbing no treeloop command but stepProcesses is started
+// (plumbing.Held, exec.Command, or an argv's first word), and nothing splits words
+// (Fields) out of what a command printed.
+func TestStepParsesNoOutput(t *testing.T) {
+	t.Parallel()
+	cmds, err := os.ReadDir(filepath.Join(repoRoot(), "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isCommand := func(lit string) (string, bool) {
+		name, _, _ := strings.Cut(lit, " ")
+		for _, c := range cmds {
+			if c.Name() == name {
+				return name, true
+			}
+		}
+		return "", false
+	}
+	var broken []string
+	goFiles(t, func(rel string, file *ast.File, fset *token.FileSet) {
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		if strings.HasSuffix(rel, "_test.go") || (dir != "lib/command/stepbegin" && dir != "lib/command/stepend" && dir != "lib/plumbing") {
+			return
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			var argv []ast.Expr // what may start a process: Held's arguments, a []string's first element
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+					switch sel.Sel.Name {
+					case "Held", "Start", "start", "Command", "CommandContext":
+						argv = n.Args
+					case "Fields":
+						broken = append(broken, fmt.Sprintf("%s: Fields splits a command's words: hand a typed value on instead", fset.Position(n.Pos())))
+					}
+				}
+			case *ast.CompositeLit:
+				if arr, ok := n.Type.(*ast.ArrayType); ok && len(n.Elts) > 0 {
+					if id, ok := arr.Elt.(*ast.Ident); ok && id.Name == "string" {
+						argv = n.Elts[:1]
+					}
+				}
+			}
+			for _, a := range argv {
+				lit, ok := a.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					continue
+				}
+				s, _ := strconv.Unquote(lit.Value)
+				if name, ok := isCommand(s); ok && !slices.Contains(stepProcesses, name) {
+					broken = append(broken, fmt.Sprintf("%s: the step runs %s as a process: call its core in process (cli.Call, plumbing.Go)", fset.Position(lit.Pos()), s))
+				}
+			}
+			return true
+		})
+	})
+	for _, b := range broken {
+		t.Error(b)
 	}
 }

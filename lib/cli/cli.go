@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/posener/complete"
@@ -156,7 +157,12 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		return exit.Usage
 	}
 	env.Dir = abs
-	err = kctx.Run(env)
+	return report(name, kctx.Run(env), stderr)
+}
+
+// report is the exit code of a command's run that returned err, said
+// on stderr as "name: message" unless it is Silent.
+func report(name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return exit.OK
 	}
@@ -165,6 +171,30 @@ func Run(name, description string, cmd any, args []string, stdin io.Reader, stdo
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	}
 	return exit.Code(err)
+}
+
+// Call runs core, a command's work with its options already set, in this
+// process as Run runs the command: on env's directory and writers, with
+// env's Name set to the command (its warnings say so), an error said on
+// stderr as "<command>: message" (a Silent one not), a panic recovered as
+// a runner error (exit 6) with its stack, never the caller's crash. It
+// returns the command's exit code. name is the command and, after a
+// space, its subcommand ("iter-log begin"). While tracing
+// (RUNNER_TRACE=1) it prints the command's line (lib/trace:
+// cmd=iter-log-begin), its ms the call's wall time. runner-step's Go
+// halves (step-begin, step-end) call the plumbing commands' cores so.
+func Call(name string, env *Env, core func(*Env) error) (code int) {
+	cmd, _, _ := strings.Cut(name, " ")
+	e := *env
+	e.Name = cmd
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			code = recovered(cmd, r, e.Stderr)
+		}
+		trace.Call(e.Stderr, strings.ReplaceAll(name, " ", "-"), time.Since(start), code)
+	}()
+	return report(cmd, core(&e), e.Stderr)
 }
 
 // recovered is the exit code of a command that panicked with r: kong's

@@ -1,9 +1,11 @@
 // Package plumbing runs the plumbing commands of a step on behalf of the
 // Go halves of runner-step (step-begin, step-end; DESIGN.md decision 12):
-// each command runs again should SIGINT or SIGTERM kill it at its very
-// start, before it could hold signals (it had done nothing yet), and its
-// output is kept in memory until the step takes it, so commands can run
-// side by side and still be shown in sequence.
+// a command's core in this process as a job whose typed value the step
+// takes (Go), or, for the few that stay processes, the command again
+// should SIGINT or SIGTERM kill it at its very start, before it could
+// hold signals (Held: it had done nothing yet). A job's output is kept in
+// memory until the step takes it, so jobs can run side by side and still
+// be shown in sequence.
 package plumbing
 
 import (
@@ -37,11 +39,6 @@ type Job struct {
 	code           int
 }
 
-// Start runs argv in the background (Held).
-func Start(argv ...string) *Job {
-	return Spawn(func(stdout, stderr io.Writer) int { return Held(stdout, stderr, argv...) })
-}
-
 // Spawn runs f in the background as a job writing to its buffers. A
 // panic in f ends the job as a runner error (exit 6) with the panic and
 // its stack on the job's stderr, as a command's crash would end it, and
@@ -59,6 +56,45 @@ func Spawn(f func(stdout, stderr io.Writer) int) *Job {
 		j.code = f(&j.stdout, &j.stderr)
 	}()
 	return j
+}
+
+// Typed is a job that runs a command's core in this process (Go): its
+// exit code and output as any job's, and the value the core returned.
+type Typed[T any] struct {
+	*Job
+	value T
+}
+
+// Value waits for the job and returns the core's value (its zero value
+// when the core failed before it had one).
+func (t *Typed[T]) Value() T {
+	t.Wait()
+	return t.value
+}
+
+// Done is a typed job that has ended with code and value, having
+// printed stderr (what a test hands a step).
+func Done[T any](code int, value T, stderr string) *Typed[T] {
+	return &Typed[T]{Job: Ended(code, "", stderr), value: value}
+}
+
+// Go runs core, the work of the command name with its options set, in
+// this process in the background as cli.Call runs it, on env's
+// directory with the job's buffers as its writers: the step takes its
+// typed value (Value), not its printed words. A panic ends the job as a
+// runner error (exit 6), as the command's crash would.
+func Go[T any](name string, env *cli.Env, core func(*cli.Env) (T, error)) *Typed[T] {
+	t := &Typed[T]{}
+	t.Job = Spawn(func(stdout, stderr io.Writer) int {
+		e := *env
+		e.Stdout, e.Stderr = stdout, stderr
+		return cli.Call(name, &e, func(e *cli.Env) error {
+			v, err := core(e)
+			t.value = v
+			return err
+		})
+	})
+	return t
 }
 
 // Ended is a job that has ended with code, having printed stdout and
@@ -152,17 +188,6 @@ var lockFiles = func() []*os.File {
 	files[runlock.FD-3] = os.NewFile(runlock.FD, layout.Lock)
 	return files
 }()
-
-// Fields reads "k=v k=v" words (as the commands print them) into a map.
-func Fields(s string) map[string]string {
-	m := map[string]string{}
-	for _, w := range strings.Fields(s) {
-		if k, v, ok := strings.Cut(w, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
 
 // Facts are what a step's Go half learns, for runner-step: names and
 // values, "exit" the step's exit code.

@@ -2,12 +2,14 @@ package plumbing
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 )
 
@@ -38,19 +40,37 @@ func TestHeldOneStream(t *testing.T) {
 }
 
 // TestJobs: a job's output is kept until it is taken, in the shell's
-// $(...) shape.
+// $(...) shape; a typed job's value once it ended, and a core's panic
+// ends the job as a runner error.
 func TestJobs(t *testing.T) {
-	j := Start("sh", "-c", "echo a=1 b=2; echo; echo warn >&2; exit 3")
+	j := Spawn(func(stdout, stderr io.Writer) int {
+		fmt.Fprint(stdout, "a=1 b=2\n\n")
+		fmt.Fprintln(stderr, "warn")
+		return 3
+	})
 	var out, errs bytes.Buffer
 	code, text := j.Collect(&out, &errs)
 	if code != 3 || text != "a=1 b=2" || out.String() != "a=1 b=2\n" || errs.String() != "warn\n" {
 		t.Errorf("collect: %d %q %q %q", code, text, out.String(), errs.String())
 	}
-	if f := Fields(text); f["a"] != "1" || f["b"] != "2" || len(f) != 2 {
-		t.Errorf("fields: %v", f)
-	}
 	if code, text := Ended(5, "x\n\n", "").Peek(); code != 5 || text != "x" {
 		t.Errorf("ended: %d %q", code, text)
+	}
+	env := &cli.Env{Dir: t.TempDir()}
+	typed := Go("iter-log begin", env, func(e *cli.Env) (int, error) {
+		e.Warnf("careful")
+		return 7, exit.Errorf(exit.Limit, "limit")
+	})
+	if v := typed.Value(); v != 7 {
+		t.Errorf("value: %d", v)
+	}
+	if code, _ := typed.Collect(nil, &errs); code != exit.Limit || !strings.HasSuffix(errs.String(), "iter-log: warning: careful\niter-log: limit\n") {
+		t.Errorf("typed: %d %q", code, errs.String())
+	}
+	crash := Go("tree-select", env, func(*cli.Env) (string, error) { panic("boom") })
+	errs.Reset()
+	if code, _ := crash.Collect(nil, &errs); code != exit.RunnerError || crash.Value() != "" || !strings.HasPrefix(errs.String(), "tree-select: internal error: boom") {
+		t.Errorf("crash: %d %q", code, errs.String())
 	}
 }
 

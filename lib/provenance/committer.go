@@ -16,8 +16,10 @@ import (
 // pre-commit hook's tree-validate --staged) checks, for the runner-owned
 // fields (DESIGN.md decision 16), from the processes, never from a
 // variable anyone can set: tree.ByLoop when the nearest ancestor that is
-// loop-commit or tree-edit is loop-commit, tree.ByOperator when it is
-// tree-edit, and in both cases only while that process holds the
+// a loop's committer (loop-commit, or step-begin and step-end, which
+// commit the step's iterations in process) or tree-edit is a loop's
+// committer, tree.ByOperator when it is tree-edit, and in both cases only
+// while that process holds the
 // repository's .runner/lock open and the lock is taken (runner-step or
 // runner-loop holds it for loop-commit, tree-edit takes it itself; an
 // agent or a guard inherits no descriptor, so a loop-commit it starts is
@@ -32,7 +34,7 @@ func Committer(root string) tree.Changer {
 	pid := os.Getppid()
 	for i := 0; i < 64 && pid > 1; i++ {
 		switch comm(pid) {
-		case "loop-commit":
+		case "loop-commit", "step-begin", "step-end":
 			if holds(pid, want) {
 				return tree.ByLoop
 			}

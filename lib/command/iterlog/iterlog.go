@@ -45,81 +45,103 @@ type BeginCmd struct {
 	Now      string `hidden:"" help:"Start time (RFC 3339), for tests."`
 }
 
-// Run allocates the iteration.
+// Run allocates the iteration and prints iter=<n> dir=<path>, or
+// limit=<reason> when a limit is reached.
 func (b *BeginCmd) Run(env *cli.Env) error {
+	began, err := b.Begin(env)
+	if began.Limit != "" {
+		fmt.Fprintln(env.Stdout, "limit="+began.Limit)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "iter=%d dir=%s\n", began.Iter, began.Dir)
+	return nil
+}
+
+// Began is what iter-log begin allocated: the iteration's number and its
+// directory (relative to the repository's root); or, with the exit-4
+// error, the limit reached (max-iterations, max-tokens, max-cost-usd).
+type Began struct {
+	Iter  int
+	Dir   string
+	Limit string
+}
+
+// Begin allocates the next iteration of the run for the selected leaf
+// (b.Selected) in env's directory. Errors carry the exit code: 1 no run
+// or an invalid tree, 4 a limit (Began.Limit says which), 6 runner error.
+func (b *BeginCmd) Begin(env *cli.Env) (Began, error) {
 	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
+		return Began{}, exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	runID := runstate.Val(rs.RunID)
 	if runID == "" {
-		return exit.Errorf(exit.Negative, "no run started: run runner-start")
+		return Began{}, exit.Errorf(exit.Negative, "no run started: run runner-start")
 	}
 	cfg, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Began{}, exit.Wrap(exit.RunnerError, err)
 	}
 	n := rs.NextIter
 	if n > cfg.MaxIterations {
-		fmt.Fprintln(env.Stdout, "limit=max-iterations")
-		return exit.Errorf(exit.Limit, "iteration limit reached: %s run, max_iterations=%d (raise it in %s or with RUNNER_MAX_ITERATIONS)", vocab.Plural(n-1, "iteration", "iterations"), cfg.MaxIterations, layout.Config)
+		return Began{Limit: "max-iterations"}, exit.Errorf(exit.Limit, "iteration limit reached: %s run, max_iterations=%d (raise it in %s or with RUNNER_MAX_ITERATIONS)", vocab.Plural(n-1, "iteration", "iterations"), cfg.MaxIterations, layout.Config)
 	}
 	// Run budgets (issue "Agent backends" §3): checked before an iteration
 	// starts, against what the run's sessions reported so far.
 	if cfg.Agent.MaxTokens > 0 || cfg.Agent.MaxCostUSD > 0 {
 		used, err := iterdir.UsageBefore(env.Abs(filepath.Join(layout.Iterations, runID)), n)
 		if err != nil {
-			return exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
+			return Began{}, exit.Errorf(exit.RunnerError, "sum the run's usage: %v", err)
 		}
 		if tokens := used.InputTokens + used.OutputTokens; cfg.Agent.MaxTokens > 0 && tokens >= int64(cfg.Agent.MaxTokens) {
-			fmt.Fprintln(env.Stdout, "limit=max-tokens")
-			return exit.Errorf(exit.Limit, "token budget reached: the run used %d tokens, max_tokens=%d (raise [agent] max_tokens in %s)", tokens, cfg.Agent.MaxTokens, layout.Config)
+			return Began{Limit: "max-tokens"}, exit.Errorf(exit.Limit, "token budget reached: the run used %d tokens, max_tokens=%d (raise [agent] max_tokens in %s)", tokens, cfg.Agent.MaxTokens, layout.Config)
 		}
 		if cfg.Agent.MaxCostUSD > 0 && used.CostUSD >= cfg.Agent.MaxCostUSD {
-			fmt.Fprintln(env.Stdout, "limit=max-cost-usd")
-			return exit.Errorf(exit.Limit, "cost budget reached: the run cost $%.4f, max_cost_usd=%g (raise [agent] max_cost_usd in %s)", used.CostUSD, cfg.Agent.MaxCostUSD, layout.Config)
+			return Began{Limit: "max-cost-usd"}, exit.Errorf(exit.Limit, "cost budget reached: the run cost $%.4f, max_cost_usd=%g (raise [agent] max_cost_usd in %s)", used.CostUSD, cfg.Agent.MaxCostUSD, layout.Config)
 		}
 	}
 	root, ps, err := loadTree(env)
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+		return Began{}, exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
 	}
 	if len(ps) > 0 {
-		return exit.Errorf(exit.Negative, "%s is invalid: %v", layout.Tree, ps)
+		return Began{}, exit.Errorf(exit.Negative, "%s is invalid: %v", layout.Tree, ps)
 	}
 	node, path := tree.Find(root, b.Selected)
 	if node == nil || !node.IsLeaf() || node.Passes {
-		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf", b.Selected)
+		return Began{}, exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf", b.Selected)
 	}
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Began{}, exit.Wrap(exit.RunnerError, err)
 	}
 	head, err := repo.HeadCommit()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Began{}, exit.Wrap(exit.RunnerError, err)
 	}
 	branch, err := repo.CurrentBranch()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return Began{}, exit.Wrap(exit.RunnerError, err)
 	}
 	rel := layout.IterDir(runID, n)
 	dir := env.Abs(rel)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return exit.Errorf(exit.RunnerError, "create %s: %w", filepath.Dir(rel), err)
+		return Began{}, exit.Errorf(exit.RunnerError, "create %s: %w", filepath.Dir(rel), err)
 	}
 	// Mkdir, not MkdirAll: allocation is exclusive, an iteration directory
 	// is never reused or overwritten.
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return exit.Errorf(exit.RunnerError, "iteration directory %s already exists: an earlier step did not finish; run runner-step to recover it", rel)
+			return Began{}, exit.Errorf(exit.RunnerError, "iteration directory %s already exists: an earlier step did not finish; run runner-step to recover it", rel)
 		}
-		return exit.Errorf(exit.RunnerError, "create %s: %w", rel, err)
+		return Began{}, exit.Errorf(exit.RunnerError, "create %s: %w", rel, err)
 	}
 	now := time.Now().UTC()
 	if b.Now != "" {
 		if now, err = time.Parse(time.RFC3339, b.Now); err != nil {
-			return exit.Errorf(exit.Usage, "--now: %w", err)
+			return Began{}, exit.Errorf(exit.Usage, "--now: %w", err)
 		}
 	}
 	rec := iterdir.Begin{
@@ -134,13 +156,12 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 		return fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644)
 	})
 	if snapErr != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, snapErr)
+		return Began{}, exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, snapErr)
 	}
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.BeginFile, err)
+		return Began{}, exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.BeginFile, err)
 	}
-	fmt.Fprintf(env.Stdout, "iter=%d dir=%s\n", n, rel)
-	return nil
+	return Began{Iter: n, Dir: rel}, nil
 }
 
 // EndCmd is `iter-log end`.
@@ -154,39 +175,59 @@ type EndCmd struct {
 // decision 5).
 func statusOf(result string) string { return string(vocab.StatusOf(vocab.Result(result))) }
 
-// Run completes the iteration's log.
+// Run completes the iteration's log and prints its line (Line).
 func (e *EndCmd) Run(env *cli.Env) error {
+	m, err := e.End(env)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, Line(m))
+	return nil
+}
+
+// Line is an ended iteration's line as iter-log end prints it (and
+// runner-step after "step: "): run=<id> iter=<n> node=<id> status=<s>
+// guard=<g>.
+func Line(m iterdir.Meta) string {
+	return fmt.Sprintf("run=%s iter=%d node=%s status=%s guard=%s", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
+}
+
+// End completes the log of the iteration in e.Iter and returns its
+// meta.json as written. Errors carry the exit code: 6 runner error, 80
+// a bad --now.
+func (e *EndCmd) End(env *cli.Env) (iterdir.Meta, error) {
+	var none iterdir.Meta
 	dir := env.Abs(e.Iter)
 	var begin iterdir.Begin
 	if err := iterdir.Read(dir, iterdir.BeginFile, &begin); err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.BeginFile, err)
+		return none, exit.Errorf(exit.RunnerError, "read %s: %w", iterdir.BeginFile, err)
 	}
 	var upd iterdir.Update
 	if err := iterdir.Read(dir, iterdir.UpdateFile, &upd); err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s (run tree-update first): %w", iterdir.UpdateFile, err)
+		return none, exit.Errorf(exit.RunnerError, "read %s (run tree-update first): %w", iterdir.UpdateFile, err)
 	}
 	m, err := e.meta(dir, begin, upd)
 	if err != nil {
-		return err
+		return none, err
 	}
 	root, ps, err := loadTree(env)
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
+		return none, exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
 	}
 	if len(ps) > 0 {
-		return exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
+		return none, exit.Errorf(exit.RunnerError, "%s is invalid after tree-update: %v", layout.Tree, ps)
 	}
 	statePath, err := writeRunState(env, begin, m, upd.Summary)
 	if err != nil {
-		return err
+		return none, err
 	}
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return none, exit.Wrap(exit.RunnerError, err)
 	}
 	patch, err := stage(repo, dir, statePath, begin.HeadBefore, root, &m)
 	if err != nil {
-		return err
+		return none, err
 	}
 	// meta.json is written and fsynced while diff.patch is, and renamed
 	// into place once both logs are durable.
@@ -200,13 +241,12 @@ func (e *EndCmd) Run(env *cli.Env) error {
 		return nil
 	})
 	if logErr != nil {
-		return exit.Errorf(exit.RunnerError, "%w", logErr)
+		return none, exit.Errorf(exit.RunnerError, "%w", logErr)
 	}
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
+		return none, exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.MetaFile, err)
 	}
-	fmt.Fprintf(env.Stdout, "run=%s iter=%d node=%s status=%s guard=%s\n", m.RunID, m.Iteration, m.NodeID, m.Status, m.Guard)
-	return nil
+	return m, nil
 }
 
 // meta is the iteration's meta.json but for its staged tree and index:

@@ -122,75 +122,87 @@ type CheckResult struct {
 	Head   string `json:"head"`
 }
 
-// Run checks the policy.
+// Run checks the policy and prints the result.
 func (c *CheckCmd) Run(env *cli.Env) error {
+	res, err := c.Check(env)
+	if err != nil {
+		return err
+	}
+	if c.JSON || c.Wanted() {
+		return c.PrintJSON(env, res)
+	}
+	fmt.Fprintf(env.Stdout, "run=%s branch=%s head=%s\n", res.RunID, res.Branch, res.Head)
+	return nil
+}
+
+// Check checks the git policy and the run identity in env's directory
+// and returns the run, its branch and the commit the step starts from.
+// Errors carry the exit code: 1 refused (the reason says what to do),
+// 6 runner error.
+func (c *CheckCmd) Check(env *cli.Env) (CheckResult, error) {
+	var none CheckResult
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%v", err)
+		return none, exit.Errorf(exit.Negative, "%v", err)
 	}
 	// No step starts beside a session of an earlier one that still runs
 	// (DESIGN.md decision 21): whatever it does would land in this one.
 	if live := proc.LiveSessions(repo.Root()); len(live) > 0 {
-		return exit.Errorf(exit.Negative, "a session of an earlier iteration is still running (%s): stop it (kill the pid) before the next step", strings.Join(live, "; "))
+		return none, exit.Errorf(exit.Negative, "a session of an earlier iteration is still running (%s): stop it (kill the pid) before the next step", strings.Join(live, "; "))
 	}
 	// One git status gives the branch, HEAD and the changes.
 	st, err := repo.Status()
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return none, exit.Wrap(exit.RunnerError, err)
 	}
 	branch := st.Branch
 	switch branch {
 	case "":
-		return exit.Errorf(exit.Negative, "HEAD is detached: check out the run branch (run runner-start)")
+		return none, exit.Errorf(exit.Negative, "HEAD is detached: check out the run branch (run runner-start)")
 	case "main", "master":
-		return exit.Errorf(exit.Negative, "refusing to step on %s: run runner-start to branch off", branch)
+		return none, exit.Errorf(exit.Negative, "refusing to step on %s: run runner-start to branch off", branch)
 	}
 	if status := st.Paths; len(status) > 0 {
 		more := ""
 		if len(status) > 1 {
 			more = fmt.Sprintf(" and %d more", len(status)-1)
 		}
-		return exit.Errorf(exit.Negative, "the working tree is not clean (%s%s): commit or stash the changes first", status[0], more)
+		return none, exit.Errorf(exit.Negative, "the working tree is not clean (%s%s): commit or stash the changes first", status[0], more)
 	}
 	head := st.Head
 	if head == "" {
-		return exit.Errorf(exit.Negative, "git rev-parse: HEAD has no commit yet (run runner-start)")
+		return none, exit.Errorf(exit.Negative, "git rev-parse: HEAD has no commit yet (run runner-start)")
 	}
 	// A merge (or cherry-pick, revert, rebase) in progress with nothing
 	// left to resolve shows in no status, yet the next git commit would
 	// finish it: the iteration's commit would get its second parent.
 	if op, end, ok, err := repo.InProgress(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return none, exit.Wrap(exit.RunnerError, err)
 	} else if ok {
-		return exit.Errorf(exit.Negative, "a %s is in progress: finish it (%s) first", op, end)
+		return none, exit.Errorf(exit.Negative, "a %s is in progress: finish it (%s) first", op, end)
 	}
 	goalData, err := fsutil.ReadFile(env.Abs(layout.Goal), env.Dir, 1<<20)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "read %s: %v (run runner-init, then runner-start)", layout.Goal, fsutil.Cause(err))
+		return none, exit.Errorf(exit.Negative, "read %s: %v (run runner-init, then runner-start)", layout.Goal, fsutil.Cause(err))
 	}
 	doc, err := goal.Parse(goalData)
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
+		return none, exit.Errorf(exit.Negative, "%s: %v", layout.Goal, err)
 	}
 	rs, err := runstate.Load(env.Abs(layout.RunState))
 	if err != nil {
-		return exit.Errorf(exit.Negative, "%v (run runner-start)", err)
+		return none, exit.Errorf(exit.Negative, "%v (run runner-start)", err)
 	}
 	runID := runstate.Val(rs.RunID)
 	switch {
 	case runID == "":
-		return exit.Errorf(exit.Negative, "no run started: run_state.json has no run_id (run runner-start)")
+		return none, exit.Errorf(exit.Negative, "no run started: run_state.json has no run_id (run runner-start)")
 	case doc.ID() != runID:
-		return exit.Errorf(exit.Negative, "run id mismatch: %s has id %q, run_state.json has %q (run runner-start)", layout.Goal, doc.ID(), runID)
+		return none, exit.Errorf(exit.Negative, "run id mismatch: %s has id %q, run_state.json has %q (run runner-start)", layout.Goal, doc.ID(), runID)
 	case branch != layout.BranchPrefix+runID:
-		return exit.Errorf(exit.Negative, "run id mismatch: on branch %s, the run is %s (run runner-start)", branch, runID)
+		return none, exit.Errorf(exit.Negative, "run id mismatch: on branch %s, the run is %s (run runner-start)", branch, runID)
 	}
-	res := CheckResult{RunID: runID, Branch: branch, Head: head}
-	if c.JSON || c.Wanted() {
-		return c.PrintJSON(env, res)
-	}
-	fmt.Fprintf(env.Stdout, "run=%s branch=%s head=%s\n", res.RunID, res.Branch, res.Head)
-	return nil
+	return CheckResult{RunID: runID, Branch: branch, Head: head}, nil
 }
 
 // CommitCmd is `loop-commit commit`.
@@ -205,32 +217,49 @@ type CommitCmd struct {
 type CommitResult struct {
 	Commit  string `json:"commit"`
 	Message string `json:"message"`
+	Subject string `json:"-"` // the message's first line
 }
 
-// Run commits the iteration. The commit is made even when nothing changed
-// (--allow-empty): every iteration has exactly one commit.
+// Run commits the iteration and prints the commit.
 func (c *CommitCmd) Run(env *cli.Env) error {
+	res, err := c.Commit(env)
+	if err != nil {
+		return err
+	}
+	if c.JSON || c.Wanted() {
+		return c.PrintJSON(env, res)
+	}
+	fmt.Fprintf(env.Stdout, "commit=%s %s\n", res.Commit, res.Subject)
+	return nil
+}
+
+// Commit commits the iteration in c.Iter and records the commit in its
+// meta.json. The commit is made even when nothing changed
+// (--allow-empty): every iteration has exactly one commit. Errors carry
+// the runner-error exit code (6).
+func (c *CommitCmd) Commit(env *cli.Env) (CommitResult, error) {
+	var none CommitResult
 	dir := env.Abs(c.Iter)
 	var m iterdir.Meta
 	if err := iterdir.Read(dir, iterdir.MetaFile, &m); err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s (run iter-log end first): %v", filepath.Join(c.Iter, iterdir.MetaFile), fsutil.Cause(err))
+		return none, exit.Errorf(exit.RunnerError, "read %s (run iter-log end first): %v", filepath.Join(c.Iter, iterdir.MetaFile), fsutil.Cause(err))
 	}
 	if m.Commit != "" {
-		return exit.Errorf(exit.RunnerError, "iteration %d is already committed as %s", m.Iteration, m.Commit)
+		return none, exit.Errorf(exit.RunnerError, "iteration %d is already committed as %s", m.Iteration, m.Commit)
 	}
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return none, exit.Wrap(exit.RunnerError, err)
 	}
 	if branch, err := repo.CurrentBranch(); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return none, exit.Wrap(exit.RunnerError, err)
 	} else if branch != layout.BranchPrefix+m.RunID {
-		return exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
+		return none, exit.Errorf(exit.RunnerError, "on branch %q, not %s%s: the iteration is not committed", branch, layout.BranchPrefix, m.RunID)
 	}
 	subj := subject.Iteration{Run: m.RunID, Iter: m.Iteration, Node: m.NodeID, Status: vocab.Status(m.Status), Guard: vocab.Guard(m.Guard)}.String()
 	// What no reader would take for the iteration's commit is not written.
 	if _, ok := subject.ParseIteration(subj); !ok {
-		return exit.Errorf(exit.RunnerError, "%s makes no valid commit subject (%q): rerun iter-log end for it", filepath.Join(c.Iter, iterdir.MetaFile), subj)
+		return none, exit.Errorf(exit.RunnerError, "%s makes no valid commit subject (%q): rerun iter-log end for it", filepath.Join(c.Iter, iterdir.MetaFile), subj)
 	}
 	msg := FullMessage(subj, m.Summary)
 	if t := trailers(m); len(t) > 0 {
@@ -238,20 +267,15 @@ func (c *CommitCmd) Run(env *cli.Env) error {
 	}
 	sha, err := c.commit(repo, subj, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
+		return none, exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
 	// meta.json lives in the gitignored iterations directory: recording the
 	// commit there does not change the commit.
 	m.Commit = sha
 	if err := iterdir.Write(dir, iterdir.MetaFile, m); err != nil {
-		return exit.Errorf(exit.RunnerError, "record the commit in %s: %v", iterdir.MetaFile, fsutil.Cause(err))
+		return none, exit.Errorf(exit.RunnerError, "record the commit in %s: %v", iterdir.MetaFile, fsutil.Cause(err))
 	}
-	res := CommitResult{Commit: sha, Message: msg}
-	if c.JSON || c.Wanted() {
-		return c.PrintJSON(env, res)
-	}
-	fmt.Fprintf(env.Stdout, "commit=%s %s\n", sha, subj)
-	return nil
+	return CommitResult{Commit: sha, Message: msg, Subject: subj}, nil
 }
 
 // commit makes the iteration's commit, unless a step killed after its

@@ -10,6 +10,11 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/iterlog"
+	"github.com/treeloop/treeloop/lib/command/loopcommit"
+	"github.com/treeloop/treeloop/lib/command/treeselect"
+	"github.com/treeloop/treeloop/lib/command/treeupdate"
+	"github.com/treeloop/treeloop/lib/command/treevalidate"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/iterdir"
@@ -17,6 +22,7 @@ import (
 	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runcheck"
 	"github.com/treeloop/treeloop/lib/runlock"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // step is the start of one runner-step.
@@ -25,58 +31,45 @@ type step struct {
 	pid   int
 	in    *cli.Interrupt
 	facts facts
-	// The first commands: loop-commit check, tree-validate, tree-select
-	// and runner-check.
-	check, validate, sel, runnerCheck *plumbing.Job
-	ahead                             *plumbing.Job   // the iteration allocated ahead, once started
-	allocated                         string          // an allocated iteration's directory, until it begins
-	signaled                          int             // a signal the step got before it started (--signaled)
-	jobs                              []*plumbing.Job // every job started, waited for before the step goes on
+	// The first commands, in this process: loop-commit check,
+	// tree-validate, tree-select and runner-check.
+	check       *plumbing.Typed[loopcommit.CheckResult]
+	validate    *plumbing.Job
+	sel         *plumbing.Typed[tree.Selection]
+	runnerCheck *plumbing.Typed[runcheck.Report]
+	ahead       *plumbing.Typed[allocation] // the iteration allocated ahead, once started
+	allocated   string                      // an allocated iteration's directory, until it begins
+	signaled    int                         // a signal the step got before it started (--signaled)
+	jobs        []*plumbing.Job             // every job started, waited for before the step goes on
 }
 
-// start runs argv in the background as one of the step's jobs.
-func (s *step) start(argv ...string) *plumbing.Job {
-	j := plumbing.Start(argv...)
-	s.jobs = append(s.jobs, j)
-	return j
-}
+// track keeps job among those waited for before the step goes on.
+func (s *step) track(j *plumbing.Job) { s.jobs = append(s.jobs, j) }
 
-// spawn runs f in process in the background as one of the step's jobs.
-func (s *step) spawn(f func(stdout, stderr io.Writer) int) *plumbing.Job {
-	j := plumbing.Spawn(f)
-	s.jobs = append(s.jobs, j)
-	return j
-}
-
-// recovery is iter-log recover, in process: the line it prints.
-func (s *step) recovery(stdout, stderr io.Writer) int {
-	rec, err := iterdir.Recover(s.env.Dir)
+// recovery is iter-log recover, in process: what completes the
+// iteration a crash or kill left unfinished.
+func (s *step) recovery(env *cli.Env) (iterdir.Recovery, error) {
+	rec, err := iterdir.Recover(env.Dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "iter-log: %v\n", err)
-		return exit.RunnerError
+		return rec, exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	if rec.Warning != "" {
-		fmt.Fprintf(stderr, "iter-log: warning: %s\n", rec.Warning)
+		env.Warnf("%s", rec.Warning)
 	}
-	fmt.Fprintln(stdout, rec)
-	return exit.OK
+	return rec, nil
 }
 
 // runnerChecks is runner-check, in process, on the configuration rc
-// read: its lines, exit 1 when a check found a problem.
-func (s *step) runnerChecks(rc *runcheck.Context, stdout, stderr io.Writer) int {
-	if _, err := os.Stat(s.env.Abs(layout.Runner)); err != nil {
-		fmt.Fprintf(stderr, "runner-check: no %s in %s: run runner-init --goal GOAL.md, then runner-start\n", layout.Runner, s.env.Dir)
-		return exit.Negative
+// read: its report, exit 1 when a check found a problem.
+func runnerChecks(rc *runcheck.Context, env *cli.Env) (runcheck.Report, error) {
+	if _, err := os.Stat(env.Abs(layout.Runner)); err != nil {
+		return runcheck.Report{}, exit.Errorf(exit.Negative, "no %s in %s: run runner-init --goal GOAL.md, then runner-start", layout.Runner, env.Dir)
 	}
 	rep := rc.Run()
-	for _, l := range rep.Lines() {
-		fmt.Fprintln(stdout, l)
-	}
 	if !rep.OK {
-		return exit.Negative
+		return rep, cli.Silent(exit.Negative)
 	}
-	return exit.OK
+	return rep, nil
 }
 
 // waitAll waits for the jobs not taken (a refusal ended the step first):
@@ -100,25 +93,31 @@ func newStep(env *cli.Env, pid int) *step {
 	return &step{env: env, pid: pid, in: cli.NotifyInterrupt(), facts: facts{"owned": "0", "context_failed": "0"}}
 }
 
-// firstCommands (re)starts the first commands. tree-select selects
-// under the configuration's stuck_policy; a configuration that does not
-// load leaves it the default, stop, and runner-check refuses it.
+// firstCommands (re)starts the first commands, side by side in this
+// process. tree-select selects under the configuration's stuck_policy; a
+// configuration that does not load leaves it the default, stop, and
+// runner-check refuses it.
 func (s *step) firstCommands() {
-	s.check = s.start("loop-commit", "check")
-	s.validate = s.start("tree-validate", "--audit", "--keep-audit")
+	s.check = plumbing.Go("loop-commit check", s.env, (&loopcommit.CheckCmd{}).Check)
+	s.track(s.check.Job)
+	validate := &treevalidate.Options{Audit: true, KeepAudit: true}
+	s.validate = plumbing.Go("tree-validate", s.env, func(env *cli.Env) (struct{}, error) { return struct{}{}, validate.Run(env) }).Job
+	s.track(s.validate)
 	rc := runcheck.Load(s.env.Dir)
 	policy := config.StuckStop
 	if rc.ConfigErr == nil {
 		policy = rc.Config.StuckPolicy
 	}
-	s.sel = s.start("tree-select", "--stuck-policy", policy)
-	s.runnerCheck = s.spawn(func(stdout, stderr io.Writer) int { return s.runnerChecks(rc, stdout, stderr) })
+	s.sel = plumbing.Go("tree-select", s.env, (&treeselect.Options{StuckPolicy: policy}).Select)
+	s.track(s.sel.Job)
+	s.runnerCheck = plumbing.Go("runner-check", s.env, func(env *cli.Env) (runcheck.Report, error) { return runnerChecks(rc, env) })
+	s.track(s.runnerCheck.Job)
 }
 
 // waitFirst waits for the first commands, showing nothing.
 func (s *step) waitFirst() {
-	for _, j := range []*plumbing.Job{s.check, s.validate, s.sel, s.runnerCheck} {
-		j.Peek()
+	for _, j := range []*plumbing.Job{s.check.Job, s.validate, s.sel.Job, s.runnerCheck.Job} {
+		j.Wait()
 	}
 }
 
@@ -143,7 +142,8 @@ func (s *step) lock() int {
 
 // begin runs the start of the step and returns its exit code.
 func (s *step) begin() int {
-	recovery := s.spawn(s.recovery)
+	recovery := plumbing.Go("iter-log recover", s.env, s.recovery)
+	s.track(recovery.Job)
 	s.firstCommands()
 	if code := s.recover(recovery); code != exit.OK {
 		return code
@@ -217,8 +217,7 @@ func (s *step) discardAhead() {
 	if s.ahead == nil {
 		return
 	}
-	_, out := s.ahead.Peek()
-	if d := plumbing.Fields(out)["dir"]; d != "" {
+	if d := s.ahead.Value().Began.Dir; d != "" {
 		if st, err := os.Stat(s.env.Abs(d)); err == nil && st.IsDir() {
 			os.RemoveAll(s.env.Abs(d))
 		}
@@ -231,46 +230,69 @@ func (s *step) discardAhead() {
 // recover ran beside the first commands, which read what it leaves as it
 // is when there is nothing to recover; when there is, they run again
 // once the iteration is committed.
-func (s *step) recover(recovery *plumbing.Job) int {
-	code, out := recovery.Collect(nil, s.env.Stderr)
+func (s *step) recover(recovery *plumbing.Typed[iterdir.Recovery]) int {
+	code, _ := recovery.Collect(nil, s.env.Stderr)
 	if code != exit.OK {
 		if c := s.interrupted(); c != exit.OK {
 			return c
 		}
 		return exit.RunnerError
 	}
-	kv := plumbing.Fields(out)
-	action, dir := kv["action"], kv["dir"]
-	if action == "" || action == "none" {
+	rec := recovery.Value()
+	if rec.Action == "" || rec.Action == "none" {
 		return exit.OK
 	}
 	s.waitFirst()
 	s.removeStaleLocks()
-	if action == "discarded" {
-		fmt.Fprintf(s.env.Stderr, "runner-step: set aside the unstarted iteration directory %s\n", dir)
+	if rec.Action == "discarded" {
+		fmt.Fprintf(s.env.Stderr, "runner-step: set aside the unstarted iteration directory %s\n", rec.Dir)
 		return exit.OK
 	}
-	steps := [][]string{{"loop-commit", "--iter", dir}}
-	if action != "commit" {
-		steps = append([][]string{{"iter-log", "end", "--iter", dir}}, steps...)
+	if code := s.complete(rec); code != exit.OK {
+		return code
 	}
-	if action == "update" {
-		steps = append([][]string{{"agent-exec", "--iter", dir, "--restore"},
-			{"tree-update", "--iter", dir, "--selected", kv["selected"], "--outcome", "interrupted"}}, steps...)
-	}
-	for _, argv := range steps {
-		stdout := io.Discard
-		if argv[0] == "agent-exec" {
-			stdout = s.env.Stderr
-		}
-		if plumbing.Held(stdout, s.env.Stderr, argv...) != exit.OK {
-			return exit.RunnerError
-		}
-	}
-	fmt.Fprintf(s.env.Stdout, "step: recovered %s (action=%s)\n", dir, action)
+	fmt.Fprintf(s.env.Stdout, "step: recovered %s (action=%s)\n", rec.Dir, rec.Action)
 	s.facts["recovered"] = "1"
 	s.firstCommands()
 	return exit.OK
+}
+
+// complete completes and commits the iteration rec found unfinished:
+// what no session may change put back (agent-exec --restore, a command
+// of its own: it undoes what a session did, and a crash of it is its
+// own), the tree recorded as interrupted (tree-update), the log closed
+// (iter-log end) and the iteration committed (loop-commit commit), as
+// far as the action says it was not.
+func (s *step) complete(rec iterdir.Recovery) int {
+	if rec.Action == "update" {
+		if plumbing.Held(s.env.Stderr, s.env.Stderr, "agent-exec", "--iter", rec.Dir, "--restore") != exit.OK {
+			return exit.RunnerError
+		}
+		update := &treeupdate.Options{Iter: rec.Dir, Tree: layout.Tree, Selected: rec.Selected,
+			Guard: tree.GuardSkipped, Outcome: treeupdate.OutcomeInterrupted}
+		if s.call("tree-update", func(env *cli.Env) error { _, err := update.Update(env); return err }) != exit.OK {
+			return exit.RunnerError
+		}
+	}
+	if rec.Action != "commit" {
+		end := &iterlog.EndCmd{Iter: rec.Dir}
+		if s.call("iter-log end", func(env *cli.Env) error { _, err := end.End(env); return err }) != exit.OK {
+			return exit.RunnerError
+		}
+	}
+	commit := &loopcommit.CommitCmd{Iter: rec.Dir}
+	if s.call("loop-commit commit", func(env *cli.Env) error { _, err := commit.Commit(env); return err }) != exit.OK {
+		return exit.RunnerError
+	}
+	return exit.OK
+}
+
+// call runs a command's core in this process, its output shown on the
+// step's stderr (cli.Call): its exit code.
+func (s *step) call(name string, core func(*cli.Env) error) int {
+	e := *s.env
+	e.Stdout = s.env.Stderr
+	return cli.Call(name, &e, core)
 }
 
 // removeStaleLocks removes git's lock files a step killed inside git left

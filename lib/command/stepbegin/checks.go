@@ -6,6 +6,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/contextwrite"
+	"github.com/treeloop/treeloop/lib/command/iterlog"
+	"github.com/treeloop/treeloop/lib/command/loopcommit"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -48,10 +52,8 @@ func (s *step) checks() int {
 	if code, _ := s.validate.Peek(); code == exit.OK {
 		if code, _ := s.sel.Peek(); code == exit.OK {
 			if code, _ := s.runnerCheck.Peek(); code == exit.OK && !s.canceled() && s.signal() == 0 {
-				_, sel := s.sel.Peek()
-				if id := plumbing.Fields(sel)["id"]; id != "" {
-					s.ahead = plumbing.Spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
-					s.jobs = append(s.jobs, s.ahead)
+				if n := s.sel.Value().Node; n != nil {
+					s.ahead = s.allocation(n.ID)
 				}
 			}
 		}
@@ -59,14 +61,12 @@ func (s *step) checks() int {
 	if code := s.interrupted(); code != exit.OK {
 		return code
 	}
-	code, out := s.check.Collect(nil, s.env.Stderr)
+	code, _ := s.check.Collect(nil, s.env.Stderr)
 	if code != exit.OK {
 		s.discardAhead()
 		return code
 	}
-	if code := s.commit(plumbing.Fields(out)); code != exit.OK {
-		return code
-	}
+	s.commit(s.check.Value())
 	if code, _ := s.validate.Collect(s.env.Stdout, s.env.Stderr); code != exit.OK {
 		s.discardAhead()
 		return code
@@ -84,57 +84,45 @@ func (s *step) canceled() bool {
 }
 
 // commit takes the run, the branch and the commit the step starts from
-// from loop-commit check's answer (HEAD as git has it otherwise): the
-// commands that judge a session read their references from it, never
-// from files the agent or the guard can write.
-func (s *step) commit(kv map[string]string) int {
-	s.facts["run"] = kv["run"]
-	base, branch := kv["head"], kv["branch"]
-	if base == "" || branch == "" {
-		var out strings.Builder
-		if plumbing.Held(&out, s.env.Stderr, "git", "rev-parse", "--verify", "HEAD") != exit.OK {
-			return exit.RunnerError
-		}
-		base, branch = strings.TrimRight(out.String(), "\n"), ""
-	}
-	s.facts["base"], s.facts["branch"] = base, branch
-	if branch != "" {
-		// The step's facts for the commands started from here on
-		// (lib/git/step.go), as runner-step exports them.
-		os.Setenv(git.StepBranch, branch)
-		os.Setenv(git.StepHead, base)
-	}
-	return exit.OK
+// from loop-commit check: the commands that judge a session read their
+// references from it, never from files the agent or the guard can
+// write.
+func (s *step) commit(c loopcommit.CheckResult) {
+	s.facts["run"], s.facts["base"], s.facts["branch"] = c.RunID, c.Head, c.Branch
+	// The step's facts for what runs from here on (lib/git/step.go), as
+	// runner-step exports them.
+	os.Setenv(git.StepBranch, c.Branch)
+	os.Setenv(git.StepHead, c.Head)
 }
 
 // selection takes tree-select's answer: the node and the mode, or the
 // end of the run (complete, stuck, waiting).
 func (s *step) selection() int {
-	code, sel := s.sel.Collect(nil, s.env.Stderr)
+	code, _ := s.sel.Collect(nil, s.env.Stderr)
+	sel := s.sel.Value()
 	switch code {
 	case exit.OK:
-	case exit.Complete:
-		if sel != "status=complete" {
-			// The runtime's exit 2 (a crash), not tree-select's answer.
-			fmt.Fprintf(s.env.Stderr, "runner-step: tree-select ended with exit 2 without saying status=complete (it crashed); the step stops as a runner error\n")
+	case exit.Complete, exit.Stuck, exit.Waiting:
+		if sel.Status == "" {
+			// An exit code with no selection (a crash): a runner error,
+			// never the end of the run.
+			fmt.Fprintf(s.env.Stderr, "runner-step: tree-select ended with exit %d without a selection; the step stops as a runner error\n", code)
 			return exit.RunnerError
 		}
-		fmt.Fprintln(s.env.Stdout, "step: status=complete")
-		s.facts["end_reason"] = "the tree is complete"
-		return code
-	case exit.Stuck:
-		fmt.Fprintln(s.env.Stdout, "step: "+sel)
-		s.facts["end_reason"] = strings.TrimPrefix(sel, "status=stuck ")
-		return code
-	case exit.Waiting:
-		fmt.Fprintln(s.env.Stdout, "step: "+sel)
-		s.facts["end_reason"] = "every open leaf waits for an operator's answer (tree-edit answer)"
+		fmt.Fprintln(s.env.Stdout, "step: "+sel.String())
+		switch code {
+		case exit.Complete:
+			s.facts["end_reason"] = "the tree is complete"
+		case exit.Stuck:
+			s.facts["end_reason"] = strings.TrimPrefix(sel.String(), "status=stuck ")
+		default:
+			s.facts["end_reason"] = "every open leaf waits for an operator's answer (tree-edit answer)"
+		}
 		return code
 	default:
 		return code
 	}
-	kv := plumbing.Fields(sel)
-	s.facts["id"], s.facts["mode"] = kv["id"], kv["next"]
+	s.facts["id"], s.facts["mode"] = sel.Node.ID, sel.Node.Next
 	return exit.OK
 }
 
@@ -143,7 +131,7 @@ func (s *step) selection() int {
 // the budgets) is checked before one is allocated, so a bad
 // configuration costs no iteration.
 func (s *step) needs() int {
-	code, out := s.runnerCheck.Collect(nil, s.env.Stderr)
+	code, _ := s.runnerCheck.Collect(nil, s.env.Stderr)
 	if code == exit.OK {
 		return code
 	}
@@ -152,9 +140,9 @@ func (s *step) needs() int {
 		return code
 	}
 	var problems []string
-	for _, l := range strings.Split(out, "\n") {
-		if !strings.HasSuffix(l, ": ok") && !strings.Contains(l, ": skipped: ") {
-			problems = append(problems, l)
+	for _, r := range s.runnerCheck.Value().Checks {
+		for _, p := range r.Problems {
+			problems = append(problems, r.Name+": "+p)
 		}
 	}
 	if len(problems) == 0 {
@@ -168,21 +156,29 @@ func (s *step) needs() int {
 	return code
 }
 
-// allocate is iter-log begin for node id, then context-write in the
-// iteration's directory: it prints iter-log begin's line, and
-// "context=failed" when context-write failed.
-func allocate(id string, stdout, stderr io.Writer) int {
-	var out strings.Builder
-	code := plumbing.Held(&out, stderr, "iter-log", "begin", "--selected", id)
-	line := strings.TrimRight(out.String(), "\n")
-	fmt.Fprintln(stdout, line)
-	if code != exit.OK {
-		return code
-	}
-	if plumbing.Held(io.Discard, stderr, "context-write", "--iter", plumbing.Fields(line)["dir"]) != exit.OK {
-		fmt.Fprintln(stdout, "context=failed")
-	}
-	return exit.OK
+// allocation is an iteration iter-log begin allocated (or the limit it
+// reached), and whether context-write failed in it.
+type allocation struct {
+	Began         iterlog.Began
+	ContextFailed bool
+}
+
+// allocation starts iter-log begin for node id, then context-write in the
+// iteration's directory, in this process in the background: a job of the
+// step.
+func (s *step) allocation(id string) *plumbing.Typed[allocation] {
+	j := plumbing.Go("iter-log begin", s.env, func(env *cli.Env) (allocation, error) {
+		began, err := (&iterlog.BeginCmd{Selected: id}).Begin(env)
+		if err != nil {
+			return allocation{Began: began}, err
+		}
+		write := &contextwrite.Options{Iter: began.Dir}
+		// context-write says its own errors; the session is then not run.
+		failed := cli.Call("context-write", &cli.Env{Stdin: env.Stdin, Stdout: io.Discard, Stderr: env.Stderr, Dir: env.Dir}, write.Run) != exit.OK
+		return allocation{Began: began, ContextFailed: failed}, nil
+	})
+	s.track(j.Job)
+	return j
 }
 
 // allocate takes the iteration allocated ahead, or allocates it now.
@@ -192,27 +188,27 @@ func (s *step) allocate() int {
 	}
 	j := s.ahead
 	if j == nil {
-		id := s.facts["id"]
-		j = plumbing.Spawn(func(stdout, stderr io.Writer) int { return allocate(id, stdout, stderr) })
+		j = s.allocation(s.facts["id"])
 	}
-	code, begin := j.Collect(nil, s.env.Stderr)
+	code, _ := j.Collect(nil, s.env.Stderr)
+	a := j.Value()
 	s.ahead = nil // taken: from here its directory is allocated's to remove
-	if strings.Contains(begin, "context=failed") {
+	if a.ContextFailed {
 		s.facts["context_failed"] = "1"
 	}
 	if code == exit.Limit {
-		if begin == "" {
-			begin = "limit=max-iterations"
+		limit := a.Began.Limit
+		if limit == "" {
+			limit = "max-iterations"
 		}
-		fmt.Fprintln(s.env.Stdout, "step: "+strings.Replace(begin, "limit=", "limit reason=", 1))
-		s.facts["end_reason"] = strings.TrimPrefix(begin, "limit=")
+		fmt.Fprintln(s.env.Stdout, "step: limit reason="+limit)
+		s.facts["end_reason"] = limit
 		return code
 	}
 	if code != exit.OK {
 		return code
 	}
-	kv := plumbing.Fields(begin)
-	s.facts["dir"], s.facts["iter"] = kv["dir"], kv["iter"]
-	s.allocated = kv["dir"]
+	s.facts["dir"], s.facts["iter"] = a.Began.Dir, fmt.Sprint(a.Began.Iter)
+	s.allocated = a.Began.Dir
 	return exit.OK
 }

@@ -1,19 +1,21 @@
 // Package stepbegin is the step-begin command: the start of runner-step
 // (tools/runner-step; seed 004, DESIGN.md decisions 12, 15, 20), from the
 // recovery of an iteration a crash left to the allocation of the next
-// one. iter-log recover (lib/iterdir Recover), runner-record begin
-// (lib/runrecord Begin) and runner-check (lib/runcheck) run in this
-// process; loop-commit check, tree-validate and tree-select are
-// commands. They read what the last step left (recover, when it finds
-// nothing to recover, and begin write only ignored files), so they run
-// side by side; each one's output is kept and taken in that order: the
-// first that refuses ends the step as it would have in sequence, and what
-// the later ones printed is not shown.
-// Once tree-validate, tree-select and runner-check have passed, while
-// loop-commit check's git status still scans the work tree, iter-log
+// one. Every command of the start runs in this process through its typed
+// core (cli.Call): iter-log recover (lib/iterdir Recover), runner-record
+// begin (lib/runrecord Begin), loop-commit check, tree-validate,
+// tree-select and runner-check (lib/runcheck). They read what the last
+// step left (recover, when it finds nothing to recover, and begin write
+// only ignored files), so they run side by side; each one's output is
+// kept and taken in that order: the first that refuses ends the step as
+// it would have in sequence, and what the later ones printed is not
+// shown. Once tree-validate, tree-select and runner-check have passed,
+// while loop-commit check's git status still scans the work tree, iter-log
 // begin and context-write allocate the iteration ahead (they write only
 // ignored files); should the check refuse, that directory, never started,
-// is removed.
+// is removed. A recovery puts back what a session changed with
+// agent-exec --restore and queued answers are committed by tree-edit
+// apply-answers, both processes of their own (docs/development.md).
 package stepbegin
 
 import (

@@ -10,6 +10,8 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/plumbing"
+	"github.com/treeloop/treeloop/lib/runcheck"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 func testStep(t *testing.T) (*step, *bytes.Buffer, *bytes.Buffer) {
@@ -23,23 +25,27 @@ func testStep(t *testing.T) (*step, *bytes.Buffer, *bytes.Buffer) {
 
 // TestSelection: tree-select's answers, each as runner-step says it.
 func TestSelection(t *testing.T) {
+	leaf := &tree.Node{ID: "a", Next: "execute", Attempts: 3, MaxAttempts: 3}
 	for _, c := range []struct {
 		code         int
-		sel, stdout  string
+		sel          tree.Selection
+		stdout       string
 		reason, mode string
 	}{
-		// exit 2 without status=complete: a crash, never a complete tree.
-		{2, "panic: runtime error", "", "", ""},
-		{0, "status=open id=a path=a next=execute attempts=0/3", "", "", "execute"},
-		{2, "status=complete", "step: status=complete\n", "the tree is complete", ""},
-		{3, "status=stuck id=a path=a next=execute attempts=3/3", "step: status=stuck id=a path=a next=execute attempts=3/3\n", "id=a path=a next=execute attempts=3/3", ""},
-		{7, "status=waiting id=a path=a next=execute attempts=0/3", "step: status=waiting id=a path=a next=execute attempts=0/3\n", "every open leaf waits for an operator's answer (tree-edit answer)", ""},
-		{1, "", "", "", ""},
+		// An end-of-run exit without a selection: a crash, never a complete tree.
+		{2, tree.Selection{}, "", "", ""},
+		{3, tree.Selection{}, "", "", ""},
+		{0, tree.Selection{Status: tree.StatusOpen, Node: leaf, Path: "a"}, "", "", "execute"},
+		{2, tree.Selection{Status: tree.StatusComplete}, "step: status=complete\n", "the tree is complete", ""},
+		{3, tree.Selection{Status: tree.StatusStuck, Node: leaf, Path: "a"}, "step: status=stuck id=a path=a next=execute attempts=3/3\n", "id=a path=a next=execute attempts=3/3", ""},
+		{7, tree.Selection{Status: tree.StatusWaiting, Node: leaf, Path: "a"}, "step: status=waiting id=a path=a next=execute attempts=3/3\n", "every open leaf waits for an operator's answer (tree-edit answer)", ""},
+		{1, tree.Selection{}, "", "", ""},
+		{6, tree.Selection{}, "", "", ""},
 	} {
 		s, out, _ := testStep(t)
-		s.sel = plumbing.Ended(c.code, c.sel+"\n", "")
+		s.sel = plumbing.Done(c.code, c.sel, "")
 		want := c.code
-		if c.code == exit.Complete && c.sel != "status=complete" {
+		if c.sel.Status == "" && (c.code == exit.Complete || c.code == exit.Stuck) {
 			want = exit.RunnerError
 		}
 		if code := s.selection(); code != want || out.String() != c.stdout || s.facts["end_reason"] != c.reason || s.facts["mode"] != c.mode {
@@ -48,10 +54,16 @@ func TestSelection(t *testing.T) {
 	}
 }
 
-// TestNeeds: runner-check's first problem, and how many more.
+// TestNeeds: runner-check's first problem, and how many more; a note or
+// a skipped check is none.
 func TestNeeds(t *testing.T) {
 	s, _, errs := testStep(t)
-	s.runnerCheck = plumbing.Ended(1, "config: ok\nagent: the agent's program x: not found\nguard: skipped: config invalid\nbudget: no\n", "")
+	s.runnerCheck = plumbing.Done(1, runcheck.Report{Checks: []runcheck.Result{
+		{Name: "config", OK: true, Notes: []string{"unconfined guard"}},
+		{Name: "agent", Problems: []string{"the agent's program x: not found"}},
+		{Name: "guard", Skipped: "config invalid"},
+		{Name: "budget", Problems: []string{"no"}},
+	}}, "")
 	if code := s.needs(); code != exit.Negative {
 		t.Fatalf("needs: %d", code)
 	}
@@ -59,7 +71,7 @@ func TestNeeds(t *testing.T) {
 		t.Errorf("needs: %q, want %q", errs.String(), want)
 	}
 	s, _, errs = testStep(t)
-	s.runnerCheck = plumbing.Ended(6, "", "runner-check: broke\n")
+	s.runnerCheck = plumbing.Done(6, runcheck.Report{}, "runner-check: broke\n")
 	if code := s.needs(); code != 6 || errs.String() != "runner-check: broke\n" {
 		t.Errorf("needs, exit 6: %d %q", code, errs.String())
 	}

@@ -11,7 +11,12 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/iterlog"
+	"github.com/treeloop/treeloop/lib/command/loopcommit"
+	"github.com/treeloop/treeloop/lib/command/treeupdate"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/tree"
@@ -216,11 +221,18 @@ func (s *step) log(dir, text string) {
 // commit records the iteration (tree-update), writes its log and stages
 // every change (iter-log end, the step's one staging of the work tree)
 // and commits that index (loop-commit commit --as-staged: nothing ran
-// since). It returns iter-log end's line, or the exit code of a commit
-// that failed (the iteration is left for the next step's recovery).
+// since), each in this process (cli.Call). The node is the one the
+// iteration began on (begin.json, sealed while the session ran). It
+// returns iter-log end's line, or the exit code of a commit that failed
+// (the iteration is left for the next step's recovery).
 func (s *step) commit(o *Options, v *verdict) (string, int) {
-	code := plumbing.Held(io.Discard, s.env.Stderr, "tree-update", "--iter", o.Iter, "--base", o.Base.Base,
-		"--selected", o.Selected, "--guard", v.guard, "--outcome", v.outcome)
+	node, err := beganOn(s.env.Abs(o.Iter), o.Selected)
+	if err != nil {
+		fmt.Fprintf(s.env.Stderr, "runner-step: %v; the iteration in %s is not committed\n", err, o.Iter)
+		return "", exit.RunnerError
+	}
+	update := updateOptions(o, node, v)
+	code := s.call("tree-update", func(env *cli.Env) error { _, err := update.Update(env); return err })
 	switch {
 	case code == exit.AgentError && v.final == exit.OK:
 		v.final = exit.AgentError
@@ -228,16 +240,50 @@ func (s *step) commit(o *Options, v *verdict) (string, int) {
 		fmt.Fprintf(s.env.Stderr, "runner-step: tree-update failed (exit %d); the iteration in %s is not committed\n", code, o.Iter)
 		return "", exit.RunnerError
 	}
-	var out strings.Builder
-	if plumbing.Held(&out, s.env.Stderr, "iter-log", "end", "--iter", o.Iter) != exit.OK {
+	var m iterdir.Meta
+	end := &iterlog.EndCmd{Iter: o.Iter}
+	if s.call("iter-log end", func(env *cli.Env) (err error) { m, err = end.End(env); return err }) != exit.OK {
 		fmt.Fprintf(s.env.Stderr, "runner-step: iter-log end failed; the iteration in %s is not committed\n", o.Iter)
 		return "", exit.RunnerError
 	}
-	if plumbing.Held(io.Discard, s.env.Stderr, "loop-commit", "commit", "--as-staged", "--iter", o.Iter) != exit.OK {
+	commit := &loopcommit.CommitCmd{Iter: o.Iter, AsStaged: true}
+	if s.call("loop-commit commit", func(env *cli.Env) error { _, err := commit.Commit(env); return err }) != exit.OK {
 		fmt.Fprintf(s.env.Stderr, "runner-step: loop-commit failed for %s\n", o.Iter)
 		return "", exit.RunnerError
 	}
-	return strings.TrimRight(out.String(), "\n"), exit.OK
+	return iterlog.Line(m), exit.OK
+}
+
+// updateOptions is tree-update's command line for the iteration: tree-update
+// --iter DIR --base COMMIT --selected NODE --guard G --outcome O, with
+// the defaults of the others (--tree .runner/state/tree.json).
+func updateOptions(o *Options, node string, v *verdict) *treeupdate.Options {
+	return &treeupdate.Options{Base: o.Base, Iter: o.Iter, Tree: layout.Tree, Selected: node, Guard: v.guard, Outcome: v.outcome}
+}
+
+// beganOn is the node the iteration in dir began on (its begin.json); a
+// selected that is not it (step-end --selected) is refused.
+func beganOn(dir, selected string) (string, error) {
+	var b iterdir.Begin
+	if err := iterdir.Read(dir, iterdir.BeginFile, &b); err != nil {
+		return "", fmt.Errorf("read %s: %w", iterdir.BeginFile, err)
+	}
+	if b.NodeID == "" || !tree.ValidID(b.NodeID) {
+		return "", fmt.Errorf("%s names no node (%q)", iterdir.BeginFile, b.NodeID)
+	}
+	if selected != "" && selected != b.NodeID {
+		return "", fmt.Errorf("--selected %s, but the iteration began on node %s", selected, b.NodeID)
+	}
+	return b.NodeID, nil
+}
+
+// call runs a command's core in this process, what it prints on stdout
+// dropped (the step says what it did) and its errors on the step's
+// stderr (cli.Call): its exit code.
+func (s *step) call(name string, core func(*cli.Env) error) int {
+	e := *s.env
+	e.Stdout = io.Discard
+	return cli.Call(name, &e, core)
 }
 
 // refresh refreshes the run record id after the commit (runner-record

@@ -3,10 +3,10 @@
 // exits of the iteration's session (agent-exec, guard-run) to its commit
 // and the refresh of the run record. What the exits make of the iteration
 // (verdict) is decided here, once; a runner error puts back what the
-// session changed (agent-exec --restore) before anything is staged; then
-// tree-update, iter-log end and loop-commit commit run in sequence, each
-// again should a signal kill it at its very start (lib/plumbing), and the
-// run record is refreshed in this process (lib/runrecord). A signal that
+// session changed (agent-exec --restore, a command of its own) before
+// anything is staged; then tree-update, iter-log end and loop-commit
+// commit run in sequence in this process (their cores, cli.Call), and
+// the run record is refreshed in this process too (lib/runrecord). A signal that
 // comes meanwhile is held: the iteration is committed, and the step ends
 // as interrupted.
 package stepend
@@ -24,7 +24,7 @@ import (
 type Options struct {
 	stepctx.Base
 	Iter      string `required:"" placeholder:"DIR" help:"The iteration's directory (step-begin's dir)."`
-	Selected  string `required:"" placeholder:"ID" help:"The node the iteration worked on (step-begin's id)."`
+	Selected  string `placeholder:"ID" help:"The node the iteration worked on, checked against the one it began on (its begin.json, which the step takes the node from): a mismatch is a runner error and nothing is committed."`
 	AgentExit *int   `name:"agent-exit" placeholder:"N" help:"agent-exec's exit code: 0 the session ended (judged by tree-update), 5 an agent error, 8 paused on a usage limit or an outage, 124 timed out, 130/143 interrupted, other a runner error. Without it no session ran: context-write failed (a runner error)."`
 	AgentDone bool   `name:"agent-done" help:"agent-exec reported status=done: the guard decides (--guard-exit); without --guard-exit the guard did not start, after a signal or the operator's cancel, and the iteration is interrupted."`
 	GuardExit *int   `name:"guard-exit" placeholder:"N" help:"guard-run's exit code: 0 pass, 1 fail, 124 timed out, 130/143 interrupted, other a runner error."`

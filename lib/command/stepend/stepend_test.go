@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/treeupdate"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
 func ptr(n int) *int { return &n }
@@ -151,5 +156,53 @@ func TestRefreshRefusesBadID(t *testing.T) {
 	s, errs := testStep(t, 0)
 	if s.refresh("../x", true) || errs.String() != "runner-record: --record \"../x\" is not a record id\n" {
 		t.Errorf("refresh: %q", errs.String())
+	}
+}
+
+// TestUpdateOptionsAsParsed: the options step-end calls tree-update's
+// core with are what tree-update's own command line makes of the same
+// flags, defaults included.
+func TestUpdateOptionsAsParsed(t *testing.T) {
+	o := &Options{Iter: ".runner/iterations/r/0001"}
+	o.Base.Base = "abc123"
+	for _, v := range []verdict{{outcome: outcomeAgent, guard: "pass"}, {outcome: outcomeInterrupted, guard: "skipped"}} {
+		var parsed treeupdate.Options
+		parser, err := kong.New(&parsed, kong.Exit(func(int) { t.Fatal("kong exited") }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parser.Parse([]string{"--iter", o.Iter, "--base", "abc123", "--selected", "n1", "--guard", v.guard, "--outcome", v.outcome}); err != nil {
+			t.Fatal(err)
+		}
+		if got := updateOptions(o, "n1", &v); !reflect.DeepEqual(*got, parsed) {
+			t.Errorf("in process %+v\nparsed     %+v", *got, parsed)
+		}
+	}
+}
+
+// TestBeganOn: the node is begin.json's; a --selected that differs, or
+// a begin.json that names none, is refused.
+func TestBeganOn(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := beganOn(dir, ""); err == nil {
+		t.Error("no begin.json: accepted")
+	}
+	if err := iterdir.Write(dir, iterdir.BeginFile, iterdir.Begin{Version: 1, NodeID: "a.b"}); err != nil {
+		t.Fatal(err)
+	}
+	if node, err := beganOn(dir, ""); node != "a.b" || err != nil {
+		t.Errorf("begin.json's node: %q %v", node, err)
+	}
+	if node, err := beganOn(dir, "a.b"); node != "a.b" || err != nil {
+		t.Errorf("the same --selected: %q %v", node, err)
+	}
+	if _, err := beganOn(dir, "a.c"); err == nil || !strings.Contains(err.Error(), "began on node a.b") {
+		t.Errorf("another --selected: %v", err)
+	}
+	if err := iterdir.Write(dir, iterdir.BeginFile, iterdir.Begin{Version: 1, NodeID: "../x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := beganOn(dir, ""); err == nil {
+		t.Error("an invalid node id: accepted")
 	}
 }

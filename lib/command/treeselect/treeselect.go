@@ -64,8 +64,39 @@ func (o *Options) policy(env *cli.Env) (tree.StuckPolicy, error) {
 	return tree.StuckPolicy(cfg.StuckPolicy), nil
 }
 
-// Run executes the command.
+// Run prints the selection.
 func (o *Options) Run(env *cli.Env) error {
+	sel, err := o.Select(env)
+	if sel.Status == "" {
+		return err
+	}
+	if o.JSON || o.Wanted() {
+		r := Result{Version: 1, Status: sel.Status}
+		if sel.Node != nil {
+			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
+			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
+		}
+		printJSON := o.PrintJSON
+		if sel.Status != tree.StatusOpen {
+			// The exit code says complete or stuck; a path that only an
+			// open selection has (a complete tree has no id) prints nothing.
+			printJSON = o.PrintJSONIfAny
+		}
+		if perr := printJSON(env, r); perr != nil {
+			return perr
+		}
+	} else {
+		fmt.Fprintln(env.Stdout, sel)
+	}
+	return err
+}
+
+// Select reads the tree (o.File, else .runner/state/tree.json) and returns
+// its selection under the stuck policy. With the selection, an error
+// (Silent, its message said on env's stderr) carries exit 2 complete, 3
+// stuck or 7 waiting; without one, exit 1 an invalid tree or 6 a runner
+// error.
+func (o *Options) Select(env *cli.Env) (tree.Selection, error) {
 	name := o.File
 	if name == "" {
 		name = layout.Tree
@@ -81,41 +112,23 @@ func (o *Options) Run(env *cli.Env) error {
 		defer release()
 	}
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "read %s: %w", name, err)
+		return tree.Selection{}, exit.Errorf(exit.RunnerError, "read %s: %w", name, err)
 	}
 	root, ps := tree.Load(data)
 	if len(ps) > 0 {
-		return exit.Errorf(exit.Negative, "%s is invalid (%s, first: %s); run tree-validate for all of them", name, vocab.Plural(len(ps), "error", "errors"), ps[0])
+		return tree.Selection{}, exit.Errorf(exit.Negative, "%s is invalid (%s, first: %s); run tree-validate for all of them", name, vocab.Plural(len(ps), "error", "errors"), ps[0])
 	}
 	policy, err := o.policy(env)
 	if err != nil {
-		return err
+		return tree.Selection{}, err
 	}
 	sel := tree.SelectWith(root, policy)
-	if o.JSON || o.Wanted() {
-		r := Result{Version: 1, Status: sel.Status}
-		if sel.Node != nil {
-			r.ID, r.Path, r.Next, r.Title = sel.Node.ID, sel.Path, sel.Node.Next, sel.Node.Title
-			r.Attempts, r.MaxAttempts = sel.Node.Attempts, sel.Node.MaxAttempts
-		}
-		printJSON := o.PrintJSON
-		if sel.Status != tree.StatusOpen {
-			// The exit code says complete or stuck; a path that only an
-			// open selection has (a complete tree has no id) prints nothing.
-			printJSON = o.PrintJSONIfAny
-		}
-		if err := printJSON(env, r); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(env.Stdout, sel)
-	}
 	switch sel.Status {
 	case tree.StatusComplete:
-		return cli.Silent(exit.Complete)
+		return sel, cli.Silent(exit.Complete)
 	case tree.StatusWaiting:
 		env.Errorf("waiting: every open leaf waits for an operator's answer, the leftmost '%s' at %s: %s", sel.Node.ID, sel.Path, tree.AnswerHint(sel.Node.ID))
-		return cli.Silent(exit.Waiting)
+		return sel, cli.Silent(exit.Waiting)
 	case tree.StatusStuck:
 		// The message names the operator's next step.
 		if stuck := tree.Stuck(root); policy == tree.StuckSkip && len(stuck) > 1 {
@@ -123,7 +136,7 @@ func (o *Options) Run(env *cli.Env) error {
 		} else {
 			env.Errorf("stuck: node '%s' at %s has no attempts left (%d/%d): %s", sel.Node.ID, sel.Path, sel.Node.Attempts, sel.Node.MaxAttempts, tree.StuckHint(sel.Node.ID))
 		}
-		return cli.Silent(exit.Stuck)
+		return sel, cli.Silent(exit.Stuck)
 	}
-	return nil
+	return sel, nil
 }

@@ -96,44 +96,68 @@ func (o *Options) path(flag, def string) string {
 	return filepath.Join(o.Iter, def)
 }
 
-// Run executes the command.
+// Run updates the tree and prints the result: result=<r> id=<id>
+// passes=<bool> attempts=<n>/<m> [children=<a,b>], or JSON.
 func (o *Options) Run(env *cli.Env) error {
+	res, err := o.Update(env)
+	if res.Result == "" {
+		return err
+	}
+	if o.JSON || o.Wanted() {
+		if perr := o.PrintJSON(env, res); perr != nil {
+			return perr
+		}
+	} else {
+		line := fmt.Sprintf("result=%s id=%s passes=%v attempts=%d/%d", res.Result, res.ID, res.Passes, res.Attempts, res.MaxAttempts)
+		if len(res.Children) > 0 {
+			line += " children=" + strings.Join(res.Children, ",")
+		}
+		fmt.Fprintln(env.Stdout, line)
+	}
+	return err
+}
+
+// Update judges the iteration's outcome, writes the next tree and
+// update.json, and returns the result. An agent error is written too and
+// returned with a Silent exit 5, its reasons said on env's stderr; other
+// errors carry exit 6 (nothing written).
+func (o *Options) Update(env *cli.Env) (Result, error) {
 	treePath := env.Abs(o.Tree)
 	snapData, snapName, cfgAt, err := o.reference(env)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	snap, ps := tree.Load(snapData)
 	if len(ps) > 0 {
-		return exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", snapName, ps)
+		return Result{}, exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", snapName, ps)
 	}
 	if err := o.checkSelected(env); err != nil {
-		return err
+		return Result{}, err
 	}
 	sel, _ := tree.Find(snap, o.Selected)
 	if sel == nil || !sel.IsLeaf() || sel.Passes {
-		return exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
+		return Result{}, exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
 	}
 	if sel.IsWaiting() {
-		return exit.Errorf(exit.RunnerError, "selected node '%s' waits for an operator's answer in the snapshot: it is not selected until tree-edit answer", o.Selected)
+		return Result{}, exit.Errorf(exit.RunnerError, "selected node '%s' waits for an operator's answer in the snapshot: it is not selected until tree-edit answer", o.Selected)
 	}
 
 	res := Result{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
 	next, reasons, err := o.next(env, snap, sel, snapData, treePath, cfgAt, &res)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 
 	// Whatever happened, the tree written must be valid: this is the
 	// runner's own output, so a failure here is a runner error.
 	data := tree.Encode(next)
 	if ps := tree.Verify(next, data); len(ps) > 0 {
-		return exit.Errorf(exit.RunnerError, "next tree would be invalid: %v", ps)
+		return Result{}, exit.Errorf(exit.RunnerError, "next tree would be invalid: %v", ps)
 	}
 	if len(reasons) > 0 {
 		logPath := env.Abs(o.path(o.ErrorLog, "agent_error.log"))
 		if err := fsutil.WriteAtomic(logPath, []byte(strings.Join(reasons, "\n")+"\n"), 0o644); err != nil {
-			return exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(logPath), err)
+			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(logPath), err)
 		}
 	}
 	n, _ := tree.Find(next, o.Selected)
@@ -145,26 +169,15 @@ func (o *Options) Run(env *cli.Env) error {
 		res.Reasons = []string{}
 	}
 	if err := o.write(env, treePath, data, res); err != nil {
-		return err
-	}
-	if o.JSON || o.Wanted() {
-		if err := o.PrintJSON(env, res); err != nil {
-			return err
-		}
-	} else {
-		line := fmt.Sprintf("result=%s id=%s passes=%v attempts=%d/%d", res.Result, res.ID, res.Passes, res.Attempts, res.MaxAttempts)
-		if len(res.Children) > 0 {
-			line += " children=" + strings.Join(res.Children, ",")
-		}
-		fmt.Fprintln(env.Stdout, line)
+		return Result{}, err
 	}
 	if res.Result == string(vocab.ResultAgentError) {
 		for _, r := range reasons {
 			env.Errorf("agent error: %s", r)
 		}
-		return cli.Silent(exit.AgentError)
+		return res, cli.Silent(exit.AgentError)
 	}
-	return nil
+	return res, nil
 }
 
 // next is the next tree for the iteration's outcome: the snapshot for an
