@@ -5,9 +5,11 @@
 // the session checks and puts back what the session may not change:
 // git's settings, the user's own configuration, the run's iteration logs,
 // HEAD and the branch, the protected paths and the runner-owned files by
-// their raw bytes (lib/policy). agent-exec and guard-run call it, and
-// agent-exec --restore for a session that ended unchecked; the session's
-// processes are contained by lib/proc (a PID namespace per session).
+// their raw bytes (lib/policy). agent-exec and guard-run run their
+// session through Run, the one sequence from the seal to the checks;
+// agent-exec --restore calls Kill and Restore for a session that ended
+// unchecked; the session's processes are contained by lib/proc (a PID
+// namespace per session).
 package session
 
 import (

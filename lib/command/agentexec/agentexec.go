@@ -76,9 +76,58 @@ func (o *Options) Run(env *cli.Env) error {
 
 // run is Run before its exit is told on --seal-fd.
 func (o *Options) run(env *cli.Env) error {
-	// The user's git config as it is now, before a session could change
-	// it, for every git process of this command (runner-step's, when it
-	// started this one).
+	if o.Restore {
+		return o.restoreSession(env)
+	}
+	x := &execution{env: env}
+	defer x.close()
+	defer x.waitLog()
+	out, err := session.Run(env, session.Spec{
+		Iter: o.Iter, Base: o.Base.Base, Tools: true, Seal: true,
+		// The agent may write its output, nothing else of the runner's
+		// there.
+		Own: []string{iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile, agent.GeminiSettingsFile},
+		Who: "the agent", Session: "the agent's session", Fails: "the iteration is an agent error",
+		Prepare: func(it stepctx.Iteration, repo *git.Repo) error {
+			return x.prepare(it, repo, o.tee(env))
+		},
+		Confinement: func(stepctx.Iteration) session.Confinement {
+			return confinement(x.cfg, env.Dir, x.it.Dir, x.outPath)
+		},
+		Tell: func(digest string) { o.Tell(env, digest) },
+		// The nodes' artifacts directories, within their cap (seed 000
+		// §3.4).
+		Checks: func() ([]string, error) {
+			over, err := artifacts.Enforce(x.repo, cmp.Or(x.it.Base, "HEAD"), int64(x.cfg.ArtifactsLimitBytes))
+			if err != nil {
+				return nil, exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
+			}
+			return over, nil
+		},
+	}, x.run)
+	// The same judgement for every path, timeouts and interruptions
+	// included: the iteration is committed whatever happened, so a
+	// touched runner file or a moved HEAD was put back first (Run).
+	if err != nil {
+		return err
+	}
+	if out.Verdict.Appeared {
+		x.rec.Cancel = &out.Verdict
+	}
+	if err := x.record(); err != nil {
+		return err
+	}
+	if err := x.judgeOutput(); err != nil {
+		return err
+	}
+	code := x.exitCode(out.Verdict, out.Violations)
+	x.waitLog()
+	return o.report(env, x.it.Dir, x.rec, code)
+}
+
+// restoreSession is --restore: the iteration loaded as for a session,
+// then no session, only restore.
+func (o *Options) restoreSession(env *cli.Env) error {
 	if err := git.Hermetic(env.Dir); err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
@@ -92,85 +141,39 @@ func (o *Options) run(env *cli.Env) error {
 			return exit.Wrap(exit.RunnerError, err)
 		}
 	}
-	// Everything the runner wrote in the run's iteration directories is
-	// held from here on: the agent may write its output, nothing else
-	// there. The seal is taken while config.toml is read from the base
-	// (both start git processes), and complete before the
-	// session starts; a config.toml that cannot be read wins over it.
-	var sealed *session.Session
-	var sealErr error
-	if !o.Restore {
-		sealed, sealErr = session.Seal(repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base,
-			iterdir.OutputFile, iterdir.ExecutorLog, iterdir.EventsLog, iterdir.AgentFile, agent.CodexSchemaFile, agent.CodexMessageFile, agent.GeminiSettingsFile)
-	}
 	it, err := loading.Wait()
 	if err != nil {
 		return err
 	}
-	cfg := it.Config
-	// The session's model by mode and attempt (last_attempt_model,
-	// decompose_model, execute_model, else model).
-	var modelRule string
-	cfg.Agent.Model, modelRule = cfg.Agent.ModelFor(it.Begin.Mode, it.Begin.Attempts, it.Begin.MaxAttempts)
-	backend, err := agent.New(cfg.Agent.Backend)
-	if err != nil {
+	if _, err := agent.New(it.Config.Agent.Backend); err != nil {
 		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
 	}
-	if o.Restore {
-		return o.restore(env, repo, it)
-	}
-	x := &execution{env: env, repo: repo, it: it, cfg: cfg, backend: backend}
-	defer x.close()
-	if err := x.prepare(o.tee(env), modelRule); err != nil {
-		return err
-	}
-	if sealErr != nil {
-		return exit.Errorf(exit.RunnerError, "%v", sealErr)
-	}
-	if err := sealed.Hold(x.cfg.Protected(), confinement(x.cfg, env.Dir, x.it.Dir, x.outPath)); err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
-	}
-	o.Tell(env, sealed.Digest())
-	// Who creates the cancel file during the session, the
-	// operator (lib/cancel.Request) or the session itself.
-	judge, err := cancel.Listen(env.Dir)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
-	}
-	// [sandbox] mode = "bwrap" or "docker": the session runs
-	// confined; what the sandbox left is removed before it is judged.
-	release, err := confine(env, &x.req, x.cfg, env.Dir, x.outPath, &x.rec)
+	return o.restore(env, repo, it)
+}
+
+// run is the session itself (session.Run's fn): confined as [sandbox]
+// mode says ("bwrap" or "docker"; what the sandbox left is removed before
+// the session is judged), the backend's sessions, then executor.log
+// closed and on its way to the disk while the session is checked, and
+// the result recorded.
+func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
+	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, &x.rec)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 	}
 	defer release()
-	x.runSessions()
+	x.runSessions(in)
 	if err := release(); err != nil {
-		judge.Close(false)
 		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
 	}
-	verdict := judge.Close(x.in.Cause() == cli.CauseCancelFile)
 	if err := x.log.Close(); err != nil {
-		env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+		x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
-	// The log reaches the disk while the session is checked,
-	// before agent.json is written.
-	syncLog := x.syncLog()
-	defer syncLog()
+	// The log reaches the disk while the session is checked, before
+	// agent.json is written.
+	x.syncLog()
 	x.recordResult()
-	// The same judgement for every path, timeouts and interruptions
-	// included: the iteration is committed whatever happened, so a touched
-	// runner file or a moved HEAD must be put back first.
-	violations, err := x.violations(sealed, verdict)
-	if err != nil {
-		return err
-	}
-	if err := x.judgeOutput(); err != nil {
-		return err
-	}
-	code := x.exitCode(verdict, violations)
-	syncLog()
-	return o.report(env, x.it.Dir, x.rec, code)
+	return nil
 }
 
 // execution is one agent session of agent-exec, from its prepared request
@@ -188,7 +191,8 @@ type execution struct {
 	logFile *os.File           // <iter>/executor.log
 	log     *proc.CappedWriter // logFile within its cap
 	closers []func() error     // run by close, last first
-	in      *cli.Interrupt     // the session's interruption
+	logSync func()             // waits for executor.log's sync (syncLog)
+	in      interruption       // the session's interruption, as it ended
 	began   bool               // no interruption came before the session began
 	res     agent.Result       // the last session's result
 	runErr  error              // the last session's start error
@@ -204,17 +208,34 @@ func (x *execution) close() {
 	}
 }
 
-// prepare reads the node's agent settings and the prompt, opens
+// interruption is what interrupted the session, as it stood when the
+// backend's sessions ended (cli.Interrupt: the step's signals and the
+// cancel file are still listened for while the session is checked).
+type interruption struct {
+	code  int       // cli.Interrupt.Code
+	cause string    // cli.Interrupt.Cause
+	at    time.Time // cli.Interrupt.At
+}
+
+// prepare chooses the session's model by mode and attempt
+// (last_attempt_model, decompose_model, execute_model, else model) and
+// its backend, reads the node's agent settings and the prompt, opens
 // executor.log (and events.jsonl for a backend that streams events) and
 // fills the request and the record's first fields. Errors carry the
 // runner-error exit code.
-func (x *execution) prepare(tee io.Writer, modelRule string) error {
+func (x *execution) prepare(it stepctx.Iteration, repo *git.Repo, tee io.Writer) error {
+	x.it, x.repo, x.cfg = it, repo, it.Config
+	var modelRule string
+	x.cfg.Agent.Model, modelRule = x.cfg.Agent.ModelFor(it.Begin.Mode, it.Begin.Attempts, it.Begin.MaxAttempts)
+	var err error
+	if x.backend, err = agent.New(x.cfg.Agent.Backend); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v (set [agent] backend in %s or RUNNER_AGENT)", err, layout.Config)
+	}
 	env, cfg, dir, begin := x.env, &x.cfg, x.it.Dir, x.it.Begin
 	// The node's own agent settings (seed 000 §3.4), from the base: the
 	// operator's file, which no session can change for itself.
 	var tools nodetools.Tools
 	var hasTools bool
-	var err error
 	if x.it.NodeTools.Rev != "" { // read with config.toml (StartWithTools)
 		tools, hasTools, err = nodetools.FromFile(x.it.NodeTools)
 	} else {
@@ -274,20 +295,16 @@ func (x *execution) prepare(tee io.Writer, modelRule string) error {
 
 // runSessions runs the session, then the backends of [agent] fallback
 // and the fresh sessions of on_rate_limit = "wait" while they apply, and
-// stops watching for interruptions.
-func (x *execution) runSessions() {
+// keeps what interrupted them, as it stood then.
+func (x *execution) runSessions(in *cli.Interrupt) {
 	env, begin := x.env, x.it.Begin
-	x.in = cli.NotifyInterrupt()
-	if err := x.in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
-		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
-	}
-	x.began = x.in.Err() == nil
-	x.res, x.runErr = startSession(x.in, x.backend, x.req)
+	x.began = in.Err() == nil
+	x.res, x.runErr = startSession(in, x.backend, x.req)
 	x.primary = x.backend.Name()
 	// [agent] fallback: a rate limit, an outage or refused
 	// authentication hands what is left of the iteration's budget to the
 	// next backend.
-	x.backend, x.res, x.runErr = fallback(env, x.in, x.cfg.Agent.Fallback, begin, x.backend, &x.req, x.res, x.runErr, &x.rec, x.log)
+	x.backend, x.res, x.runErr = fallback(env, in, x.cfg.Agent.Fallback, begin, x.backend, &x.req, x.res, x.runErr, &x.rec, x.log)
 	// on_rate_limit = "wait": a fresh session once the limit resets (or
 	// after a capped backoff), for as long as the iteration's budget lasts.
 	for k := 0; x.runErr == nil && x.res.Class == agent.ClassRateLimit && x.cfg.Agent.OnRateLimit == config.RateLimitWait; k++ {
@@ -300,23 +317,22 @@ func (x *execution) runSessions() {
 		fmt.Fprintf(x.log, "\n[treeloop] %s\n", note)
 		select {
 		case <-time.After(wait):
-		case <-x.in.Done():
+		case <-in.Done():
 		}
-		if x.in.Err() != nil {
-			x.res.Class, x.res.Message = agent.ClassInterrupted, "agent interrupted by "+x.in.Cause()+" while waiting for a rate limit"
+		if in.Err() != nil {
+			x.res.Class, x.res.Message = agent.ClassInterrupted, "agent interrupted by "+in.Cause()+" while waiting for a rate limit"
 			break
 		}
-		x.res, x.runErr = x.backend.Run(x.in, x.req)
+		x.res, x.runErr = x.backend.Run(in, x.req)
 	}
-	x.in.Stop()
+	x.in = interruption{code: in.Code(), cause: in.Cause(), at: in.At()}
 }
 
-// syncLog starts syncing executor.log to the disk and returns the wait
-// for it (again later does nothing); a failure is warned about.
-func (x *execution) syncLog() func() {
+// syncLog starts syncing executor.log to the disk; waitLog waits for it.
+func (x *execution) syncLog() {
 	logSynced := make(chan error, 1)
 	go func() { logSynced <- x.logFile.Sync() }()
-	return func() {
+	x.logSync = func() {
 		if logSynced == nil {
 			return
 		}
@@ -324,6 +340,14 @@ func (x *execution) syncLog() func() {
 			x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 		}
 		logSynced = nil
+	}
+}
+
+// waitLog waits for the sync syncLog started, if any (again later does
+// nothing); a failure is warned about.
+func (x *execution) waitLog() {
+	if x.logSync != nil {
+		x.logSync()
 	}
 }
 
@@ -337,7 +361,7 @@ func (x *execution) recordResult() {
 	if !res.Proc.Started.IsZero() {
 		rec.StartedAt = res.Proc.Started.UTC().Format(time.RFC3339Nano)
 	}
-	if at := x.in.At(); !at.IsZero() {
+	if at := x.in.at; !at.IsZero() {
 		rec.InterruptedAt = at.UTC().Format(time.RFC3339Nano)
 	}
 	rec.CLIVersion, rec.Model, rec.ResetAt = res.CLIVersion, res.Model, res.ResetAt
@@ -362,35 +386,17 @@ func (x *execution) recordResult() {
 	}
 }
 
-// violations puts back what the agent may not change and words what it
-// did: protected paths and git (sealed), the artifacts' cap, a cancel
-// file or answers the session wrote itself. It records the session in
-// the cassette when one is configured. Errors carry the runner-error exit
-// code.
-func (x *execution) violations(sealed *session.Session, verdict cancel.Verdict) ([]string, error) {
-	violations, err := sealed.Check("the agent", x.cfg.Protected())
-	if err != nil {
-		return nil, exit.Errorf(exit.RunnerError, "%v", err)
+// record records the session in the cassette when one is configured
+// (after the checks: the work tree's changes as they were put back).
+// Errors carry the runner-error exit code.
+func (x *execution) record() error {
+	if x.cfg.Agent.Cassette == "" || x.primary == "replay" {
+		return nil
 	}
-	// The nodes' artifacts directories, within their cap (seed 000 §3.4).
-	over, err := artifacts.Enforce(x.repo, cmp.Or(x.it.Base, "HEAD"), int64(x.cfg.ArtifactsLimitBytes))
-	if err != nil {
-		return nil, exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
+	if err := record(x.repo, x.it.Dir, x.it.Begin, x.cfg.Agent.Cassette, x.backend.Name(), x.res, x.runErr); err != nil {
+		return exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
 	}
-	violations = append(violations, over...)
-	if verdict.Appeared {
-		x.rec.Cancel = &verdict
-	}
-	if verdict.By == cancel.BySession {
-		violations = append(violations, fmt.Sprintf("the agent's session created %s with no operator's request (runner-cancel): it stops the loop, but the iteration is an agent error (an attempt consumed)", layout.Cancel))
-	}
-	violations = append(violations, forgedAnswers("the agent's session", verdict.ForgedAnswers)...)
-	if x.cfg.Agent.Cassette != "" && x.primary != "replay" {
-		if err := record(x.repo, x.it.Dir, x.it.Begin, x.cfg.Agent.Cassette, x.backend.Name(), x.res, x.runErr); err != nil {
-			return nil, exit.Errorf(exit.RunnerError, "record the session in the cassette: %v", err)
-		}
-	}
-	return violations, nil
+	return nil
 }
 
 // judgeOutput classifies a session that ended without another class by
@@ -424,10 +430,10 @@ func (x *execution) exitCode(verdict cancel.Verdict, violations []string) int {
 	over := overReported(rec.Backend, rec.Class, x.reported, x.cfg.Agent.MaxReportedFailures, x.it.Begin.NodeID)
 	switch {
 	case rec.Class == agent.ClassInterrupted:
-		if c := in.Cause(); c != "" && x.began {
+		if c := in.cause; c != "" && x.began {
 			rec.Message = "agent interrupted by " + c
 		}
-		code = in.Code()
+		code = in.code
 		if code == 0 {
 			code = exit.SIGINT
 		}
@@ -450,7 +456,7 @@ func (x *execution) exitCode(verdict cancel.Verdict, violations []string) int {
 		code = exit.AgentError
 		rec.AgentErrors = append(rec.AgentErrors, rec.Message)
 	}
-	if verdict.By == cancel.BySession && code == in.Code() && in.Cause() == cli.CauseCancelFile {
+	if verdict.By == cancel.BySession && code == in.code && in.cause == cli.CauseCancelFile {
 		code = exit.OK // not an interruption: the session stopped itself
 	}
 	if len(violations) > 0 {
@@ -490,17 +496,6 @@ func (o *Options) report(env *cli.Env, dir string, rec iterdir.Agent, code int) 
 		return nil
 	}
 	return cli.Silent(code)
-}
-
-// forgedAnswers words the answers removed from the queue (cancel.Judge):
-// files of .runner/answers/ that appeared during a session without an
-// operator's tree-edit answer.
-func forgedAnswers(who string, names []string) []string {
-	var out []string
-	for _, n := range names {
-		out = append(out, fmt.Sprintf("%s wrote %s/%s with no operator's tree-edit answer: removed (only an operator answers a question)", who, layout.Answers, n))
-	}
-	return out
 }
 
 // tee is the live view's writer.
@@ -603,7 +598,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	}
 	// No judge saw which answers operators queued during the session:
 	// every one that appeared since it began is dropped.
-	reasons = append(reasons, forgedAnswers("the unfinished session", cancel.DropAnswers(env.Abs(layout.Answers), begin.StartedAt, nil))...)
+	reasons = append(reasons, session.ForgedAnswers("the unfinished session", cancel.DropAnswers(env.Abs(layout.Answers), begin.StartedAt, nil))...)
 	for _, r := range reasons {
 		fmt.Fprintln(env.Stdout, r)
 	}

@@ -38,18 +38,6 @@ func TestPriceUsage(t *testing.T) {
 	}
 }
 
-// An answer a session wrote to the queue is an agent error naming the
-// file and saying why.
-func TestForgedAnswers(t *testing.T) {
-	got := forgedAnswers("the agent's session", []string{"x-root.1.json"})
-	if len(got) != 1 || !strings.HasPrefix(got[0], "the agent's session wrote .runner/answers/x-root.1.json with no operator's tree-edit answer") {
-		t.Errorf("forgedAnswers = %q", got)
-	}
-	if forgedAnswers("the agent's session", nil) != nil {
-		t.Error("reasons without a forged answer")
-	}
-}
-
 // TestConfinement: the agent's seal is told the sandbox and the runner
 // files the sandbox leaves writable (the state and node directories, the
 // output files in the iteration's directory), the same confine opens;

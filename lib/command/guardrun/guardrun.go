@@ -69,77 +69,45 @@ func (o *Options) Run(env *cli.Env) error {
 
 // run is Run before its exit is told on --seal-fd.
 func (o *Options) run(env *cli.Env) error {
-	// The user's git config as it is now, before a session could change
-	// it, for every git process of this command (runner-step's, when it
-	// started this one).
-	if err := git.Hermetic(env.Dir); err != nil {
-		return exit.Wrap(exit.RunnerError, err)
-	}
-	loading, err := stepctx.Start(env, o.Iter, o.Base.Base)
-	if err != nil {
-		return err
-	}
+	based := o.Base.Base != ""
+	var rec iterdir.Guard
+	var code int
+	var synced func(iterdir.Guard, int) (iterdir.Guard, int)
+	var j guard.Judging
 	// The check after the guard is the step's (it knows the base): run
-	// alone, guard-run only runs the guard. The seal is taken while
-	// config.toml is read from the base (both start git
-	// processes); a config.toml that cannot be read wins over it.
-	var sealed *session.Session
-	var sealErr error
-	if o.Base.Base != "" {
-		sealed, sealErr = session.Seal(loading.Repo, loading.Begin.RunID, loading.Dir, loading.Begin.Branch, loading.Base, iterdir.GuardLog, iterdir.GuardFile, iterdir.ResultsDir, iterdir.WitnessDir)
-	}
-	it, err := loading.Wait()
-	if err != nil {
-		return err
-	}
-	dir, begin, cfg := it.Dir, it.Begin, it.Config
-	if sealErr != nil {
-		return exit.Errorf(exit.RunnerError, "%v", sealErr)
-	}
-	// A cancel file the guard's own processes create is void.
-	judge, err := cancel.Listen(env.Dir)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v (is another runner working in this repository?)", err)
-	}
-	in := cli.NotifyInterrupt()
-	defer in.Stop()
-	if err := in.WatchCancelFile(filepath.Join(env.Dir, layout.Cancel)); err != nil {
-		env.Warnf("cannot watch %s: %v", layout.Cancel, err)
-	}
-	if sealed != nil {
-		if err := sealed.Hold(cfg.Protected(), guardConfinement(cfg.Sandbox, env.Dir)); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
+	// alone, guard-run only runs the guard.
+	out, err := session.Run(env, session.Spec{
+		Iter: o.Iter, Base: o.Base.Base, Seal: based,
+		Own: []string{iterdir.GuardLog, iterdir.GuardFile, iterdir.ResultsDir, iterdir.WitnessDir},
+		Who: "the guard", Session: "the guard", Fails: "the guard fails",
+		Confinement: func(it stepctx.Iteration) session.Confinement {
+			return guardConfinement(it.Config.Sandbox, env.Dir)
+		},
+		Tell: func(digest string) { o.Tell(env, digest) },
+	}, func(in *cli.Interrupt, it stepctx.Iteration) error {
+		var err error
+		if j, err = judging(env, it, based); err != nil {
+			return err
 		}
-		o.Tell(env, sealed.Digest())
+		// guard.log reaches the disk while the session is checked.
+		rec, code, synced = guard.Run(in, env, it.Config, it.Begin.Deadline, filepath.Join(it.Dir, iterdir.GuardLog), j)
+		return nil
+	})
+	if synced == nil {
+		return err // the guard did not run
 	}
-	j, err := judging(env, it, o.Base.Base != "")
-	if err != nil {
-		return err
-	}
-	// guard.log reaches the disk while the session is checked.
-	rec, code, synced := guard.Run(in, env, cfg, begin.Deadline, filepath.Join(dir, iterdir.GuardLog), j)
-	verdict := judge.Close(in.Cause() == cli.CauseCancelFile)
 	if rec.EscapedKilled > 0 {
 		env.Warnf("killed %s the guard left running outside its process group: %s", vocab.Plural(rec.EscapedKilled, "process", "processes"), strings.Join(rec.Escaped, ", "))
 	}
-	var violations []string
-	if sealed != nil {
-		violations, err = sealed.Check("the guard", cfg.Protected())
-	}
 	rec, code = synced(rec, code)
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "%v", err)
+		return err
 	}
-	if verdict.By == cancel.BySession {
-		violations = append(violations, fmt.Sprintf("the guard created %s with no operator's request (runner-cancel): it stops the loop, but the guard fails (an attempt consumed)", layout.Cancel))
+	it := out.Iteration
+	if out.Verdict.Appeared {
+		rec.Cancel = &out.Verdict
 	}
-	for _, n := range verdict.ForgedAnswers {
-		violations = append(violations, fmt.Sprintf("the guard wrote %s/%s with no operator's tree-edit answer: removed (only an operator answers a question)", layout.Answers, n))
-	}
-	if verdict.Appeared {
-		rec.Cancel = &verdict
-	}
-	if err := failFor(&rec, &code, violations, verdict, dir); err != nil {
+	if err := failFor(&rec, &code, out.Violations, out.Verdict, it.Dir); err != nil {
 		return err
 	}
 	if rec.Evidence != nil && rec.Outcome != Pass {
@@ -148,7 +116,7 @@ func (o *Options) run(env *cli.Env) error {
 	// A guard that could not run leaves nothing for the next one: the
 	// runner error puts the runner-owned files back.
 	if rec.Outcome != Error {
-		if err := guard.Record(env.Dir, begin.RunID, rec, j.Caches, false); err != nil {
+		if err := guard.Record(env.Dir, it.Begin.RunID, rec, j.Caches, false); err != nil {
 			return exit.Errorf(exit.RunnerError, "%v", err)
 		}
 	}
