@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/treeloop/treeloop/lib/proc"
+)
+
+// ProcessClass classifies a process end the runner caused: timeout, hang,
+// interruption. "" when the process ended by itself.
+func ProcessClass(pr proc.Result) (class, message string) {
+	switch {
+	case pr.Canceled:
+		return ClassInterrupted, "agent interrupted"
+	case pr.TimedOut:
+		return ClassTimeout, "agent timed out: the iteration's budget ended"
+	case pr.Idle:
+		return ClassHang, "agent hung: no output for agent_idle_timeout_secs"
+	}
+	return "", ""
+}
+
+// httpErrorClass maps an HTTP status and message to a class and one line:
+// a 5xx, or no answer at all in the CLI's words, is an outage.
+func httpErrorClass(cli string, status int, msg string) (string, string) {
+	line := fmt.Sprintf("%s: %s", cli, oneLine(msg, 300))
+	if status != 0 {
+		line = fmt.Sprintf("%s: HTTP %d: %s", cli, status, oneLine(msg, 300))
+	}
+	switch {
+	case status == 401 || status == 403:
+		return ClassAuth, line
+	case status == 429:
+		return ClassRateLimit, line
+	case outageStatus(status), status == 0 && outageText(msg):
+		return ClassOutage, line
+	}
+	return ClassAPIError, line
+}
+
+// oneLine squeezes s onto one line of at most n bytes (and "…"), cut at
+// a character boundary: a message or a live line stays valid UTF-8.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
+}
