@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -51,4 +52,22 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// settled classifies, the same for every CLI backend, a session that
+// leaves no answer to read: one the runner ended, or that ended while its
+// CLI retried a provider it could not reach (ended); else one whose CLI
+// exited non-zero before its session began (refused: class config), when
+// refusal says that exit is a refusal of its settings. It sets res's class
+// and message and reports whether it did.
+func (s *session) settled(ctx context.Context, cli string, refusal bool, res *Result) bool {
+	if cl, msg := s.ended(ctx, cli); cl != "" {
+		res.Class, res.Message = cl, msg
+		return true
+	}
+	if msg, ok := s.refused(cli); ok && refusal {
+		res.Class, res.Message = ClassConfig, msg
+		return true
+	}
+	return false
 }

@@ -90,12 +90,7 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if cl, msg := pr.ended(ctx, "claude"); cl != "" {
-		res.Class, res.Message = cl, msg
-		return res, nil
-	}
-	if msg, ok := pr.refused("claude"); ok {
-		res.Class, res.Message = ClassConfig, msg
+	if pr.settled(ctx, "claude", true, &res) {
 		return res, nil
 	}
 	if line == nil {

@@ -108,12 +108,7 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := pr.ended(ctx, "codex"); cl != "" {
-		res.Class, res.Message = cl, msg
-		return res, nil
-	}
-	if msg, ok := pr.refused("codex"); ok {
-		res.Class, res.Message = ClassConfig, msg
+	if pr.settled(ctx, "codex", true, &res) {
 		return res, nil
 	}
 	if ev.failure != "" {

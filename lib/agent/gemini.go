@@ -197,18 +197,14 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	if ev.model != "" && res.Model == "" {
 		res.Model = ev.model
 	}
-	if cl, msg := pr.ended(ctx, "gemini"); cl != "" {
-		res.Class, res.Message = cl, msg
+	// Settings it refuses leave Gemini CLI without an auth method: exit
+	// 41, after "Invalid configuration in …"; else exit 41 is a failed
+	// authentication.
+	badSettings := strings.Contains(pr.head.String(), "Invalid configuration in")
+	if pr.settled(ctx, "gemini", pr.ExitCode != geminiExitAuth || badSettings, &res) {
 		return res, nil
 	}
-	// Settings it refuses leave Gemini CLI without an auth method: exit
-	// 41, after "Invalid configuration in …".
-	badSettings := strings.Contains(pr.head.String(), "Invalid configuration in")
-	refusal, refused := pr.refused("gemini")
 	switch {
-	case refused && (pr.ExitCode != geminiExitAuth || badSettings):
-		res.Class, res.Message = ClassConfig, refusal
-		return res, nil
 	case pr.ExitCode == geminiExitAuth:
 		res.Class, res.Message = ClassAuth, "gemini: authentication failed: "+oneLine(ev.failure, 300)
 		return res, nil
@@ -223,17 +219,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 		res.Class, res.Message = httpErrorClass("gemini", geminiStatus(ev.failure), ev.failure)
 		return res, nil
 	}
-	if msg, over := ev.text.Over(); over {
-		res.Class, res.Message = ClassInvalidOutput, "gemini: "+msg
-		return res, nil
-	}
-	text := strings.TrimSpace(ev.text.String())
-	if text == "" {
-		res.Class = ClassNoOutput
-		res.Message = fmt.Sprintf("no output: gemini exited %d without a final answer", pr.ExitCode)
-		return res, nil
-	}
-	res.Output = []byte(unfence(text))
+	textAnswer("gemini", "a final answer", pr.ExitCode, &ev.text, &res)
 	return res, nil
 }
 

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,12 +61,7 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := pr.ended(ctx, "opencode"); cl != "" {
-		res.Class, res.Message = cl, msg
-		return res, nil
-	}
-	if msg, ok := pr.refused("opencode"); ok {
-		res.Class, res.Message = ClassConfig, msg
+	if pr.settled(ctx, "opencode", true, &res) {
 		return res, nil
 	}
 	if ev.status != 0 || ev.message != "" {
@@ -77,18 +71,7 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 		}
 		return res, nil
 	}
-	answer := ev.lastText()
-	if msg, over := answer.Over(); over {
-		res.Class, res.Message = ClassInvalidOutput, "opencode: "+msg
-		return res, nil
-	}
-	text := strings.TrimSpace(answer.String())
-	if text == "" {
-		res.Class = ClassNoOutput
-		res.Message = fmt.Sprintf("no output: opencode exited %d without a final text", pr.ExitCode)
-		return res, nil
-	}
-	res.Output = []byte(unfence(text))
+	textAnswer("opencode", "a final text", pr.ExitCode, ev.lastText(), &res)
 	return res, nil
 }
 

@@ -114,3 +114,21 @@ func unfence(text string) string {
 	}
 	return strings.TrimSpace(body[nl+1:])
 }
+
+// textAnswer reads the answer of a CLI that gives it as text (OpenCode,
+// Gemini CLI) into res: past maxAnswerText it is invalid output, blank it
+// is no output ("no output: <cli> exited <exit> without <what>"), else the
+// output JSON, taken out of its fence if it is in one (unfence).
+func textAnswer(cli, what string, exit int, answer *answerText, res *Result) {
+	if msg, over := answer.Over(); over {
+		res.Class, res.Message = ClassInvalidOutput, cli+": "+msg
+		return
+	}
+	text := strings.TrimSpace(answer.String())
+	if text == "" {
+		res.Class = ClassNoOutput
+		res.Message = fmt.Sprintf("no output: %s exited %d without %s", cli, exit, what)
+		return
+	}
+	res.Output = []byte(unfence(text))
+}
