@@ -75,20 +75,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cli.Run("tree-update", "Validate the agent's tree edits against the snapshot, apply the runner-owned transition and write the next canonical tree. Exit 0 updated, 5 agent error (snapshot restored, attempt consumed, reasons in agent_error.log), 6 runner error (nothing written).", &Options{}, args, stdin, stdout, stderr)
 }
 
-// Result is what tree-update prints.
-type Result struct {
-	Version     int      `json:"version"`
-	Result      string   `json:"result"` // passed, failed, retry, decomposed, blocked, agent-error, timeout, interrupted, runner-error, paused
-	ID          string   `json:"id"`
-	Passes      bool     `json:"passes"`
-	Attempts    int      `json:"attempts"`
-	MaxAttempts int      `json:"max_attempts"`
-	Children    []string `json:"children"`
-	Reasons     []string `json:"reasons"`
-	Summary     string   `json:"summary"`
-	Guard       string   `json:"guard"`
-}
-
 func (o *Options) path(flag, def string) string {
 	if flag != "" {
 		return flag
@@ -118,7 +104,7 @@ func (o *Options) Run(env *cli.Env) error {
 		return exit.Errorf(exit.RunnerError, "selected node '%s' waits for an operator's answer in the snapshot: it is not selected until tree-edit answer", o.Selected)
 	}
 
-	res := Result{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
+	res := iterdir.Update{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
 	next, reasons, err := o.next(env, snap, sel, snapData, treePath, cfgAt, &res)
 	if err != nil {
 		return err
@@ -171,7 +157,7 @@ func (o *Options) Run(env *cli.Env) error {
 // outcome that was no attempt, else the judged agent's transition, or the
 // snapshot with an attempt consumed and the agent-error reasons. res gets
 // the result and summary. An error is a runner error.
-func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, cfgAt func() (config.Config, error), res *Result) (*tree.Node, []string, error) {
+func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, cfgAt func() (config.Config, error), res *iterdir.Update) (*tree.Node, []string, error) {
 	switch o.Outcome {
 	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError, OutcomePaused:
 		res.Result = o.Outcome
@@ -216,14 +202,14 @@ func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, tree
 
 // write writes the next tree (data) to treePath and, with --iter, the
 // result to update.json once the tree is durable.
-func (o *Options) write(env *cli.Env, treePath string, data []byte, res Result) error {
+func (o *Options) write(env *cli.Env, treePath string, data []byte, res iterdir.Update) error {
 	writeTree := func() error { return fsutil.WriteAtomic(treePath, data, 0o644) }
 	// update.json says the tree is updated (iter-log recover: action=end),
 	// so it appears only once the tree is durable; its own write and fsync
 	// are made meanwhile.
 	var treeErr, recErr error
 	if o.Iter != "" {
-		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, iterdir.Update(res), writeTree)
+		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, res, writeTree)
 	} else {
 		treeErr = writeTree()
 	}
@@ -304,7 +290,7 @@ func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() 
 // judge validates the agent's output and tree edits and applies the
 // transition. It returns the next tree, or nil and the agent-error reasons;
 // an error is a runner error.
-func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, maxAttempts int, res *Result) (*tree.Node, []string, error) {
+func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, maxAttempts int, res *iterdir.Update) (*tree.Node, []string, error) {
 	reasons := append([]string{}, o.AgentError...)
 	// judged: agent-exec already found the output missing or invalid (its
 	// reasons are in agent.json); judging it again would repeat them.
