@@ -14,8 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/fzipp/gocyclo"
+
+	"github.com/treeloop/treeloop/lib/agent"
 )
 
 // The limits a reader can hold: no function (declared or literal) longer
@@ -418,4 +421,172 @@ func TestStepParsesNoOutput(t *testing.T) {
 	for _, b := range broken {
 		t.Error(b)
 	}
+}
+
+// Each backend is one file. lib/agent/<name>.go declares the backend's row
+// of agent.Specs (<name>Spec), everything named for the backend (its name,
+// or its name and then a capital or a digit, case aside: Codex,
+// codexEvents, CodexMessageFile, openCodePermission; a method goes with
+// its type) and every function, variable or constant the row names (the
+// live view's summary, the settings probes and files, the endpoint);
+// backends.go lists the rows in agent.Names' order, and no other file of
+// lib/agent uses what a backend's file declares.
+func TestOneFilePerBackend(t *testing.T) {
+	t.Parallel()
+	files, decls := agentDecls(t)
+	backends := agent.Names(false)
+	owner := func(name string) string {
+		for _, b := range backends {
+			if rest, ok := strings.CutPrefix(strings.ToLower(name), b); ok && (rest == "" || !unicode.IsLower(rune(name[len(b)]))) {
+				return b
+			}
+		}
+		return ""
+	}
+	for _, d := range decls {
+		if b := owner(d.owner); b != "" && d.file != b+".go" {
+			t.Errorf("lib/agent/%s declares %s: move it to %s.go", d.file, d.name, b)
+		}
+	}
+	byName := map[string]agentDecl{}
+	for _, d := range decls {
+		if d.kind != "method" {
+			byName[d.name] = d
+		}
+	}
+	var rows []string
+	for _, b := range backends {
+		rows = append(rows, b+"Spec")
+		row, ok := byName[b+"Spec"]
+		if !ok {
+			t.Errorf("no %sSpec: declare the %s backend's row of Specs in lib/agent/%s.go", b, b, b)
+			continue
+		}
+		for _, id := range usedIdents(row.node) {
+			if d, ok := byName[id]; ok && d.kind != "type" && d.file != b+".go" {
+				t.Errorf("%sSpec names %s of lib/agent/%s: declare it in %s.go", b, id, d.file, b)
+			}
+		}
+	}
+	if got := specsRows(files["backends.go"]); !slices.Equal(got, rows) {
+		t.Errorf("backends.go lists Specs %q, want %q", got, rows)
+	}
+	for name, file := range files {
+		for _, id := range usedIdents(file) {
+			if d, ok := byName[id]; ok && owner(d.file[:len(d.file)-3]) != "" && d.file != name && !(name == "backends.go" && id == d.file[:len(d.file)-3]+"Spec") {
+				t.Errorf("lib/agent/%s uses %s of %s: a backend's own code stays in its file, reached through its row of Specs", name, id, d.file)
+			}
+		}
+	}
+}
+
+// agentDecl is one top-level declaration of lib/agent: its name, the name
+// that says whose it is (a method's type's), its kind and file.
+type agentDecl struct {
+	name, owner, kind, file string
+	node                    ast.Node
+}
+
+// agentDecls parses lib/agent's files (tests aside) and lists their
+// declarations.
+func agentDecls(t *testing.T) (map[string]*ast.File, []agentDecl) {
+	t.Helper()
+	dir := filepath.Join(repoRoot(), "lib", "agent")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	var decls []agentDecl
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = file
+		for _, d := range file.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					decls = append(decls, agentDecl{d.Name.Name, d.Name.Name, "func", name, d})
+					continue
+				}
+				recv := strings.TrimPrefix(funcName(d), "(")
+				recv = strings.TrimPrefix(recv[:strings.Index(recv, ")")], "*")
+				decls = append(decls, agentDecl{recv + "." + d.Name.Name, recv, "method", name, d})
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						decls = append(decls, agentDecl{s.Name.Name, s.Name.Name, "type", name, s})
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.Name != "_" {
+								decls = append(decls, agentDecl{n.Name, n.Name, d.Tok.String(), name, s})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return files, decls
+}
+
+// usedIdents are the identifiers n uses, not counting selected fields and
+// methods, composite literals' keys, and the names n declares.
+func usedIdents(n ast.Node) []string {
+	skip := map[*ast.Ident]bool{}
+	var out []string
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SelectorExpr:
+			skip[x.Sel] = true
+		case *ast.KeyValueExpr:
+			if id, ok := x.Key.(*ast.Ident); ok {
+				skip[id] = true
+			}
+		case *ast.FuncDecl:
+			skip[x.Name] = true
+		case *ast.TypeSpec:
+			skip[x.Name] = true
+		case *ast.ValueSpec:
+			for _, id := range x.Names {
+				skip[id] = true
+			}
+		case *ast.Ident:
+			if !skip[x] {
+				out = append(out, x.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// specsRows are the names backends.go lists in Specs.
+func specsRows(file *ast.File) []string {
+	var out []string
+	ast.Inspect(file, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "Specs" || len(vs.Values) != 1 {
+			return true
+		}
+		if lit, ok := vs.Values[0].(*ast.CompositeLit); ok {
+			for _, e := range lit.Elts {
+				if id, ok := e.(*ast.Ident); ok {
+					out = append(out, id.Name)
+				} else {
+					out = append(out, "(not a name)")
+				}
+			}
+		}
+		return false
+	})
+	return out
 }

@@ -45,12 +45,12 @@ type Spec struct {
 	Helpers []func(cmd string) bool
 	// SettingsProbes are the CLI's dry runs of a session's settings (argvs
 	// after the executable), SettingsFiles the files it reads them from
-	// under home and the repository root (settings.go); nil for a backend
+	// under home and the repository root (CheckSettings); nil for a backend
 	// that runs no CLI.
 	SettingsProbes func(a config.Agent) [][]string
 	SettingsFiles  func(home, root string) []string
 	// Endpoint is where the CLI's sessions send their requests and
-	// whether it has a key (endpoint.go); nil for a backend that runs
+	// whether it has a key (EndpointOf); nil for a backend that runs
 	// no provider's CLI.
 	Endpoint func(a config.Agent, root string, env EndpointEnv) (Endpoint, bool)
 	// AllowedTools are the CLI's arguments that let it run tools without
@@ -63,37 +63,16 @@ type Spec struct {
 // [agent] fallback may hand a session to).
 func (s Spec) CLI() bool { return s.FirstEvent != "" }
 
-// Specs are the backends, in config.Backends' order.
-var Specs = []Spec{
-	{Name: "command", New: func() Backend { return Command{} }},
-	{Name: "codex", New: func() Backend { return Codex{} }, Bin: "codex", Tokens: true, Streams: true,
-		FirstEvent: "thread.started", Summarize: summarizeCodex, Home: []string{"~/.codex"}, IterFiles: []string{CodexMessageFile},
-		SettingsProbes: codexProbes, SettingsFiles: codexSettingsFiles, Endpoint: codexEndpoint,
-		Helpers: []func(string) bool{func(cmd string) bool {
-			// Codex snapshots the user's shell at start (a login shell
-			// running a script that prints "# Snapshot file"), and a short
-			// session ends before the snapshot does.
-			return strings.Contains(cmd, "-lc ") && strings.Contains(cmd, "# Snapshot file")
-		}}},
-	{Name: "claude", New: func() Backend { return Claude{} }, Bin: "claude", Tokens: true, Cost: true, Streams: true,
-		FirstEvent: "system", Summarize: summarizeClaude, Home: []string{"~/.claude", "~/.claude.json"},
-		SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles, Endpoint: claudeEndpoint,
-		AllowedTools: func(tools []string) []string { return []string{"--allowedTools", strings.Join(tools, ",")} }},
-	{Name: "opencode", New: func() Backend { return OpenCode{} }, Bin: "opencode", Tokens: true, Streams: true,
-		FirstEvent: "step_start", Summarize: summarizeOpenCode, SettingsProbes: opencodeProbes, SettingsFiles: opencodeSettingsFiles, Endpoint: opencodeEndpoint,
-		Home: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"}},
-	{Name: "gemini", New: func() Backend { return Gemini{} }, Bin: "gemini", Tokens: true, Streams: true,
-		FirstEvent: "init", Summarize: summarizeGemini, Home: []string{"~/.gemini"},
-		SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles, Endpoint: geminiEndpoint,
-		AllowedTools: func(tools []string) []string {
-			var args []string
-			for _, tool := range tools {
-				args = append(args, "--allowed-tools", tool)
-			}
-			return args
-		}},
-	{Name: "replay", New: func() Backend { return Replay{} }, RunsNothing: true, Tokens: true, Cost: true, Streams: true},
-}
+// Specs are the backends, in config.Backends' order. Each backend's row
+// is declared in its own file, <name>.go, with all that is the backend's
+// own: how it runs a session and reads its end, its live view's summary,
+// its settings probes and files, its endpoint, and its permission
+// mapping, the permission mode ([agent] permission_mode, seed 004
+// permissionMode) as the CLI takes it: full lets the CLI do anything,
+// edits lets it edit files but run no shell command, read-only lets it
+// write nothing; the runner's checks after the session apply whatever
+// the mode. TestOneFilePerBackend holds the layout.
+var Specs = []Spec{commandSpec, codexSpec, claudeSpec, opencodeSpec, geminiSpec, replaySpec}
 
 // Lookup is the spec of the backend named name.
 func Lookup(name string) (Spec, bool) {

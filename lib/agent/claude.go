@@ -6,16 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/jsondoc"
-	"github.com/treeloop/treeloop/schemas"
 )
 
 // Claude is the `claude` backend: Claude Code in print mode.
@@ -36,6 +37,14 @@ type Claude struct{}
 
 // Name is "claude".
 func (Claude) Name() string { return "claude" }
+
+// claudeSpec is Claude Code's row of Specs.
+var claudeSpec = Spec{
+	Name: "claude", New: func() Backend { return Claude{} }, Bin: "claude", Tokens: true, Cost: true, Streams: true,
+	FirstEvent: "system", Summarize: summarizeClaude, Home: []string{"~/.claude", "~/.claude.json"},
+	SettingsProbes: claudeProbes, SettingsFiles: claudeSettingsFiles, Endpoint: claudeEndpoint,
+	AllowedTools: func(tools []string) []string { return []string{"--allowedTools", strings.Join(tools, ",")} },
+}
 
 // Run runs one Claude Code session.
 func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
@@ -81,12 +90,7 @@ func (c Claude) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if cl, msg := pr.ended(ctx, "claude"); cl != "" {
-		res.Class, res.Message = cl, msg
-		return res, nil
-	}
-	if msg, ok := pr.refused("claude"); ok {
-		res.Class, res.Message = ClassConfig, msg
+	if pr.settled(ctx, "claude", true, &res) {
 		return res, nil
 	}
 	if line == nil {
@@ -209,19 +213,6 @@ func claudeResetAt(result string, retryAt time.Time) string {
 	return ""
 }
 
-// oneLine squeezes s onto one line of at most n bytes (and "…"), cut at
-// a character boundary: a message or a live line stays valid UTF-8.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
-}
-
 // claudeResult is what the runner reads of Claude Code's result event.
 type claudeResult struct {
 	Subtype          string          `json:"subtype"`
@@ -242,41 +233,80 @@ type claudeResult struct {
 	} `json:"permission_denials"`
 }
 
-// CLISchema is the agent output schema as the CLIs' structured-output
-// modes take it, on one line: without "$schema", "$id" and the "allOf"
-// conditional (children only with status decomposed), which Claude Code
-// silently refuses (it then offers no StructuredOutput tool at all), and
-// with a child's evidence required, as strict modes want every property.
-// agent-exec still validates every answer against the full schema.
-func CLISchema() (string, error) {
-	var m map[string]any
-	if err := json.Unmarshal(schemas.AgentOutputV1, &m); err != nil {
-		return "", err
-	}
-	delete(m, "$schema")
-	delete(m, "$id")
-	delete(m, "allOf")
-	// Strict structured output wants every property required: a child's
-	// optional evidence is asked for always (witness, the default, or suite).
-	if child, ok := nested(m, "properties", "children", "items").(map[string]any); ok {
-		if req, ok := child["required"].([]any); ok {
-			child["required"] = append(req, "evidence")
+// summarizeClaude: Claude Code's assistant messages, their tool calls
+// and text.
+func summarizeClaude(ev map[string]any, _ *strings.Builder) []string {
+	var out viewLines
+	if str(ev, "type") == "assistant" {
+		content, _ := obj(ev, "message")["content"].([]any)
+		for _, c := range content {
+			c, _ := c.(map[string]any)
+			switch str(c, "type") {
+			case "tool_use":
+				out.tool(str(c, "name"), c["input"])
+			case "text":
+				out.says(str(c, "text"))
+			}
 		}
 	}
-	b, err := jsondoc.Compact(m)
-	return string(b), err
+	return out
 }
 
-// nested is the value at the keys of nested objects in m, nil when a
-// key is missing or a value on the way is not an object.
-func nested(m map[string]any, keys ...string) any {
-	var v any = m
-	for _, k := range keys {
-		o, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = o[k]
+// claudePermissionMode is Claude Code's --permission-mode: bypassPermissions,
+// acceptEdits (a Bash call, with nobody to approve it, is denied), plan.
+func claudePermissionMode(mode string) string {
+	switch mode {
+	case config.PermissionEdits:
+		return "acceptEdits"
+	case config.PermissionReadOnly:
+		return "plan"
 	}
-	return v
+	return "bypassPermissions"
+}
+
+func claudeProbes(a config.Agent) [][]string {
+	return [][]string{append(append(append([]string{"-p"}, modelArgs(a, "--model")...), a.ExtraArgs...), "--help")}
+}
+
+func claudeSettingsFiles(home, root string) []string {
+	dir := envOr("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
+	return []string{filepath.Join(dir, "settings.json"), filepath.Join(home, ".claude.json"), filepath.Join(root, ".claude", "settings.json"), filepath.Join(root, ".claude", "settings.local.json")}
+}
+
+// claudeEndpoint: ANTHROPIC_BASE_URL, a key in ANTHROPIC_API_KEY,
+// ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN (or the "env" of Claude
+// Code's settings files), an apiKeyHelper, or `claude` logged in; not
+// read on Bedrock or Vertex.
+func claudeEndpoint(a config.Agent, root string, env EndpointEnv) (Endpoint, bool) {
+	vars := map[string]string{}
+	helper := false
+	for _, f := range claudeSettingsFiles(env.Home, root) {
+		data, err := os.ReadFile(f)
+		if err != nil || !gjson.ValidBytes(data) {
+			continue
+		}
+		gjson.GetBytes(data, "env").ForEach(func(k, v gjson.Result) bool {
+			vars[k.String()] = v.String()
+			return true
+		})
+		helper = helper || gjson.GetBytes(data, "apiKeyHelper").String() != ""
+	}
+	get := func(n string) string {
+		if v := env.Getenv(n); v != "" {
+			return v
+		}
+		return vars[n]
+	}
+	e2 := EndpointEnv{Getenv: get, Home: env.Home}
+	if e2.set("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX") {
+		return Endpoint{}, false
+	}
+	e := Endpoint{Keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}, Login: "claude, then /login"}
+	e.URL, e.URLFrom = e2.or("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+	dir := env.Getenv("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		dir = filepath.Join(env.Home, ".claude")
+	}
+	e.KeySet = e2.set(e.Keys...) || helper || fileExists(filepath.Join(dir, ".credentials.json"))
+	return e, true
 }

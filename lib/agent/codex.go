@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
@@ -41,6 +44,19 @@ type Codex struct{}
 
 // Name is "codex".
 func (Codex) Name() string { return "codex" }
+
+// codexSpec is Codex's row of Specs.
+var codexSpec = Spec{
+	Name: "codex", New: func() Backend { return Codex{} }, Bin: "codex", Tokens: true, Streams: true,
+	FirstEvent: "thread.started", Summarize: summarizeCodex, Home: []string{"~/.codex"}, IterFiles: []string{CodexMessageFile},
+	SettingsProbes: codexProbes, SettingsFiles: codexSettingsFiles, Endpoint: codexEndpoint,
+	Helpers: []func(string) bool{func(cmd string) bool {
+		// Codex snapshots the user's shell at start (a login shell
+		// running a script that prints "# Snapshot file"), and a short
+		// session ends before the snapshot does.
+		return strings.Contains(cmd, "-lc ") && strings.Contains(cmd, "# Snapshot file")
+	}},
+}
 
 // The files Codex leaves in the iteration directory.
 const (
@@ -92,12 +108,7 @@ func (Codex) Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := pr.ended(ctx, "codex"); cl != "" {
-		res.Class, res.Message = cl, msg
-		return res, nil
-	}
-	if msg, ok := pr.refused("codex"); ok {
-		res.Class, res.Message = ClassConfig, msg
+	if pr.settled(ctx, "codex", true, &res) {
 		return res, nil
 	}
 	if ev.failure != "" {
@@ -204,4 +215,118 @@ func codexErrorClass(msg string) (string, string) {
 		return ClassOutage, line
 	}
 	return ClassAPIError, line
+}
+
+// summarizeCodex: Codex's completed items, commands, messages and file
+// changes.
+func summarizeCodex(ev map[string]any, _ *strings.Builder) []string {
+	var out viewLines
+	if str(ev, "type") == "item.completed" {
+		item := obj(ev, "item")
+		switch str(item, "type") {
+		case "command_execution":
+			out = append(out, fmt.Sprintf("run: %s (exit %v)", oneLine(str(item, "command"), 120), item["exit_code"]))
+		case "agent_message":
+			out.says(str(item, "text"))
+		case "file_change":
+			out = append(out, "edit: "+oneLine(argSummary(item["changes"]), 120))
+		}
+	}
+	return out
+}
+
+// codexPermissionArgs are Codex's sandbox and approval flags. Codex cannot
+// refuse shell commands while it allows edits: under edits they run in
+// its workspace-write sandbox (writes only in the repository), under
+// read-only in its read-only sandbox; approvals are never asked.
+func codexPermissionArgs(mode string) []string {
+	switch mode {
+	case config.PermissionEdits:
+		return []string{"--sandbox", "workspace-write", "-c", `approval_policy="never"`}
+	case config.PermissionReadOnly:
+		return []string{"--sandbox", "read-only", "-c", `approval_policy="never"`}
+	}
+	return []string{"--dangerously-bypass-approvals-and-sandbox"}
+}
+
+func codexProbes(a config.Agent) [][]string {
+	options := append(append(append([]string{"exec"}, modelArgs(a, "-m")...), a.ExtraArgs...), "--help")
+	return [][]string{options, append(codexGlobalArgs(a.ExtraArgs), "mcp", "list")}
+}
+
+// codexGlobalArgs are the options of extra that Codex takes before any
+// subcommand: its config overrides and profile.
+func codexGlobalArgs(extra []string) []string {
+	var out []string
+	for i := 0; i < len(extra); i++ {
+		a := extra[i]
+		switch {
+		case (a == "-c" || a == "--config" || a == "-p" || a == "--profile") && i+1 < len(extra):
+			out = append(out, a, extra[i+1])
+			i++
+		case strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "--profile="):
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func codexSettingsFiles(home, root string) []string {
+	return []string{filepath.Join(envOr("CODEX_HOME", filepath.Join(home, ".codex")), "config.toml"), filepath.Join(root, ".codex", "config.toml")}
+}
+
+// codexEndpoint: the provider [agent] extra_args (-c model_provider=…,
+// -c model_providers.<name>.base_url=…, .env_key=…) or Codex's
+// config.toml choose; OpenAI's by default (OPENAI_BASE_URL, a key in
+// OPENAI_API_KEY or CODEX_API_KEY, or `codex login`).
+func codexEndpoint(a config.Agent, root string, env EndpointEnv) (Endpoint, bool) {
+	codexHome := env.Getenv("CODEX_HOME")
+	if codexHome == "" {
+		codexHome = filepath.Join(env.Home, ".codex")
+	}
+	settings := map[string]string{}
+	from := map[string]string{}
+	var doc map[string]any
+	if data, err := os.ReadFile(filepath.Join(codexHome, "config.toml")); err == nil && toml.Unmarshal(data, &doc) == nil {
+		flattenTOML("", doc, settings)
+		for k := range settings {
+			from[k] = filepath.Join(codexHome, "config.toml")
+		}
+	}
+	for i := 0; i+1 < len(a.ExtraArgs); i++ {
+		if a.ExtraArgs[i] != "-c" && a.ExtraArgs[i] != "--config" {
+			continue
+		}
+		if k, v, ok := strings.Cut(a.ExtraArgs[i+1], "="); ok {
+			settings[k], from[k] = strings.Trim(v, `"'`), "[agent] extra_args"
+		}
+	}
+	provider := settings["model_provider"]
+	if provider == "" || provider == "openai" {
+		e := Endpoint{Keys: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, Login: "codex login"}
+		e.URL, e.URLFrom = env.or("OPENAI_BASE_URL", "https://api.openai.com/v1")
+		e.KeySet = env.set(e.Keys...) || fileExists(filepath.Join(codexHome, "auth.json"))
+		return e, true
+	}
+	url := settings["model_providers."+provider+".base_url"]
+	if url == "" {
+		return Endpoint{}, false // a provider of Codex's own (a local model server): not read here
+	}
+	e := Endpoint{URL: url, URLFrom: from["model_providers."+provider+".base_url"], KeySet: true}
+	if k := settings["model_providers."+provider+".env_key"]; k != "" {
+		e.Keys, e.KeySet = []string{k}, env.set(k)
+	}
+	return e, true
+}
+
+// flattenTOML puts doc's string values into out by dotted key.
+func flattenTOML(prefix string, doc map[string]any, out map[string]string) {
+	for k, v := range doc {
+		switch v := v.(type) {
+		case string:
+			out[prefix+k] = v
+		case map[string]any:
+			flattenTOML(prefix+k+".", v, out)
+		}
+	}
 }

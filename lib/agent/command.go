@@ -4,17 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/proc"
-	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // Command is the `command` backend: any executable (agent.bin plus
@@ -28,6 +23,10 @@ type Command struct{}
 
 // Name is "command".
 func (Command) Name() string { return "command" }
+
+// commandSpec is the command backend's row of Specs: it runs [agent]
+// bin, has no event stream and no settings of its own.
+var commandSpec = Spec{Name: "command", New: func() Backend { return Command{} }}
 
 // Run runs the executable and reads $RUNNER_OUTPUT.
 func (Command) Run(ctx context.Context, req Request) (Result, error) {
@@ -111,62 +110,4 @@ func FailureReport(data []byte) (Failure, bool) {
 func validTime(s string) bool {
 	_, err := time.Parse(time.RFC3339, s)
 	return err == nil
-}
-
-// ProcessClass classifies a process end the runner caused: timeout, hang,
-// interruption. "" when the process ended by itself.
-func ProcessClass(pr proc.Result) (class, message string) {
-	switch {
-	case pr.Canceled:
-		return ClassInterrupted, "agent interrupted"
-	case pr.TimedOut:
-		return ClassTimeout, "agent timed out: the iteration's budget ended"
-	case pr.Idle:
-		return ClassHang, "agent hung: no output for agent_idle_timeout_secs"
-	}
-	return "", ""
-}
-
-// ReadOutputFile reads the output JSON an agent wrote to path, refusing a
-// symlink or anything but a regular file and anything over
-// schema.AgentOutputMaxBytes. On failure it returns the class and message.
-func ReadOutputFile(path string) (data []byte, class, message string) {
-	st, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ClassNoOutput, "no output: the agent did not write $RUNNER_OUTPUT"
-	}
-	if err != nil {
-		return nil, ClassNoOutput, fmt.Sprintf("no output: %v", err)
-	}
-	if !st.Mode().IsRegular() {
-		kind := "a special file"
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
-			kind = "a symlink"
-		case st.IsDir():
-			kind = "a directory"
-		}
-		return nil, ClassInvalidOutput, fmt.Sprintf("output is not a regular file but %s: symlinks and special files are refused", kind)
-	}
-	// O_NOFOLLOW: a symlink swapped in after the Lstat is refused too.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, ClassInvalidOutput, fmt.Sprintf("output cannot be read: %v", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, ClassInvalidOutput, "output is not a regular file: symlinks and special files are refused"
-	}
-	data, err = io.ReadAll(io.LimitReader(f, schema.AgentOutputMaxBytes+1))
-	if err != nil {
-		return nil, ClassNoOutput, fmt.Sprintf("no output: %v", err)
-	}
-	if len(data) > schema.AgentOutputMaxBytes {
-		return nil, ClassInvalidOutput, fmt.Sprintf("output is larger than %d bytes", schema.AgentOutputMaxBytes)
-	}
-	// Under the sandbox the file exists (empty) before the agent runs.
-	if len(data) == 0 {
-		return nil, ClassNoOutput, "no output: the agent left $RUNNER_OUTPUT empty"
-	}
-	return data, "", ""
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/sjson"
 
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
@@ -42,6 +43,20 @@ type Gemini struct{}
 
 // Name is "gemini".
 func (Gemini) Name() string { return "gemini" }
+
+// geminiSpec is Gemini CLI's row of Specs.
+var geminiSpec = Spec{
+	Name: "gemini", New: func() Backend { return Gemini{} }, Bin: "gemini", Tokens: true, Streams: true,
+	FirstEvent: "init", Summarize: summarizeGemini, Home: []string{"~/.gemini"},
+	SettingsProbes: geminiProbes, SettingsFiles: geminiSettingsFiles, Endpoint: geminiEndpoint,
+	AllowedTools: func(tools []string) []string {
+		var args []string
+		for _, tool := range tools {
+			args = append(args, "--allowed-tools", tool)
+		}
+		return args
+	},
+}
 
 // Gemini CLI's documented exit codes that name a failure class.
 const (
@@ -182,18 +197,14 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 	if ev.model != "" && res.Model == "" {
 		res.Model = ev.model
 	}
-	if cl, msg := pr.ended(ctx, "gemini"); cl != "" {
-		res.Class, res.Message = cl, msg
+	// Settings it refuses leave Gemini CLI without an auth method: exit
+	// 41, after "Invalid configuration in …"; else exit 41 is a failed
+	// authentication.
+	badSettings := strings.Contains(pr.head.String(), "Invalid configuration in")
+	if pr.settled(ctx, "gemini", pr.ExitCode != geminiExitAuth || badSettings, &res) {
 		return res, nil
 	}
-	// Settings it refuses leave Gemini CLI without an auth method: exit
-	// 41, after "Invalid configuration in …".
-	badSettings := strings.Contains(pr.head.String(), "Invalid configuration in")
-	refusal, refused := pr.refused("gemini")
 	switch {
-	case refused && (pr.ExitCode != geminiExitAuth || badSettings):
-		res.Class, res.Message = ClassConfig, refusal
-		return res, nil
 	case pr.ExitCode == geminiExitAuth:
 		res.Class, res.Message = ClassAuth, "gemini: authentication failed: "+oneLine(ev.failure, 300)
 		return res, nil
@@ -208,17 +219,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 		res.Class, res.Message = httpErrorClass("gemini", geminiStatus(ev.failure), ev.failure)
 		return res, nil
 	}
-	if msg, over := ev.text.Over(); over {
-		res.Class, res.Message = ClassInvalidOutput, "gemini: "+msg
-		return res, nil
-	}
-	text := strings.TrimSpace(ev.text.String())
-	if text == "" {
-		res.Class = ClassNoOutput
-		res.Message = fmt.Sprintf("no output: gemini exited %d without a final answer", pr.ExitCode)
-		return res, nil
-	}
-	res.Output = []byte(unfence(text))
+	textAnswer("gemini", "a final answer", pr.ExitCode, &ev.text, &res)
 	return res, nil
 }
 
@@ -289,4 +290,62 @@ func geminiStatus(msg string) int {
 		return 403
 	}
 	return 0
+}
+
+// summarizeGemini: Gemini CLI streams an assistant message in pieces:
+// they gather in message, shown whole (as the other CLIs' messages are)
+// when the next event comes; then its tool uses and result.
+func summarizeGemini(ev map[string]any, message *strings.Builder) []string {
+	var out viewLines
+	if str(ev, "type") == "message" && str(ev, "role") == "assistant" {
+		message.WriteString(str(ev, "content"))
+		return nil
+	}
+	out.says(message.String())
+	message.Reset()
+	switch str(ev, "type") {
+	case "tool_use":
+		out.tool(str(ev, "tool_name"), ev["parameters"])
+	case "result":
+		out = append(out, "result: "+str(ev, "status"))
+	}
+	return out
+}
+
+// geminiApprovalMode is Gemini CLI's --approval-mode: yolo, auto_edit (a
+// shell command, with nobody to approve it, is refused), plan.
+func geminiApprovalMode(mode string) string {
+	switch mode {
+	case config.PermissionEdits:
+		return "auto_edit"
+	case config.PermissionReadOnly:
+		return "plan"
+	}
+	return "yolo"
+}
+
+func geminiProbes(a config.Agent) [][]string {
+	return [][]string{append(append(modelArgs(a, "-m"), a.ExtraArgs...), "--help")}
+}
+
+func geminiSettingsFiles(home, root string) []string {
+	return []string{filepath.Join(home, ".gemini", "settings.json"), filepath.Join(root, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"}
+}
+
+// geminiEndpoint: GOOGLE_GEMINI_BASE_URL, a key in GEMINI_API_KEY or
+// GOOGLE_API_KEY (or a .env file Gemini CLI reads), or a Google login;
+// not read on Vertex AI.
+func geminiEndpoint(a config.Agent, root string, env EndpointEnv) (Endpoint, bool) {
+	if env.set("GOOGLE_GENAI_USE_VERTEXAI") {
+		return Endpoint{}, false
+	}
+	e := Endpoint{Keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Login: "gemini (sign in with Google)"}
+	e.URL, e.URLFrom = env.or("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
+	e.KeySet = env.set(e.Keys...) || fileExists(filepath.Join(env.Home, ".gemini", "oauth_creds.json"))
+	for _, f := range []string{filepath.Join(root, ".gemini", ".env"), filepath.Join(root, ".env"), filepath.Join(env.Home, ".gemini", ".env"), filepath.Join(env.Home, ".env")} {
+		if data, err := os.ReadFile(f); err == nil && (strings.Contains(string(data), "GEMINI_API_KEY=") || strings.Contains(string(data), "GOOGLE_API_KEY=")) {
+			e.KeySet = true
+		}
+	}
+	return e, true
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/treeloop/treeloop/lib/jsondoc"
 	"io"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/jsondoc"
 )
 
 // LiveView is agent-exec's live view of a CLI that streams JSON events:
@@ -59,76 +60,6 @@ func (l *viewLines) says(text string) {
 	if strings.TrimSpace(text) != "" {
 		*l = append(*l, "says: "+oneLine(text, 120))
 	}
-}
-
-// summarizeClaude: Claude Code's assistant messages, their tool calls
-// and text.
-func summarizeClaude(ev map[string]any, _ *strings.Builder) []string {
-	var out viewLines
-	if str(ev, "type") == "assistant" {
-		content, _ := obj(ev, "message")["content"].([]any)
-		for _, c := range content {
-			c, _ := c.(map[string]any)
-			switch str(c, "type") {
-			case "tool_use":
-				out.tool(str(c, "name"), c["input"])
-			case "text":
-				out.says(str(c, "text"))
-			}
-		}
-	}
-	return out
-}
-
-// summarizeCodex: Codex's completed items, commands, messages and file
-// changes.
-func summarizeCodex(ev map[string]any, _ *strings.Builder) []string {
-	var out viewLines
-	if str(ev, "type") == "item.completed" {
-		item := obj(ev, "item")
-		switch str(item, "type") {
-		case "command_execution":
-			out = append(out, fmt.Sprintf("run: %s (exit %v)", oneLine(str(item, "command"), 120), item["exit_code"]))
-		case "agent_message":
-			out.says(str(item, "text"))
-		case "file_change":
-			out = append(out, "edit: "+oneLine(argSummary(item["changes"]), 120))
-		}
-	}
-	return out
-}
-
-// summarizeOpenCode: OpenCode's tool uses and text parts.
-func summarizeOpenCode(ev map[string]any, _ *strings.Builder) []string {
-	var out viewLines
-	part := obj(ev, "part")
-	switch str(ev, "type") {
-	case "tool_use":
-		out.tool(str(part, "tool"), obj(part, "state")["input"])
-	case "text":
-		out.says(str(part, "text"))
-	}
-	return out
-}
-
-// summarizeGemini: Gemini CLI streams an assistant message in pieces:
-// they gather in message, shown whole (as the other CLIs' messages are)
-// when the next event comes; then its tool uses and result.
-func summarizeGemini(ev map[string]any, message *strings.Builder) []string {
-	var out viewLines
-	if str(ev, "type") == "message" && str(ev, "role") == "assistant" {
-		message.WriteString(str(ev, "content"))
-		return nil
-	}
-	out.says(message.String())
-	message.Reset()
-	switch str(ev, "type") {
-	case "tool_use":
-		out.tool(str(ev, "tool_name"), ev["parameters"])
-	case "result":
-		out = append(out, "result: "+str(ev, "status"))
-	}
-	return out
 }
 
 // argSummary is a tool input's most telling argument (a command, a path),

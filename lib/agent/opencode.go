@@ -3,12 +3,16 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/iterdir"
 )
 
@@ -30,6 +34,13 @@ type OpenCode struct{}
 // Name is "opencode".
 func (OpenCode) Name() string { return "opencode" }
 
+// opencodeSpec is OpenCode's row of Specs.
+var opencodeSpec = Spec{
+	Name: "opencode", New: func() Backend { return OpenCode{} }, Bin: "opencode", Tokens: true, Streams: true,
+	FirstEvent: "step_start", Summarize: summarizeOpenCode, SettingsProbes: opencodeProbes, SettingsFiles: opencodeSettingsFiles, Endpoint: opencodeEndpoint,
+	Home: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"},
+}
+
 // Run runs one OpenCode session.
 func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	bin := binOr(req, "opencode")
@@ -50,12 +61,7 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.Usage = ev.usage
-	if cl, msg := pr.ended(ctx, "opencode"); cl != "" {
-		res.Class, res.Message = cl, msg
-		return res, nil
-	}
-	if msg, ok := pr.refused("opencode"); ok {
-		res.Class, res.Message = ClassConfig, msg
+	if pr.settled(ctx, "opencode", true, &res) {
 		return res, nil
 	}
 	if ev.status != 0 || ev.message != "" {
@@ -65,18 +71,7 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 		}
 		return res, nil
 	}
-	answer := ev.lastText()
-	if msg, over := answer.Over(); over {
-		res.Class, res.Message = ClassInvalidOutput, "opencode: "+msg
-		return res, nil
-	}
-	text := strings.TrimSpace(answer.String())
-	if text == "" {
-		res.Class = ClassNoOutput
-		res.Message = fmt.Sprintf("no output: opencode exited %d without a final text", pr.ExitCode)
-		return res, nil
-	}
-	res.Output = []byte(unfence(text))
+	textAnswer("opencode", "a final text", pr.ExitCode, ev.lastText(), &res)
 	return res, nil
 }
 
@@ -155,37 +150,101 @@ func (o *openCodeEvents) lastText() *answerText {
 	return &answerText{}
 }
 
-// unfence returns the body of text when text is exactly one fenced code
-// block (```json … ```), else text unchanged.
-func unfence(text string) string {
-	if !strings.HasPrefix(text, "```") || !strings.HasSuffix(text, "```") || len(text) < 6 {
-		return text
+// summarizeOpenCode: OpenCode's tool uses and text parts.
+func summarizeOpenCode(ev map[string]any, _ *strings.Builder) []string {
+	var out viewLines
+	part := obj(ev, "part")
+	switch str(ev, "type") {
+	case "tool_use":
+		out.tool(str(part, "tool"), obj(part, "state")["input"])
+	case "text":
+		out.says(str(part, "text"))
 	}
-	body := strings.TrimSuffix(text[3:], "```")
-	nl := strings.IndexByte(body, '\n')
-	if nl < 0 || strings.Contains(body, "```") {
-		return text
-	}
-	if lang := strings.TrimSpace(body[:nl]); lang != "" && lang != "json" {
-		return text
-	}
-	return strings.TrimSpace(body[nl+1:])
+	return out
 }
 
-// httpErrorClass maps an HTTP status and message to a class and one line:
-// a 5xx, or no answer at all in the CLI's words, is an outage.
-func httpErrorClass(cli string, status int, msg string) (string, string) {
-	line := fmt.Sprintf("%s: %s", cli, oneLine(msg, 300))
-	if status != 0 {
-		line = fmt.Sprintf("%s: HTTP %d: %s", cli, status, oneLine(msg, 300))
+// openCodePermission is OPENCODE_PERMISSION, OpenCode's permission rules
+// over the user's configuration: every tool allowed (a rule that asks would
+// be refused, with nobody to ask); edits allowed and bash denied; or both
+// denied (the tools go away).
+func openCodePermission(mode string) string {
+	switch mode {
+	case config.PermissionEdits:
+		return `{"edit":"allow","bash":"deny"}`
+	case config.PermissionReadOnly:
+		return `{"edit":"deny","bash":"deny"}`
 	}
-	switch {
-	case status == 401 || status == 403:
-		return ClassAuth, line
-	case status == 429:
-		return ClassRateLimit, line
-	case outageStatus(status), status == 0 && outageText(msg):
-		return ClassOutage, line
+	return `{"*":"allow"}`
+}
+
+func opencodeProbes(config.Agent) [][]string { return [][]string{{"debug", "config"}} }
+
+func opencodeSettingsFiles(home, root string) []string {
+	xdg := envOr("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	return []string{filepath.Join(xdg, "opencode", "opencode.json"), filepath.Join(xdg, "opencode", "opencode.jsonc"), os.Getenv("OPENCODE_CONFIG"),
+		filepath.Join(root, "opencode.json"), filepath.Join(root, "opencode.jsonc"), filepath.Join(root, ".opencode", "opencode.json"), filepath.Join(root, ".opencode", "opencode.jsonc")}
+}
+
+// opencodeProviders are the providers OpenCode knows without a
+// configuration: their API and key variables.
+var opencodeProviders = map[string]Endpoint{
+	"openai":     {URL: "https://api.openai.com/v1", Keys: []string{"OPENAI_API_KEY"}},
+	"anthropic":  {URL: "https://api.anthropic.com", Keys: []string{"ANTHROPIC_API_KEY"}},
+	"google":     {URL: "https://generativelanguage.googleapis.com", Keys: []string{"GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"}},
+	"openrouter": {URL: "https://openrouter.ai/api/v1", Keys: []string{"OPENROUTER_API_KEY"}},
+	"groq":       {URL: "https://api.groq.com/openai/v1", Keys: []string{"GROQ_API_KEY"}},
+	"mistral":    {URL: "https://api.mistral.ai/v1", Keys: []string{"MISTRAL_API_KEY"}},
+}
+
+// opencodeEndpoint: the provider of [agent] model ("provider/model"),
+// its options.baseURL and options.apiKey in OpenCode's configuration
+// (OPENCODE_CONFIG_CONTENT, OPENCODE_CONFIG, its JSON files), else what
+// OpenCode knows of it, with a key in its variable or `opencode auth
+// login`'s file.
+func opencodeEndpoint(a config.Agent, root string, env EndpointEnv) (Endpoint, bool) {
+	provider, _, ok := strings.Cut(a.Model, "/")
+	if !ok {
+		return Endpoint{}, false
 	}
-	return ClassAPIError, line
+	e, known := opencodeProviders[provider]
+	e.Keys, e.URLFrom, e.Login = slices.Clone(e.Keys), "the default", "opencode auth login"
+	docs := [][]byte{[]byte(env.Getenv("OPENCODE_CONFIG_CONTENT"))}
+	names := []string{"OPENCODE_CONFIG_CONTENT"}
+	for _, f := range opencodeSettingsFiles(env.Home, root) {
+		if data, err := os.ReadFile(f); err == nil && f != "" {
+			docs, names = append(docs, data), append(names, f)
+		}
+	}
+	configured := false
+	for i, d := range docs {
+		if !gjson.ValidBytes(d) {
+			continue
+		}
+		p := gjson.GetBytes(d, "provider."+gjson.Escape(provider))
+		if !p.Exists() {
+			continue
+		}
+		configured = true
+		if u := p.Get("options.baseURL").String(); u != "" {
+			e.URL, e.URLFrom = u, names[i]
+		}
+		if p.Get("options.apiKey").String() != "" {
+			e.KeySet = true
+		}
+	}
+	if !known && !configured || e.URL == "" {
+		return Endpoint{}, false
+	}
+	data := env.Getenv("XDG_DATA_HOME")
+	if data == "" {
+		data = filepath.Join(env.Home, ".local", "share")
+	}
+	if auth, err := os.ReadFile(filepath.Join(data, "opencode", "auth.json")); err == nil && gjson.GetBytes(auth, gjson.Escape(provider)).Exists() {
+		e.KeySet = true
+	}
+	e.KeySet = e.KeySet || env.set(e.Keys...)
+	if configured && !known {
+		e.Keys = nil // a provider of the user's: its key, if any, is in the configuration
+	}
+	return e, true
 }

@@ -59,3 +59,27 @@ func TestRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSettled: the runner's end of a session comes first, then a refusal
+// where the backend counts its exit as one (Gemini CLI's exit 41 is one
+// only after "Invalid configuration in …"); a session that ran to its end
+// is left to the backend.
+func TestSettled(t *testing.T) {
+	refusing := &session{Result: proc.Result{ExitCode: 41}}
+	var res Result
+	if !refusing.settled(t.Context(), "gemini", true, &res) || res.Class != ClassConfig || !strings.HasPrefix(res.Message, "gemini refused its settings (exit 41") {
+		t.Errorf("a refusal: %q %q", res.Class, res.Message)
+	}
+	res = Result{}
+	if refusing.settled(t.Context(), "gemini", false, &res) || res.Class != "" {
+		t.Errorf("an exit the backend reads itself: %q", res.Class)
+	}
+	timedOut := &session{Result: proc.Result{ExitCode: 1, TimedOut: true}}
+	if !timedOut.settled(t.Context(), "codex", true, &res) || res.Class != ClassTimeout {
+		t.Errorf("a timeout: %q", res.Class)
+	}
+	res = Result{}
+	if (&session{Result: proc.Result{ExitCode: 1}, started: true}).settled(t.Context(), "claude", true, &res) || res.Class != "" {
+		t.Errorf("a session that began: %q", res.Class)
+	}
+}

@@ -103,6 +103,10 @@ type Replay struct{}
 // Name is "replay".
 func (Replay) Name() string { return "replay" }
 
+// replaySpec is the replay backend's row of Specs: it runs nothing, and
+// reports what its recording holds.
+var replaySpec = Spec{Name: "replay", New: func() Backend { return Replay{} }, RunsNothing: true, Tokens: true, Cost: true, Streams: true}
+
 // Run plays the iteration's session back.
 func (Replay) Run(ctx context.Context, req Request) (Result, error) {
 	if req.Config.Cassette == "" {

@@ -47,38 +47,6 @@ func modelArgs(a config.Agent, flag string) []string {
 	return []string{flag, a.Model}
 }
 
-func codexProbes(a config.Agent) [][]string {
-	options := append(append(append([]string{"exec"}, modelArgs(a, "-m")...), a.ExtraArgs...), "--help")
-	return [][]string{options, append(codexGlobalArgs(a.ExtraArgs), "mcp", "list")}
-}
-
-func claudeProbes(a config.Agent) [][]string {
-	return [][]string{append(append(append([]string{"-p"}, modelArgs(a, "--model")...), a.ExtraArgs...), "--help")}
-}
-
-func opencodeProbes(config.Agent) [][]string { return [][]string{{"debug", "config"}} }
-
-func geminiProbes(a config.Agent) [][]string {
-	return [][]string{append(append(modelArgs(a, "-m"), a.ExtraArgs...), "--help")}
-}
-
-// codexGlobalArgs are the options of extra that Codex takes before any
-// subcommand: its config overrides and profile.
-func codexGlobalArgs(extra []string) []string {
-	var out []string
-	for i := 0; i < len(extra); i++ {
-		a := extra[i]
-		switch {
-		case (a == "-c" || a == "--config" || a == "-p" || a == "--profile") && i+1 < len(extra):
-			out = append(out, a, extra[i+1])
-			i++
-		case strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "--profile="):
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // settingsFiles are the files a backend's CLI reads its settings from, in
 // the user's home and the repository root (Spec.SettingsFiles): their
 // stamps are part of the dry run's cache key.
@@ -97,25 +65,6 @@ func envOr(v, def string) string {
 		return e
 	}
 	return def
-}
-
-func codexSettingsFiles(home, root string) []string {
-	return []string{filepath.Join(envOr("CODEX_HOME", filepath.Join(home, ".codex")), "config.toml"), filepath.Join(root, ".codex", "config.toml")}
-}
-
-func claudeSettingsFiles(home, root string) []string {
-	dir := envOr("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
-	return []string{filepath.Join(dir, "settings.json"), filepath.Join(home, ".claude.json"), filepath.Join(root, ".claude", "settings.json"), filepath.Join(root, ".claude", "settings.local.json")}
-}
-
-func opencodeSettingsFiles(home, root string) []string {
-	xdg := envOr("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	return []string{filepath.Join(xdg, "opencode", "opencode.json"), filepath.Join(xdg, "opencode", "opencode.jsonc"), os.Getenv("OPENCODE_CONFIG"),
-		filepath.Join(root, "opencode.json"), filepath.Join(root, "opencode.jsonc"), filepath.Join(root, ".opencode", "opencode.json"), filepath.Join(root, ".opencode", "opencode.jsonc")}
-}
-
-func geminiSettingsFiles(home, root string) []string {
-	return []string{filepath.Join(home, ".gemini", "settings.json"), filepath.Join(root, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"}
 }
 
 // settingsEnv are the prefixes of the environment variables the CLIs read

@@ -303,10 +303,10 @@ type Ratchet struct {
 	Passed []string `json:"-"`
 }
 
-// Update is update.json: what tree-update decided.
+// Update is update.json: what tree-update decided, and what it prints.
 type Update struct {
 	Version     int      `json:"version"`
-	Result      string   `json:"result"` // passed, failed, retry, decomposed, agent-error, timeout, interrupted
+	Result      string   `json:"result"` // passed, failed, retry, decomposed, blocked, agent-error, timeout, interrupted, runner-error, paused
 	ID          string   `json:"id"`
 	Passes      bool     `json:"passes"`
 	Attempts    int      `json:"attempts"`

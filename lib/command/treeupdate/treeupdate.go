@@ -75,20 +75,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cli.Run("tree-update", "Validate the agent's tree edits against the snapshot, apply the runner-owned transition and write the next canonical tree. Exit 0 updated, 5 agent error (snapshot restored, attempt consumed, reasons in agent_error.log), 6 runner error (nothing written).", &Options{}, args, stdin, stdout, stderr)
 }
 
-// Result is what tree-update prints.
-type Result struct {
-	Version     int      `json:"version"`
-	Result      string   `json:"result"` // passed, failed, retry, decomposed, blocked, agent-error, timeout, interrupted, runner-error, paused
-	ID          string   `json:"id"`
-	Passes      bool     `json:"passes"`
-	Attempts    int      `json:"attempts"`
-	MaxAttempts int      `json:"max_attempts"`
-	Children    []string `json:"children"`
-	Reasons     []string `json:"reasons"`
-	Summary     string   `json:"summary"`
-	Guard       string   `json:"guard"`
-}
-
 func (o *Options) path(flag, def string) string {
 	if flag != "" {
 		return flag
@@ -121,43 +107,43 @@ func (o *Options) Run(env *cli.Env) error {
 // update.json, and returns the result. An agent error is written too and
 // returned with a Silent exit 5, its reasons said on env's stderr; other
 // errors carry exit 6 (nothing written).
-func (o *Options) Update(env *cli.Env) (Result, error) {
+func (o *Options) Update(env *cli.Env) (iterdir.Update, error) {
 	treePath := env.Abs(o.Tree)
 	snapData, snapName, cfgAt, err := o.reference(env)
 	if err != nil {
-		return Result{}, err
+		return iterdir.Update{}, err
 	}
 	snap, ps := tree.Load(snapData)
 	if len(ps) > 0 {
-		return Result{}, exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", snapName, ps)
+		return iterdir.Update{}, exit.Errorf(exit.RunnerError, "snapshot %s is invalid: %v", snapName, ps)
 	}
 	if err := o.checkSelected(env); err != nil {
-		return Result{}, err
+		return iterdir.Update{}, err
 	}
 	sel, _ := tree.Find(snap, o.Selected)
 	if sel == nil || !sel.IsLeaf() || sel.Passes {
-		return Result{}, exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
+		return iterdir.Update{}, exit.Errorf(exit.RunnerError, "selected node '%s' is not an open leaf of the snapshot", o.Selected)
 	}
 	if sel.IsWaiting() {
-		return Result{}, exit.Errorf(exit.RunnerError, "selected node '%s' waits for an operator's answer in the snapshot: it is not selected until tree-edit answer", o.Selected)
+		return iterdir.Update{}, exit.Errorf(exit.RunnerError, "selected node '%s' waits for an operator's answer in the snapshot: it is not selected until tree-edit answer", o.Selected)
 	}
 
-	res := Result{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
+	res := iterdir.Update{Version: 1, ID: o.Selected, Guard: tree.GuardSkipped}
 	next, reasons, err := o.next(env, snap, sel, snapData, treePath, cfgAt, &res)
 	if err != nil {
-		return Result{}, err
+		return iterdir.Update{}, err
 	}
 
 	// Whatever happened, the tree written must be valid: this is the
 	// runner's own output, so a failure here is a runner error.
 	data := tree.Encode(next)
 	if ps := tree.Verify(next, data); len(ps) > 0 {
-		return Result{}, exit.Errorf(exit.RunnerError, "next tree would be invalid: %v", ps)
+		return iterdir.Update{}, exit.Errorf(exit.RunnerError, "next tree would be invalid: %v", ps)
 	}
 	if len(reasons) > 0 {
 		logPath := env.Abs(o.path(o.ErrorLog, "agent_error.log"))
 		if err := fsutil.WriteAtomic(logPath, []byte(strings.Join(reasons, "\n")+"\n"), 0o644); err != nil {
-			return Result{}, exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(logPath), err)
+			return iterdir.Update{}, exit.Errorf(exit.RunnerError, "write %s: %w", env.Rel(logPath), err)
 		}
 	}
 	n, _ := tree.Find(next, o.Selected)
@@ -169,7 +155,7 @@ func (o *Options) Update(env *cli.Env) (Result, error) {
 		res.Reasons = []string{}
 	}
 	if err := o.write(env, treePath, data, res); err != nil {
-		return Result{}, err
+		return iterdir.Update{}, err
 	}
 	if res.Result == string(vocab.ResultAgentError) {
 		for _, r := range reasons {
@@ -184,7 +170,7 @@ func (o *Options) Update(env *cli.Env) (Result, error) {
 // outcome that was no attempt, else the judged agent's transition, or the
 // snapshot with an attempt consumed and the agent-error reasons. res gets
 // the result and summary. An error is a runner error.
-func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, cfgAt func() (config.Config, error), res *Result) (*tree.Node, []string, error) {
+func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, cfgAt func() (config.Config, error), res *iterdir.Update) (*tree.Node, []string, error) {
 	switch o.Outcome {
 	case OutcomeTimeout, OutcomeInterrupted, OutcomeRunnerError, OutcomePaused:
 		res.Result = o.Outcome
@@ -229,14 +215,14 @@ func (o *Options) next(env *cli.Env, snap, sel *tree.Node, snapData []byte, tree
 
 // write writes the next tree (data) to treePath and, with --iter, the
 // result to update.json once the tree is durable.
-func (o *Options) write(env *cli.Env, treePath string, data []byte, res Result) error {
+func (o *Options) write(env *cli.Env, treePath string, data []byte, res iterdir.Update) error {
 	writeTree := func() error { return fsutil.WriteAtomic(treePath, data, 0o644) }
 	// update.json says the tree is updated (iter-log recover: action=end),
 	// so it appears only once the tree is durable; its own write and fsync
 	// are made meanwhile.
 	var treeErr, recErr error
 	if o.Iter != "" {
-		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, iterdir.Update(res), writeTree)
+		treeErr, recErr = iterdir.WriteAfter(env.Abs(o.Iter), iterdir.UpdateFile, res, writeTree)
 	} else {
 		treeErr = writeTree()
 	}
@@ -317,7 +303,7 @@ func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() 
 // judge validates the agent's output and tree edits and applies the
 // transition. It returns the next tree, or nil and the agent-error reasons;
 // an error is a runner error.
-func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, maxAttempts int, res *Result) (*tree.Node, []string, error) {
+func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, treePath string, maxAttempts int, res *iterdir.Update) (*tree.Node, []string, error) {
 	reasons := append([]string{}, o.AgentError...)
 	// judged: agent-exec already found the output missing or invalid (its
 	// reasons are in agent.json); judging it again would repeat them.
