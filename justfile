@@ -27,7 +27,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/step-compare.sh bench/evidence-bench.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh
 
 # go test -short (four packages at once: their tests wait on processes as
 # much as they compute): testscripts/tier_test.go names the core scripts, the random
@@ -104,6 +104,10 @@ mutate *pkgs:
 # floor, runner-status and iter-log list at iteration 50 and 5,000 (bench/step-growth.sh).
 step-growth steps="1000":
     bash bench/step-growth.sh {{steps}}
+
+# .runner/'s growth per step on a 6,000-node tree, built from each REV, "." the checkout (bench/runner-growth.sh).
+runner-growth steps="5" +revs=".":
+    bash bench/runner-growth.sh {{steps}} 6000 {{revs}}
 
 # Builds side by side in one run: each REV's runner-step overhead (1,000 files, 1,000-node
 # tree) and tree-validate at 100, 1,000 and 10,000 nodes, alternating (bench/step-compare.sh).

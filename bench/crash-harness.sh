@@ -4,9 +4,10 @@
 # released), then checks what docs/operations.md ("Crashes and a second
 # runner") promises:
 # - right after the kill: the tree validates and is the tree before the
-#   iteration, or the tree after it (tree.after.json, or the tree
-#   tree-update makes from the snapshot and output.json when the kill came
-#   between tree-update and iter-log end); no iteration directory vanished;
+#   iteration, or the tree after it (in the tree meta.json names, or the
+#   tree tree-update makes from the snapshot and output.json when the kill
+#   came between tree-update and iter-log end); no iteration directory
+#   vanished;
 # - after the next runner-step (which must recover without manual
 #   cleanup): a clean working tree, a valid tree, on the run branch, HEAD a
 #   descendant of the HEAD before the trial and an iteration commit, every
@@ -94,6 +95,25 @@ if bad:
 PY
 }
 
+# tree_before DIR OUT: the tree iteration DIR began with, in OUT: the
+# blob its begin.json names (tree_blob), or its tree.before.json (an
+# older directory); false before begin.json.
+tree_before() {
+  local id
+  [ -f "$1/begin.json" ] || return 1
+  id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("tree_blob", ""))' "$1/begin.json") || return 1
+  if [ -n "$id" ]; then git cat-file blob "$id" > "$2"; else cp "$1/tree.before.json" "$2"; fi
+}
+# tree_after DIR OUT: the tree after iteration DIR, in OUT, once iter-log
+# end completed its log: in the tree meta.json names (staged_tree, else
+# the commit), or its tree.after.json (an older directory); false before.
+tree_after() {
+  local rev
+  [ -f "$1/meta.json" ] || return 1
+  rev=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m.get("staged_tree") or m.get("commit") or "")' "$1/meta.json") || return 1
+  if [ -n "$rev" ]; then git cat-file blob "$rev:.runner/state/tree.json" > "$2"; else cp "$1/tree.after.json" "$2"; fi
+}
+
 recovered=0; failed=0; killed=0
 fail() { failed=$((failed + 1)); echo "trial $1: FAIL: $2" >&2; }
 for t in $(seq 1 "$trials"); do
@@ -115,14 +135,15 @@ for t in $(seq 1 "$trials"); do
   last=$(cd .runner/iterations/run-crash 2>/dev/null && printf '%s\n' [0-9]* | grep -E '^[0-9]+$' | sort | tail -1)
   if [ -n "$last" ]; then
     d=.runner/iterations/run-crash/$last
-    if [ -f "$d/tree.before.json" ] && ! cmp -s .runner/state/tree.json "$d/tree.before.json" && { [ ! -f "$d/tree.after.json" ] || ! cmp -s .runner/state/tree.json "$d/tree.after.json"; }; then
+    snap=$work/tree-before.json after=$work/tree-after.json
+    if tree_before "$d" "$snap" && ! cmp -s .runner/state/tree.json "$snap" && { ! tree_after "$d" "$after" || ! cmp -s .runner/state/tree.json "$after"; }; then
       # Killed between tree-update and iter-log end: the tree must be the
       # one tree-update makes from the snapshot and the agent's output.
       expect=$work/expected-tree.json
-      cp "$d/tree.before.json" "$expect"
+      cp "$snap" "$expect"
       sel=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["node_id"])' "$d/begin.json")
-      if [ -f "$d/tree.after.json" ] || [ ! -f "$d/output.json" ] ||
-        ! tree-update --snapshot "$d/tree.before.json" --output "$d/output.json" --error-log "$work/errors.log" --tree "$expect" --selected "$sel" >/dev/null 2>&1 ||
+      if tree_after "$d" "$after" || [ ! -f "$d/output.json" ] ||
+        ! tree-update --snapshot "$snap" --output "$d/output.json" --error-log "$work/errors.log" --tree "$expect" --selected "$sel" >/dev/null 2>&1 ||
         ! cmp -s .runner/state/tree.json "$expect"; then
         fail "$t" "the tree is neither the tree before iteration $last nor the tree after it"; continue
       fi

@@ -34,8 +34,8 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) error {
 // SyncDir on the directory. For a command that writes several files into
 // one directory, none of which another file depends on, and then one
 // SyncDir for all of them before it writes anything that depends on them
-// or reports them written (iter-log end: tree.after.json and diff.patch,
-// then meta.json, which marks the log complete). Each file is still
+// or reports them written (iter-log end: diff.patch, then meta.json,
+// which marks the log complete). Each file is still
 // either its old or its new content after a crash, never a mix.
 func WriteAtomicUnsynced(path string, data []byte, perm fs.FileMode) error {
 	tmp, err := writeTemp(path, data, perm)

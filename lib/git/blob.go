@@ -35,6 +35,23 @@ func (r *Repo) WriteBlobs(paths []string) ([]string, error) {
 	return ids, nil
 }
 
+// WriteBlob stores data in the object database as a blob, byte for byte
+// (no filters), and returns its id: one `git hash-object -w --stdin`,
+// which writes nothing when the object is there already (a file's bytes
+// as committed). A blob no commit references is kept gc.pruneExpire (two
+// weeks); writing it again renews it.
+func (r *Repo) WriteBlob(data []byte) (string, error) {
+	out, err := run(r.root, data, "hash-object", "-w", "--no-filters", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(string(out))
+	if n := len(id); n != sha1.Size*2 && n != sha256.Size*2 {
+		return "", fmt.Errorf("git hash-object: %q is not an object id", id)
+	}
+	return id, nil
+}
+
 // Blob returns the bytes of blob id, checked against the id (an object
 // file rewritten in place would otherwise be read as it is); ok is false
 // when the object is missing, is not a blob or does not match its id.

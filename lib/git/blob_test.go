@@ -46,3 +46,22 @@ func TestBlobs(t *testing.T) {
 		t.Fatal("Blob of a malformed id: no error")
 	}
 }
+
+// TestWriteBlob: the bytes go in unfiltered, and the id is git's own.
+func TestWriteBlob(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, ".gitattributes", "* text eol=crlf\n") // no filter may apply
+	id, err := r.WriteBlob([]byte("one\ntwo\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ObjectID("blob", []byte("one\ntwo\n"), len(id)); id != want {
+		t.Fatalf("WriteBlob = %s, want %s", id, want)
+	}
+	if data, ok, err := r.Blob(id); err != nil || !ok || string(data) != "one\ntwo\n" {
+		t.Fatalf("Blob(%s) = %q, %v, %v", id, data, ok, err)
+	}
+	if again, err := r.WriteBlob([]byte("one\ntwo\n")); err != nil || again != id {
+		t.Fatalf("WriteBlob again = %s, %v; want %s", again, err, id)
+	}
+}

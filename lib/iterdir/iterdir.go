@@ -36,8 +36,8 @@ const (
 	UpdateFile     = "update.json"      // tree-update
 	AgentErrorLog  = "agent_error.log"  // tree-update
 	RunnerErrorLog = "runner_error.log" // any command, on a runner error
-	TreeBefore     = "tree.before.json" // iter-log begin
-	TreeAfter      = "tree.after.json"  // iter-log end
+	TreeBefore     = "tree.before.json" // iter-log begin, before begin.json's tree_blob (an older directory)
+	TreeAfter      = "tree.after.json"  // iter-log end, before begin.json's tree_blob (an older directory)
 	DiffPatch      = "diff.patch"       // iter-log end
 	MetaFile       = "meta.json"        // iter-log end
 	SealedFile     = "sealed.txt"       // agent-exec --restore --sealed
@@ -57,6 +57,12 @@ type Begin struct {
 	Deadline    time.Time `json:"deadline"`    // started_at + iteration_timeout_secs, shared by agent and guard
 	HeadBefore  string    `json:"head_before"` // commit at the start of the iteration
 	Branch      string    `json:"branch"`
+	// TreeBlob is the tree iter-log begin read (tree.Encode of tree.json),
+	// as a blob in git's object database: in a step, the tree.json
+	// head_before holds. The iteration's log keeps no copy of the tree
+	// (SnapshotTree); "" in an older directory, which has the copy in
+	// tree.before.json.
+	TreeBlob string `json:"tree_blob,omitempty"`
 }
 
 // Usage is the token and cost usage an agent CLI reported (0 when unknown).

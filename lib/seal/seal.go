@@ -2,10 +2,10 @@
 // change them: Take reads every file under the directory before
 // an agent or a guard runs, Restore afterwards writes back what was
 // changed or deleted, removes what was added and says so. The runner uses
-// it for the run's iteration directories (begin.json, the tree snapshot,
-// agent.json, the logs of earlier iterations, ...), which live outside git
-// yet are read after the session: what the runner reads there is what it
-// wrote, never what the session left.
+// it for the run's iteration directories (begin.json, which names the
+// tree snapshot, agent.json, the logs of earlier iterations, ...), which
+// live outside git yet are read after the session: what the runner reads
+// there is what it wrote, never what the session left.
 package seal
 
 import (

@@ -80,17 +80,18 @@ func (o *Options) Run(env *cli.Env) error {
 		return err
 	}
 	dir, begin, cfg := it.Dir, it.Begin, it.Config
-	// Mapped, not copied (a large tree costs a fresh process fewer page
+	// The tree the iteration began with (begin.json's tree_blob), mapped
+	// where it can be (a large tree costs a fresh process fewer page
 	// faults), and released once loaded: tree.Load copies what it keeps.
-	data, release, err := fsutil.MapFile(filepath.Join(dir, iterdir.TreeBefore), "", 0)
+	data, release, name, err := iterdir.SnapshotTree(env.Dir, dir, begin)
 	if err != nil {
 		release()
-		return exit.Errorf(exit.RunnerError, "read %s: %v", iterdir.TreeBefore, fsutil.Cause(err))
+		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
 	root, ps := tree.Load(data)
 	release()
 	if len(ps) > 0 {
-		return exit.Errorf(exit.RunnerError, "%s is invalid: %v", iterdir.TreeBefore, ps)
+		return exit.Errorf(exit.RunnerError, "%s is invalid: %v", name, ps)
 	}
 	node, path := tree.Find(root, begin.NodeID)
 	if node == nil {

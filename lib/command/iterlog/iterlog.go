@@ -1,7 +1,7 @@
 // Package iterlog is the iter-log command: `begin` allocates an iteration
 // (the max_iterations check, the tree snapshot, the clock and the shared
-// deadline) and `end` completes its log (meta.json, tree.after.json,
-// diff.patch) and run_state.json (seed 000 §3.3, §5 step 12, §11).
+// deadline) and `end` completes its log (meta.json, diff.patch) and
+// run_state.json (seed 000 §3.3, §5 step 12, §11).
 package iterlog
 
 import (
@@ -27,8 +27,8 @@ import (
 // Options is the command line of iter-log.
 type Options struct {
 	cli.Chdir
-	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree, record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
-	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), tree.after.json, diff.patch, and run_state.json for the next iteration."`
+	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree (a blob in git's object database, named in begin.json), record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
+	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), diff.patch, and run_state.json for the next iteration."`
 	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, what a pass stands on (witnessed, suite only, exit status only), model, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
 	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the guard's run and its tests by name (counts, what a pass stands on, the level and who set it, the witness check, failing and missing tests), the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
@@ -149,16 +149,13 @@ func (b *BeginCmd) Begin(env *cli.Env) (Began, error) {
 		Attempts: node.Attempts, MaxAttempts: node.MaxAttempts,
 		StartedAt: now, Deadline: now.Add(cfg.IterationTimeout()), HeadBefore: head, Branch: branch,
 	}
-	// begin.json marks the iteration started (iter-log recover), so it
-	// appears only once the snapshot it goes with is durable; its own
-	// write and fsync are made meanwhile.
-	snapErr, err := iterdir.WriteAfter(dir, iterdir.BeginFile, rec, func() error {
-		return fsutil.WriteAtomic(filepath.Join(dir, iterdir.TreeBefore), tree.Encode(root), 0o644)
-	})
-	if snapErr != nil {
-		return Began{}, exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.TreeBefore, snapErr)
+	// The tree snapshot is a blob in git's object database, named in
+	// begin.json (iterdir.SnapshotTree): in a step it is the tree the base
+	// commit holds, which git has already, and the log keeps no copy.
+	if rec.TreeBlob, err = repo.WriteBlob(tree.Encode(root)); err != nil {
+		return Began{}, exit.Errorf(exit.RunnerError, "snapshot the tree: %w", err)
 	}
-	if err != nil {
+	if err := iterdir.Write(dir, iterdir.BeginFile, rec); err != nil {
 		return Began{}, exit.Errorf(exit.RunnerError, "write %s: %w", iterdir.BeginFile, err)
 	}
 	return Began{Iter: n, Dir: rel}, nil
@@ -210,7 +207,7 @@ func (e *EndCmd) End(env *cli.Env) (iterdir.Meta, error) {
 	if err != nil {
 		return none, err
 	}
-	root, ps, err := loadTree(env)
+	_, ps, err := loadTree(env)
 	if err != nil {
 		return none, exit.Errorf(exit.RunnerError, "read %s: %w", layout.Tree, err)
 	}
@@ -225,7 +222,7 @@ func (e *EndCmd) End(env *cli.Env) (iterdir.Meta, error) {
 	if err != nil {
 		return none, exit.Wrap(exit.RunnerError, err)
 	}
-	patch, err := stage(repo, dir, statePath, begin.HeadBefore, root, &m)
+	patch, err := stage(repo, statePath, begin.HeadBefore, &m)
 	if err != nil {
 		return none, err
 	}
@@ -236,7 +233,7 @@ func (e *EndCmd) End(env *cli.Env) (iterdir.Meta, error) {
 			return fmt.Errorf("write %s: %w", iterdir.DiffPatch, err)
 		}
 		if err := fsutil.SyncDir(dir); err != nil {
-			return fmt.Errorf("write %s and %s: %w", iterdir.TreeAfter, iterdir.DiffPatch, err)
+			return fmt.Errorf("write %s: %w", iterdir.DiffPatch, err)
 		}
 		return nil
 	})
@@ -343,24 +340,19 @@ func writeRunState(env *cli.Env, begin iterdir.Begin, m iterdir.Meta, summary st
 
 // stage stages the work tree and returns the iteration's diff against
 // head, with the staged tree and index in m, while run_state.json's
-// directory (statePath) is synced and tree.after.json (root) written.
-// Errors carry the runner-error exit code.
-func stage(repo *git.Repo, dir, statePath, head string, root *tree.Node, m *iterdir.Meta) ([]byte, error) {
+// directory (statePath) is synced. The tree after the iteration is no
+// file of its log: it is in the staged tree, and in the commit made of it
+// (iterdir.SnapshotTree). Errors carry the runner-error exit code.
+func stage(repo *git.Repo, statePath, head string, m *iterdir.Meta) ([]byte, error) {
 	// Durable before meta.json, which marks the log complete (iter-log
 	// recover: a crash before it redoes this whole command, action=end):
-	// run_state.json's directory, and tree.after.json and diff.patch,
-	// which share one fsync of the iteration directory. tree.after.json
-	// (in the ignored iterations directory, no part of the commit) and the
-	// fsync of run_state.json's directory are made while git stages and
-	// diffs: both wait on the disk, git on the work tree.
+	// run_state.json's directory, whose fsync is made while git stages
+	// and diffs (it waits on the disk, git on the work tree), and
+	// diff.patch.
 	logged := make(chan error, 1)
 	go func() {
 		if err := fsutil.SyncDir(filepath.Dir(statePath)); err != nil {
 			logged <- fmt.Errorf("write %s: %w", layout.RunState, err)
-			return
-		}
-		if err := fsutil.WriteAtomicUnsynced(filepath.Join(dir, iterdir.TreeAfter), tree.Encode(root), 0o644); err != nil {
-			logged <- fmt.Errorf("write %s: %w", iterdir.TreeAfter, err)
 			return
 		}
 		logged <- nil

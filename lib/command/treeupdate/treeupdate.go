@@ -41,9 +41,9 @@ const (
 type Options struct {
 	cli.Chdir
 	stepctx.Base
-	Iter        string   `placeholder:"DIR" help:"Iteration directory: default home of --snapshot (tree.before.json), --output (output.json) and --error-log (agent_error.log)."`
+	Iter        string   `placeholder:"DIR" help:"Iteration directory: its begin.json names the default --snapshot (tree_blob; tree.before.json in an older directory), and it is the default home of --output (output.json) and --error-log (agent_error.log)."`
 	Tree        string   `placeholder:"FILE" default:".runner/state/tree.json" help:"The tree the agent may have edited; the next tree is written here."`
-	Snapshot    string   `placeholder:"FILE" help:"The tree before the agent ran (default DIR/tree.before.json; with --base, the tree committed in the base and this flag is refused)."`
+	Snapshot    string   `placeholder:"FILE" help:"The tree before the agent ran (default: the blob DIR/begin.json names, or DIR/tree.before.json in an older directory or one without begin.json; with --base, the tree committed in the base and this flag is refused)."`
 	Output      string   `placeholder:"FILE" help:"The agent output JSON (default DIR/output.json)."`
 	ErrorLog    string   `placeholder:"FILE" help:"Where the reasons of an agent error go (default DIR/agent_error.log)."`
 	Selected    string   `required:"" placeholder:"ID" predictor:"node" help:"The selected leaf's id."`
@@ -259,12 +259,11 @@ func (o *Options) checkSelected(env *cli.Env) error {
 
 func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() (config.Config, error), err error) {
 	if o.Base.Base == "" {
-		snapPath := env.Abs(o.path(o.Snapshot, "tree.before.json"))
-		data, err := fsutil.ReadFile(snapPath, "", 0)
+		data, name, err := o.snapshot(env)
 		if err != nil {
-			return nil, "", nil, exit.Errorf(exit.RunnerError, "read snapshot %s: %w", env.Rel(snapPath), fsutil.Cause(err))
+			return nil, "", nil, err
 		}
-		return data, env.Rel(snapPath), func() (config.Config, error) {
+		return data, name, func() (config.Config, error) {
 			c, err := config.Load(env.Abs(layout.Config), os.LookupEnv)
 			if err != nil {
 				return c, exit.Wrap(exit.RunnerError, err)
@@ -298,6 +297,35 @@ func (o *Options) reference(env *cli.Env) (snap []byte, name string, cfg func() 
 		}
 		return stepctx.ConfigFrom(base, conf.Data, conf.OK)
 	}, nil
+}
+
+// snapshot is the reference without --base: --snapshot FILE, else the
+// tree the iteration began with (iterdir.SnapshotTree: the blob its
+// begin.json names, or its tree.before.json), else DIR/tree.before.json
+// in a directory without begin.json. Errors carry the runner-error exit
+// code.
+func (o *Options) snapshot(env *cli.Env) ([]byte, string, error) {
+	if o.Snapshot == "" && o.Iter != "" && iterdir.Exists(env.Abs(o.Iter), iterdir.BeginFile) {
+		b, err := iterdir.LoadBegin(env.Abs(o.Iter))
+		if err != nil {
+			return nil, "", exit.Errorf(exit.RunnerError, "%v", err)
+		}
+		data, release, name, err := iterdir.SnapshotTree(env.Dir, env.Abs(o.Iter), b)
+		defer release()
+		if err != nil {
+			return nil, "", exit.Errorf(exit.RunnerError, "read snapshot: %v", err)
+		}
+		if b.TreeBlob == "" {
+			name = env.Rel(filepath.Join(env.Abs(o.Iter), name))
+		}
+		return bytes.Clone(data), name, nil
+	}
+	snapPath := env.Abs(o.path(o.Snapshot, iterdir.TreeBefore))
+	data, err := fsutil.ReadFile(snapPath, "", 0)
+	if err != nil {
+		return nil, "", exit.Errorf(exit.RunnerError, "read snapshot %s: %w", env.Rel(snapPath), fsutil.Cause(err))
+	}
+	return data, env.Rel(snapPath), nil
 }
 
 // judge validates the agent's output and tree edits and applies the
