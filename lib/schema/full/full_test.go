@@ -12,8 +12,11 @@ import (
 // commands that validate against a schema or word schema errors link it:
 // tree-validate (the tree), tree-update (an agent's tree edits),
 // agent-exec (agent output), eval-run and eval-report (eval results and
-// summaries, which only the schema judges), and the readers that show run
-// records (runner-status, runner-ui). runner-record reads only the
+// summaries, which only the schema judges), the readers that show run
+// records (runner-status, runner-ui), and runner-step's Go halves
+// (step-begin, step-end), which run tree-validate and tree-update in
+// process: a step pays the init twice, as it did when those two were
+// processes of their own. runner-record reads only the
 // records it wrote (runrecord's check, the schema written out) and
 // runner-check reads the agent's output size limit from lib/schema:
 // neither links it. A program that validates links it by construction
@@ -33,7 +36,7 @@ func TestLinkedOnlyWhereWorded(t *testing.T) {
 			linking = append(linking, f[0][strings.LastIndex(f[0], "/")+1:])
 		}
 	}
-	want := []string{"agent-exec", "eval-report", "eval-run", "runner-status", "runner-ui", "tree-update", "tree-validate"}
+	want := []string{"agent-exec", "eval-report", "eval-run", "runner-status", "runner-ui", "step-begin", "step-end", "tree-update", "tree-validate"}
 	if !slices.Equal(linking, want) {
 		t.Errorf("commands linking jsonschema/v5: %v, want %v", linking, want)
 	}
