@@ -87,7 +87,7 @@ measure() {
     for b in "$work"/bin/*; do
       case $name in "$(basename "$b")"|"$(basename "$b")"-*) bins+=("$b"); break ;; esac
     done
-  done < <(sed -n "s/^step=$iters trace: cmd=\([^ ]*\) .*/\1/p" "$work/trace-$files")
+  done < <(grep -v ' in=[^ ]*$' "$work/trace-$files" | sed -n "s/^step=$iters trace: cmd=\([^ ]*\) .*/\1/p")
   local procs=() gostart=()
   for i in $(seq 1 "$iters"); do
     t0=$(ms); for b in "${bins[@]}"; do "$b" --version >/dev/null; done; t1=$(ms)
@@ -133,11 +133,13 @@ rows, per = [], {}
 for s in sizes:
     steps = {}
     for line in open(f"{work}/trace-{s}"):
-        m = re.match(r"step=(\d+) trace: (cmd|git)=(\S+) ms=([\d.]+)(?: exit=\d+)?(?: by=(\S+))?", line)
+        m = re.match(r"step=(\d+) trace: (cmd|git)=(\S+) ms=([\d.]+)(?: exit=\d+)?(?: by=(\S+))?(?: in=(\S+))?", line)
         if not m:
             continue
-        step, kind, name, ms, by = m.groups()
+        step, kind, name, ms, by, inside = m.groups()
         key = name if kind == "cmd" else f"  git {name} (by {by})"
+        if inside:
+            key = f"{name} (in {inside})"
         d = steps.setdefault(step, {})
         c = d.setdefault(key, [0.0, 0])
         c[0] += float(ms); c[1] += 1
@@ -157,7 +159,7 @@ for k in rows:
         cells.append(f"{statistics.median(vals):.1f} ({statistics.median(cnts):g})")
     print(f"| {k} | " + " | ".join(cells) + " |")
 for s in sizes:
-    procs = [sum(c[1] for k, c in d.items() if not k.startswith("  git")) for d in per[s].values()]
+    procs = [sum(c[1] for k, c in d.items() if not k.startswith("  git") and " (in " not in k) for d in per[s].values()]
     gits = [sum(c[1] for k, c in d.items() if k.startswith("  git")) for d in per[s].values()]
     print(f"{int(s):,} files: {statistics.median(procs):g} treeloop processes and {statistics.median(gits):g} git processes per step")
 # The step's own git: every git process its commands ran, summed per

@@ -7,7 +7,7 @@
 // Line shapes (stderr, only when tracing):
 //
 //	trace: cmd=<name> ms=<wall since process start> exit=<code>
-//	trace: cmd=<name> ms=<wall of the call> exit=<code>   (a command called in process, cli.Call)
+//	trace: cmd=<name> ms=<wall of the call> exit=<code> in=<process>   (a command called in process, cli.Call)
 //	trace: git=<subcommand> ms=<wall of the git process> by=<name>
 //
 // The process start is when its launcher started it, from LaunchEnv
@@ -151,10 +151,10 @@ func Command(w io.Writer, cmd string, code int) {
 }
 
 // Call prints the line of a command called in process (cli.Call), its ms
-// the call's wall time d (tracing on only).
+// the call's wall time d, in= the process it ran in (tracing on only).
 func Call(w io.Writer, cmd string, d time.Duration, code int) {
 	if On {
-		fmt.Fprintf(w, "trace: cmd=%s ms=%.1f exit=%d\n", cmd, float64(d)/1e6, code)
+		fmt.Fprintf(w, "trace: cmd=%s ms=%.1f exit=%d in=%s\n", cmd, float64(d)/1e6, code, name)
 	}
 }
 
