@@ -147,95 +147,127 @@ func newShapeScript(name, src string, commands []string) *shapeScript {
 }
 
 // maskShell drops comments and blanks the inside of quotes, $( ), <( ),
-// ${ }, $(( )) and [[ ]] (keeping their delimiters and newlines); raw is
-// the text without comments, masked the blanked one; both the length of
-// src. A line continued by \ is joined.
+// ${ }, $(( )) and [[ ]] (keeping their delimiters and newlines, but ${ }'s
+// braces); raw is the text without comments, masked the blanked one; both
+// the length of src. A line continued by \ is joined.
 func maskShell(src string) (raw, masked string) {
-	r, m := []byte(src), []byte(src)
-	blank := func(i int) {
-		if m[i] != '\n' {
-			m[i] = ' '
-		}
+	k := &masker{r: []byte(src), m: []byte(src)}
+	for i := 0; i < len(k.r); i++ {
+		i = k.step(i)
 	}
-	depth := 0 // inside quotes or a substitution: blanked
-	var stack []byte
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		top := byte(0)
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		switch {
-		case top == '\'':
-			if c == '\'' {
-				stack = stack[:len(stack)-1]
-				depth--
-				continue
-			}
-			blank(i)
-			continue
-		case c == '\\' && i+1 < len(r):
-			if r[i+1] == '\n' {
-				r[i], r[i+1], m[i], m[i+1] = ' ', ' ', ' ', ' '
-			} else if depth > 0 {
-				blank(i)
-				blank(i + 1)
-			}
-			i++
-			continue
-		case top == '"' && c == '"':
-			stack = stack[:len(stack)-1]
-			depth--
-			continue
-		case (top == '(' && c == ')') || (top == '{' && c == '}') || (top == '[' && c == ']' && i+1 < len(r) && r[i+1] == ']'):
-			stack = stack[:len(stack)-1]
-			depth--
-			if top == '{' {
-				m[i] = ' ' // ${ }: no brace of a group
-			}
-			if top == '[' {
-				i++
-			}
-			continue
-		case top != '"' && c == '#' && (i == 0 || strings.ContainsRune(" \t\n;(", rune(r[i-1]))):
-			for ; i < len(r) && r[i] != '\n'; i++ {
-				r[i], m[i] = ' ', ' '
-			}
-			i--
-			continue
-		case top != '"' && c == '\'':
-			stack = append(stack, '\'')
-			depth++
-			continue
-		case c == '"' && top != '"':
-			stack = append(stack, '"')
-			depth++
-			continue
-		case (c == '$' || c == '<' || c == '>') && i+1 < len(r) && r[i+1] == '(':
-			stack = append(stack, '(')
-			depth++
-			i++
-			continue
-		case c == '$' && i+1 < len(r) && r[i+1] == '{':
-			stack = append(stack, '{')
-			depth++
-			m[i+1] = ' '
-			i++
-			continue
-		case depth == 0 && c == '[' && i+1 < len(r) && r[i+1] == '[':
-			stack = append(stack, '[')
-			depth++
-			i++
-			continue
-		case top == '(' && c == '(':
-			stack = append(stack, '(')
-			depth++
-		}
-		if depth > 0 {
-			blank(i)
-		}
+	return string(k.r), string(k.m)
+}
+
+// masker is maskShell's state: the texts and the quotes and substitutions
+// open at the offset it is at.
+type masker struct {
+	r, m  []byte
+	stack []byte
+}
+
+func (k *masker) top() byte {
+	if len(k.stack) == 0 {
+		return 0
 	}
-	return string(r), string(m)
+	return k.stack[len(k.stack)-1]
+}
+
+func (k *masker) blank(i int) {
+	if k.m[i] != '\n' {
+		k.m[i] = ' '
+	}
+}
+
+func (k *masker) at(i int) byte {
+	if i < len(k.r) {
+		return k.r[i]
+	}
+	return 0
+}
+
+func (k *masker) push(c byte) { k.stack = append(k.stack, c) }
+func (k *masker) pop()        { k.stack = k.stack[:len(k.stack)-1] }
+
+// step handles the byte at i and returns the offset it handled up to.
+func (k *masker) step(i int) int {
+	c, top := k.r[i], k.top()
+	if top == '\'' {
+		if c == '\'' {
+			k.pop()
+		} else {
+			k.blank(i)
+		}
+		return i
+	}
+	if c == '\\' && i+1 < len(k.r) {
+		return k.escape(i)
+	}
+	if next, ok := k.close(i, c, top); ok {
+		return next
+	}
+	if next, ok := k.open(i, c, top); ok {
+		return next
+	}
+	if len(k.stack) > 0 {
+		k.blank(i)
+	}
+	return i
+}
+
+// escape: a backslash and the byte after it; a continued line joined.
+func (k *masker) escape(i int) int {
+	if k.r[i+1] == '\n' {
+		k.r[i], k.r[i+1], k.m[i], k.m[i+1] = ' ', ' ', ' ', ' '
+	} else if len(k.stack) > 0 {
+		k.blank(i)
+		k.blank(i + 1)
+	}
+	return i + 1
+}
+
+// close ends the quote or substitution open at i, if c ends it.
+func (k *masker) close(i int, c, top byte) (int, bool) {
+	switch {
+	case top == '"' && c == '"', top == '(' && c == ')':
+	case top == '{' && c == '}':
+		k.m[i] = ' ' // ${ }: no brace of a group
+	case top == '[' && c == ']' && k.at(i+1) == ']':
+		k.pop()
+		return i + 1, true
+	default:
+		return i, false
+	}
+	k.pop()
+	return i, true
+}
+
+// open starts a comment, a quote or a substitution at i, if c starts one.
+func (k *masker) open(i int, c, top byte) (int, bool) {
+	switch {
+	case top != '"' && c == '#' && (i == 0 || strings.ContainsRune(" \t\n;(", rune(k.r[i-1]))):
+		for ; i < len(k.r) && k.r[i] != '\n'; i++ {
+			k.r[i], k.m[i] = ' ', ' '
+		}
+		return i - 1, true
+	case top != '"' && (c == '\'' || c == '"'):
+		k.push(c)
+	case (c == '$' || c == '<' || c == '>') && k.at(i+1) == '(':
+		k.push('(')
+		return i + 1, true
+	case c == '$' && k.at(i+1) == '{':
+		k.push('{')
+		k.m[i+1] = ' '
+		return i + 1, true
+	case len(k.stack) == 0 && c == '[' && k.at(i+1) == '[':
+		k.push('[')
+		return i + 1, true
+	case top == '(' && c == '(':
+		k.push('(')
+		k.blank(i)
+	default:
+		return i, false
+	}
+	return i, true
 }
 
 // line is the 1-based line of offset i and its text, trimmed.
@@ -518,53 +550,86 @@ func (s *shapeScript) checkReads(used map[string]bool) []string {
 }
 
 // checkChains: rule 4, per list (split at ; & newline and the keywords
-// outside braces).
+// outside braces that group commands on one line).
 func (s *shapeScript) checkChains() []string {
-	var out []string
 	text := caseLabels(s.masked)
 	// A line that ends with && or || goes on on the next.
 	cont := regexp.MustCompile(`(&&|\|\|)\s*\n`)
 	text = cont.ReplaceAllStringFunc(text, func(m string) string { return strings.ReplaceAll(m, "\n", " ") })
-	// Braces that group commands on one line hold one list with the
-	// chain around them; a block's (a function's body) does not.
-	brace, start, links := 0, 0, 0
-	var inline []bool
-	flush := func(i int) {
-		// An if's, elif's, while's or until's condition may join its tests.
-		if f := strings.Fields(text[start:i]); len(f) > 0 && slices.Contains([]string{"if", "elif", "while", "until"}, f[0]) {
-			links = 0
-		}
-		if links > 1 {
-			out = append(out, s.problem(start, "a chain of %d && / || links (at most one)", links))
-		}
-		start, links = i, 0
-	}
-	words := regexp.MustCompile(`(?:^|[\s;])(then|do|else|elif)(?:[\s;]|$)`)
+	c := &chains{s: s, text: text}
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c == '{' && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
-			onLine := i+1 < len(text) && strings.TrimSpace(text[i+1:i+1+max(0, strings.IndexByte(text[i+1:], '\n'))]) != ""
-			inline = append(inline, onLine)
-			if onLine {
-				brace++
-			} else {
-				flush(i + 1)
-			}
-		case c == '}' && len(inline) > 0 && (i == 0 || text[i-1] == ' ' || text[i-1] == ';' || text[i-1] == '\n'):
-			if inline[len(inline)-1] {
-				brace--
-			}
-			inline = inline[:len(inline)-1]
-		case (c == '&' && i+1 < len(text) && text[i+1] == '&') || (c == '|' && i+1 < len(text) && text[i+1] == '|'):
-			links++
-			i++
-		case brace == 0 && (c == ';' || c == '\n' || (c == '&' && (i == 0 || !strings.ContainsRune("<>", rune(text[i-1]))) && (i+1 == len(text) || text[i+1] != '>'))):
-			flush(i + 1)
-		case brace == 0 && words.MatchString(text[i:min(len(text), i+7)]) && (i == 0 || text[i-1] == ' '):
-			flush(i)
-		}
+		i = c.step(i)
 	}
-	flush(len(text))
-	return out
+	c.flush(len(text))
+	return c.out
+}
+
+// chains is checkChains' state. Braces that group commands on one line
+// hold one list with the chain around them; a block's (a function's body)
+// does not.
+type chains struct {
+	s                   *shapeScript
+	text                string
+	brace, start, links int
+	inline              []bool
+	out                 []string
+}
+
+var listWords = regexp.MustCompile(`(?:^|[\s;])(then|do|else|elif)(?:[\s;]|$)`)
+
+// flush ends the list that began at start, the next beginning at i.
+func (c *chains) flush(i int) {
+	// An if's, elif's, while's or until's condition may join its tests.
+	if f := strings.Fields(c.text[c.start:i]); len(f) > 0 && slices.Contains([]string{"if", "elif", "while", "until"}, f[0]) {
+		c.links = 0
+	}
+	if c.links > 1 {
+		c.out = append(c.out, c.s.problem(c.start, "a chain of %d && / || links (at most one)", c.links))
+	}
+	c.start, c.links = i, 0
+}
+
+func (c *chains) byteAt(i int) byte {
+	if i >= 0 && i < len(c.text) {
+		return c.text[i]
+	}
+	return ' '
+}
+
+// step handles the byte at i and returns the offset it handled up to.
+func (c *chains) step(i int) int {
+	b, next, prev := c.text[i], c.byteAt(i+1), c.byteAt(i-1)
+	switch {
+	case b == '{' && (next == ' ' || next == '\n'):
+		c.openBrace(i)
+	case b == '}' && len(c.inline) > 0 && strings.ContainsRune(" ;\n", rune(prev)):
+		if c.inline[len(c.inline)-1] {
+			c.brace--
+		}
+		c.inline = c.inline[:len(c.inline)-1]
+	case (b == '&' && next == '&') || (b == '|' && next == '|'):
+		c.links++
+		return i + 1
+	case c.brace == 0 && (b == ';' || b == '\n' || (b == '&' && !strings.ContainsRune("<>", rune(prev)) && next != '>')):
+		c.flush(i + 1)
+	case c.brace == 0 && prev == ' ' && listWords.MatchString(c.text[i:min(len(c.text), i+7)]):
+		c.flush(i)
+	}
+	return i
+}
+
+// openBrace: a brace with commands after it on its line groups them;
+// one that ends its line opens a block.
+func (c *chains) openBrace(i int) {
+	rest := c.text[i+1:]
+	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	onLine := strings.TrimSpace(rest) != ""
+	c.inline = append(c.inline, onLine)
+	if onLine {
+		c.brace++
+	} else {
+		c.flush(i + 1)
+	}
 }
