@@ -27,7 +27,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh
 
 # go test -short (four packages at once: their tests wait on processes as
 # much as they compute): testscripts/tier_test.go names the core scripts, the random

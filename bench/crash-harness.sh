@@ -25,7 +25,7 @@ RANDOM=${2:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
-cp tools/runner-step "$work/bin/" || exit 6 # the code under test, fixed at the start
+cp tools/runner-step tools/treeloop-sh-setup "$work/bin/" || exit 6 # the code under test, fixed at the start
 export PATH="$work/bin:$PATH"
 # The repositories below choose no sandbox (runner-init would write bwrap
 # where it works): this measures the runner itself.

@@ -33,7 +33,7 @@ py=/usr/bin/python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/evidence-bench.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/...
-cp tools/runner-step tools/runner-loop "$work/bin/"
+cp tools/runner-step tools/runner-loop tools/treeloop-sh-setup "$work/bin/"
 export PATH=$work/bin:$PATH RUNNER_SANDBOX=none RUNNER_MAX_ITERATIONS=100000
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -40,6 +40,10 @@ build() {
   fi
   (cd "$tree" && CGO_ENABLED=0 go build -o "$out/bin/" ./cmd/... ./bench/gentree)
   install -m 0755 "$tree/tools/runner-step" "$tree/tools/runner-loop" "$out/bin/"
+  # The helpers both scripts source, in the revisions that have them.
+  if [ -e "$tree/tools/treeloop-sh-setup" ]; then
+    install -m 0644 "$tree/tools/treeloop-sh-setup" "$out/bin/"
+  fi
 }
 
 # measure REV: STEPS steps with REV's commands; prints the figures.

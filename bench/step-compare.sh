@@ -51,6 +51,10 @@ for rev in "$@"; do
   git archive "$id" | tar -x -C "$work/src-$n"
   (cd "$work/src-$n" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -o "$work/bin-$n/" ./cmd/...)
   install -m 0755 "$work/src-$n/tools/runner-step" "$work/src-$n/tools/runner-loop" "$work/bin-$n/"
+  # The helpers both scripts source, in the revisions that have them.
+  if [ -e "$work/src-$n/tools/treeloop-sh-setup" ]; then
+    install -m 0644 "$work/src-$n/tools/treeloop-sh-setup" "$work/bin-$n/"
+  fi
 done
 
 # setup N: revision N's repository, initialised by its own binaries.

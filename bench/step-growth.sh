@@ -31,6 +31,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/treeloop-growth.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
 install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
+install -m 0644 tools/treeloop-sh-setup "$work/bin/" # the helpers both source
 export PATH="$work/bin:$PATH" RUNNER_SANDBOX=${RUNNER_SANDBOX:-none}
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

@@ -336,24 +336,6 @@ func TestOneJSONWriter(t *testing.T) {
 	}
 }
 
-// maxPorcelainLines is how long tools/runner-step may be: a readable
-// script that composes the plumbing commands, its bookkeeping (lock,
-// recovery, record, exit → status) in Go (runner-enter, step-begin,
-// step-end, runner-record).
-const maxPorcelainLines = 200
-
-// The step's porcelain stays thin.
-func TestPorcelainThin(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile(filepath.Join(repoRoot(), "tools", "runner-step"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(data), "\n"); n > maxPorcelainLines {
-		t.Errorf("tools/runner-step has %d lines (at most %d): move its bookkeeping into Go plumbing (step-begin, step-end)", n, maxPorcelainLines)
-	}
-}
-
 // stepProcesses are the treeloop commands runner-step's Go halves still
 // start as processes, each on a path a step rarely takes and each for a
 // reason docs/development.md gives ("The step"): agent-exec --restore,

@@ -9,4 +9,6 @@ import (
 	"github.com/treeloop/treeloop/tools"
 )
 
-func main() { os.Exit(porcelain.Main("runner-loop", tools.RunnerLoop, os.Args[1:], os.Stderr)) }
+func main() {
+	os.Exit(porcelain.Main("runner-loop", tools.RunnerLoop, tools.ShSetup, os.Args[1:], os.Stderr))
+}

@@ -8,4 +8,6 @@ import (
 	"github.com/treeloop/treeloop/tools"
 )
 
-func main() { os.Exit(porcelain.Main("runner-step", tools.RunnerStep, os.Args[1:], os.Stderr)) }
+func main() {
+	os.Exit(porcelain.Main("runner-step", tools.RunnerStep, tools.ShSetup, os.Args[1:], os.Stderr))
+}

@@ -22,9 +22,14 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 )
 
-// Main execs bash on script as command name with args; it returns only
-// when that fails: exit.RunnerError, one line on stderr.
-func Main(name, script string, args []string, stderr io.Writer) int {
+// SetupEnv names, for the script, the sealed memory file holding the
+// helpers it sources (tools/treeloop-sh-setup); the helpers unset it.
+const SetupEnv = "TREELOOP_SH_SETUP"
+
+// Main execs bash on script as command name with args, the helpers the
+// script sources (setup) sealed beside it and named by SetupEnv; it
+// returns only when that fails: exit.RunnerError, one line on stderr.
+func Main(name, script, setup string, args []string, stderr io.Writer) int {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: bash not found on PATH: install bash, which runs %s\n", name, name)
@@ -35,10 +40,16 @@ func Main(name, script string, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: hold the script in memory: %v\n", name, err)
 		return exit.RunnerError
 	}
+	setupFD, err := Sealed(name+"-sh-setup", setup)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: hold the script's helpers in memory: %v\n", name, err)
+		return exit.RunnerError
+	}
 	// bash opens the script by this path and reads it as a script file:
 	// $0 is the path, which the script's --help reads again.
 	argv := append([]string{name, "/proc/self/fd/" + strconv.Itoa(fd)}, args...)
-	err = syscall.Exec(bash, argv, os.Environ())
+	env := append(os.Environ(), SetupEnv+"=/proc/self/fd/"+strconv.Itoa(setupFD))
+	err = syscall.Exec(bash, argv, env)
 	fmt.Fprintf(stderr, "%s: run %s: %v\n", name, bash, err)
 	return exit.RunnerError
 }

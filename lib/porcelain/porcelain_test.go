@@ -14,11 +14,14 @@ import (
 )
 
 // The test binary doubles as a porcelain command: with
-// PORCELAIN_TEST_SCRIPT set it runs Main on that script.
+// PORCELAIN_TEST_SCRIPT set it runs Main on that script, with the helpers
+// of PORCELAIN_TEST_SETUP.
 func TestMain(m *testing.M) {
 	if s, ok := os.LookupEnv("PORCELAIN_TEST_SCRIPT"); ok {
+		setup := os.Getenv("PORCELAIN_TEST_SETUP")
 		os.Unsetenv("PORCELAIN_TEST_SCRIPT")
-		os.Exit(Main("porcelain-test", s, os.Args[1:], os.Stderr))
+		os.Unsetenv("PORCELAIN_TEST_SETUP")
+		os.Exit(Main("porcelain-test", s, setup, os.Args[1:], os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -124,7 +127,25 @@ func TestDescriptorsAndSeal(t *testing.T) {
 func TestNoBash(t *testing.T) {
 	var stderr bytes.Buffer
 	t.Setenv("PATH", t.TempDir())
-	if code := Main("runner-step", "exit 0\n", nil, &stderr); code != 6 || stderr.String() != "runner-step: bash not found on PATH: install bash, which runs runner-step\n" {
+	if code := Main("runner-step", "exit 0\n", "", nil, &stderr); code != 6 || stderr.String() != "runner-step: bash not found on PATH: install bash, which runs runner-step\n" {
 		t.Errorf("exit %d, %q", code, stderr.String())
+	}
+}
+
+// The script sources its helpers from the sealed memory file SetupEnv
+// names, which it cannot rewrite either; the helpers' unset of the name
+// keeps it from the commands the script starts.
+func TestSetupSourced(t *testing.T) {
+	setup := "greet() { echo \"hello from $1\"; }\nunset " + SetupEnv + "\n"
+	script := "setup=$" + SetupEnv + "\n. \"$setup\"\ngreet script\nif echo more >> \"$setup\" 2>/dev/null; then echo rewritten; else echo sealed; fi\n" +
+		"case $setup in /proc/self/fd/1[0-9][0-9]) echo high ;; *) echo \"$setup\" ;; esac\nbash -c 'echo \"child sees [${" + SetupEnv + "-}]\"'\n"
+	cmd := command(script)
+	cmd.Env = append(cmd.Env, "PORCELAIN_TEST_SETUP="+setup)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "hello from script\nsealed\nhigh\nchild sees []\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
 	}
 }

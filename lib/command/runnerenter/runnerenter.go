@@ -27,8 +27,9 @@ import (
 
 // Options is the command line of runner-enter.
 type Options struct {
-	Env  EnvCmd  `cmd:"" help:"Find the repository (DIR, else $TREELOOP_DIR, else the current directory; a subdirectory stands for its repository's root) and print, for the porcelain to eval, the shell lines that go to its root, drop TREELOOP_DIR, with --hermetic make every git process read the user's git config as it is now (lib/git Hermetic), and open descriptor 9 on .runner/lock unless it already is (inherited from runner-loop). Exit 1 no repository or no .runner, 6 the lock file cannot be opened, 80 DIR is not a directory."`
-	Lock LockCmd `cmd:"" help:"Take the runner lock, an flock on .runner/lock, on descriptor 9 (opened by the lines env printed), without waiting, and write the holder's line (pid=PID command=AS) unless the descriptor held it already (a step under runner-loop shares the loop's hold). Exit 1 another runner holds it (the refusal names it), 6 the lock cannot be taken."`
+	Env     EnvCmd     `cmd:"" help:"Find the repository (DIR, else $TREELOOP_DIR, else the current directory; a subdirectory stands for its repository's root) and print, for the porcelain to eval, the shell lines that go to its root, drop TREELOOP_DIR, with --hermetic make every git process read the user's git config as it is now (lib/git Hermetic), and open descriptor 9 on .runner/lock unless it already is (inherited from runner-loop). Exit 1 no repository or no .runner, 6 the lock file cannot be opened, 80 DIR is not a directory."`
+	Lock    LockCmd    `cmd:"" help:"Take the runner lock, an flock on .runner/lock, on descriptor 9 (opened by the lines env printed), without waiting, and write the holder's line (pid=PID command=AS) unless the descriptor held it already (a step under runner-loop shares the loop's hold). Exit 1 another runner holds it (the refusal names it), 6 the lock cannot be taken."`
+	Version VersionCmd `cmd:"" help:"Print the porcelain's version line, \"<as> <version>\": the version of the whole install, for runner-step --version and runner-loop --version."`
 }
 
 // Main runs runner-enter and returns its exit code.
@@ -156,5 +157,16 @@ func (l *LockCmd) Run(env *cli.Env) error {
 	if warn != nil {
 		env.Warnf("%v", warn)
 	}
+	return nil
+}
+
+// VersionCmd is `runner-enter version`.
+type VersionCmd struct {
+	porcelain
+}
+
+// Run prints "<as> <version>", as --version prints the command's own.
+func (v *VersionCmd) Run(env *cli.Env) error {
+	fmt.Fprintf(env.Stdout, "%s %s\n", v.As, cli.Version())
 	return nil
 }

@@ -169,3 +169,13 @@ func TestEnvDirsHermetic(t *testing.T) {
 		t.Errorf("without a hermetic git, the directories were told:\n%s", out)
 	}
 }
+
+// TestVersion: the porcelain's version line is its name and the
+// install's version, the one every command's --version gives.
+func TestVersion(t *testing.T) {
+	code, out, errs := run(t, "version", "--as", "runner-loop")
+	_, own, _ := run(t, "--version")
+	if code != 0 || errs != "" || out != "runner-loop "+strings.TrimPrefix(own, "runner-enter ") {
+		t.Errorf("version: %d %q %q (runner-enter --version %q)", code, out, errs, own)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -26,6 +28,8 @@ import (
 type PauseCmd struct {
 	Record string `placeholder:"ID" help:"The record id printed by runner-record begin; without it the pause is decided but recorded nowhere."`
 	Paused int64  `placeholder:"SECS" help:"Seconds this runner has paused already (runner-loop adds them up), counted against [agent] max_pause; the record's own count (pause.total_secs) when it is more."`
+	Steps  int    `placeholder:"N" help:"With --data-fd: the steps the loop has committed so far, for its line."`
+	DataFD int    `name:"data-fd" placeholder:"FD" help:"Write runner-loop's decision on descriptor FD, as shell assignments for it to eval, instead of the line on stdout: action (pause, or stop when the pause does not fit [agent] max_pause, its refusal then on stderr), line (the loop's line to print), until (with pause), end_reason (with stop), then exit=<code> (4 with stop). Exit 0 once it is written."`
 }
 
 // lastPause is the run's last iteration, which a usage limit or an
@@ -138,6 +142,10 @@ func (p *PauseCmd) Run(env *cli.Env) error {
 	}
 	start := time.Now()
 	plan := planPause(lp, start, paused, cfg.Agent.MaxPause.Duration)
+	if !plan.fits && p.DataFD > 0 {
+		env.Errorf("%s", plan.refusal())
+		return pauseDecision(plan, p.Steps).Write(p.DataFD)
+	}
 	if !plan.fits {
 		fmt.Fprintf(env.Stdout, "limit reason=max-pause until=%s\n", plan.until.Format(time.RFC3339))
 		return exit.Errorf(exit.Limit, "%s", plan.refusal())
@@ -150,8 +158,26 @@ func (p *PauseCmd) Run(env *cli.Env) error {
 			return err
 		}
 	}
+	if p.DataFD > 0 {
+		return pauseDecision(plan, p.Steps).Write(p.DataFD)
+	}
 	fmt.Fprintf(env.Stdout, "until=%s secs=%d reason=%s\n", plan.until.Format(time.RFC3339), int64(plan.wait.Round(time.Second)/time.Second), plan.cause)
 	return nil
+}
+
+// pauseDecision is runner-loop's decision on plan after steps committed
+// steps (--data-fd): pause until plan.until with the line that says so,
+// or, when the pause does not fit [agent] max_pause, stop with exit 4 (a
+// limit) and the run record's reason.
+func pauseDecision(plan pausePlan, steps int) plumbing.Facts {
+	n := " steps=" + strconv.Itoa(steps)
+	if !plan.fits {
+		return plumbing.Facts{"action": actStop, "line": "loop: limit reason=max-pause" + n, "until": "",
+			"end_reason": "limit: max-pause: a usage limit or an outage outlasts [agent] max_pause", "exit": strconv.Itoa(exit.Limit)}
+	}
+	until := plan.until.Format(time.RFC3339)
+	return plumbing.Facts{"action": actPause, "line": "loop: paused reason=" + string(plan.cause) + " until=" + until + n, "until": until,
+		"end_reason": "", "exit": ""}
 }
 
 // refusal words a pause that does not fit max_pause.

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/vocab"
 )
@@ -127,5 +129,93 @@ func TestPauseAccounting(t *testing.T) {
 	r = load(t, root, "run-r")
 	if r.Pause.Count != 2 || r.Pause.Cause != "outage" || !strings.Contains(r.Log[len(r.Log)-1].Message, "iteration 2 met an outage") {
 		t.Fatalf("record after the outage: %+v %+v", r.Pause, r.Log[len(r.Log)-1])
+	}
+}
+
+// TestPauseDecision: runner-loop's decision after a pause is planned: a
+// pause that fits goes on with the loop's paused line; one that does not
+// stops the loop with exit 4 and the record's reason.
+func TestPauseDecision(t *testing.T) {
+	until := time.Date(2026, 1, 2, 3, 9, 6, 0, time.UTC)
+	tests := []struct {
+		name string
+		plan pausePlan
+		want string
+	}{
+		{"a usage limit that fits", pausePlan{cause: vocab.PauseUsageLimit, until: until, fits: true},
+			"action='pause'\nend_reason=''\nline='loop: paused reason=usage-limit until=2026-01-02T03:09:06Z steps=3'\nuntil='2026-01-02T03:09:06Z'\nexit=\n"},
+		{"an outage that fits", pausePlan{cause: vocab.PauseOutage, until: until, fits: true},
+			"action='pause'\nend_reason=''\nline='loop: paused reason=outage until=2026-01-02T03:09:06Z steps=3'\nuntil='2026-01-02T03:09:06Z'\nexit=\n"},
+		{"beyond max_pause", pausePlan{cause: vocab.PauseUsageLimit, until: until},
+			"action='stop'\nend_reason='limit: max-pause: a usage limit or an outage outlasts [agent] max_pause'\nline='loop: limit reason=max-pause steps=3'\nuntil=''\nexit=4\n"},
+	}
+	for _, tt := range tests {
+		if got := facts(t, pauseDecision(tt.plan, 3)); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// facts is what f writes on a descriptor.
+func facts(t *testing.T, f plumbing.Facts) string {
+	t.Helper()
+	data, err := os.CreateTemp(t.TempDir(), "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	if err := f.Write(int(data.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(data.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// dataOut runs runner-record with --data-fd on a file and returns its
+// exit code, stdout, stderr and what it wrote on the descriptor.
+func dataOut(t *testing.T, root string, args ...string) (int, string, string, string) {
+	t.Helper()
+	data, err := os.CreateTemp(t.TempDir(), "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	code, stdout, stderr := run(t, root, append(args, "--data-fd", strconv.Itoa(int(data.Fd())))...)
+	b, err := os.ReadFile(data.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout, stderr, string(b)
+}
+
+// TestPauseAndBeginDataFD: with --data-fd, begin writes the record id and
+// pause its decision as shell assignments, and neither prints on stdout;
+// a pause beyond max_pause is a decision (exit 0), its refusal on stderr.
+func TestPauseAndBeginDataFD(t *testing.T) {
+	root := repo(t)
+	cfg := filepath.Join(root, layout.Config)
+	data, _ := os.ReadFile(cfg)
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), `max_pause = "12h"`, `max_pause = "10m"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs, got := dataOut(t, root, "begin", "--pid", "7"); code != 0 || out != "" || errs != "" || got != "record='run-r'\nexit=0\n" {
+		t.Fatalf("begin --data-fd: %d %q %q %q", code, out, errs, got)
+	}
+	pausedIteration(t, root, 1, "rate_limit", time.Now().Add(5*time.Minute).UTC().Format(time.RFC3339))
+	code, out, errs, got := dataOut(t, root, "pause", "--record", "run-r", "--steps", "2")
+	if code != 0 || out != "" || errs != "" ||
+		!regexp.MustCompile(`^action='pause'\nend_reason=''\nline='loop: paused reason=usage-limit until=(20\S+Z) steps=2'\nuntil='20\S+Z'\nexit=\n$`).MatchString(got) {
+		t.Fatalf("pause --data-fd: %d %q %q %q", code, out, errs, got)
+	}
+	if r := load(t, root, "run-r"); r.Status != runrecord.Paused {
+		t.Errorf("the record after pause --data-fd: %s", r.Status)
+	}
+	code, out, errs, got = dataOut(t, root, "pause", "--paused", "400", "--steps", "2")
+	if code != 0 || out != "" || !strings.HasPrefix(errs, "runner-record: the usage limit lifts at ") || !strings.Contains(errs, "400s paused already") ||
+		!strings.HasPrefix(got, "action='stop'\n") || !strings.HasSuffix(got, "line='loop: limit reason=max-pause steps=2'\nuntil=''\nexit=4\n") {
+		t.Fatalf("pause --data-fd beyond max_pause: %d %q %q %q", code, out, errs, got)
 	}
 }

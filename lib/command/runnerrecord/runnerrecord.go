@@ -25,6 +25,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runrecord"
 	"github.com/treeloop/treeloop/lib/tree"
 )
@@ -75,7 +76,8 @@ func (f recordFlag) load(env *cli.Env) (string, runrecord.Record, error) {
 
 // BeginCmd is `runner-record begin`.
 type BeginCmd struct {
-	PID int `required:"" help:"The runner's process id (runner-loop's, or runner-step's when run alone)."`
+	PID    int `required:"" help:"The runner's process id (runner-loop's, or runner-step's when run alone)."`
+	DataFD int `name:"data-fd" placeholder:"FD" help:"Write the record id on descriptor FD as a shell assignment for runner-loop to eval, record='<id>' ('' for none), then exit=0, instead of the line on stdout."`
 }
 
 // Run opens the session's record (runrecord.Begin).
@@ -83,6 +85,9 @@ func (b *BeginCmd) Run(env *cli.Env) error {
 	id, err := runrecord.Begin(env.Dir, b.PID, func(w string) { env.Warnf("%s", w) })
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	if b.DataFD > 0 {
+		return plumbing.Facts{"record": id, "exit": "0"}.Write(b.DataFD)
 	}
 	if id == "" {
 		id = "none"
