@@ -34,19 +34,16 @@ import (
 // by "file: the read's line": each a follow-up, none to be added. An entry
 // no script has fails too.
 var shapeReads = map[string]string{
-	// The session's descriptor 3 (seal=, exit=) and agent-exec's stdout
-	// (status=done) are read line by line: agent-exec and guard-run could
-	// write shell assignments there as step-begin and step-end do.
-	`runner-step: while IFS= read -r -u "$fd" line || [ -n "$line" ]; do`: "session",
+	// session reads a command's data descriptor whole (shell assignments,
+	// exit=N last), for its caller's one eval.
+	`runner-step: IFS= read -r -d '' -u "$fd" text`: "session",
 	// The step's lines are relayed as the loop's as they come.
 	`runner-loop: IFS= read -r -t 3600 -u "$from_step" line`: "the step's lines",
 }
 
 // shapeOutputUses are the uses of a command's captured output beyond
 // eval, by "file: the line": as shapeReads.
-var shapeOutputUses = map[string]string{
-	`runner-step: if [[ $out == *status=done* ]]; then`: "agent-exec's status=done, with the session's read",
-}
+var shapeOutputUses = map[string]string{}
 
 // captureHelpers are the functions that set the variable their first
 // argument names to a command's output (printf -v).

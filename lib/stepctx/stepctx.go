@@ -31,7 +31,7 @@ type Base struct {
 // SealFD is the --seal-fd flag of the commands that seal a session
 // (agent-exec, guard-run).
 type SealFD struct {
-	SealFD int `name:"seal-fd" placeholder:"N" help:"Once the session's seal is taken, before the session starts, write seal=<digest> to descriptor N (runner-step keeps it, out of the session's reach, for agent-exec --restore --sealed should this command not finish), and exit=<code> as its last line."`
+	SealFD int `name:"seal-fd" placeholder:"N" help:"Write shell assignments to descriptor N for runner-step to eval: seal=<digest> once the session's seal is taken, before the session starts (runner-step keeps it, out of the session's reach, for agent-exec --restore --sealed should this command not finish), said_done=1 when agent-exec's agent said status=done, and exit=<code> as the last line."`
 }
 
 // Tell writes the seal line to the descriptor, when one was given; a
@@ -44,6 +44,17 @@ func (f SealFD) Tell(env *cli.Env, digest string) {
 		return
 	}
 	if _, err := syscall.Write(f.SealFD, []byte("seal="+digest+"\n")); err != nil {
+		env.Warnf("--seal-fd %d: %v", f.SealFD, err)
+	}
+}
+
+// Say writes name=value, value shell-quoted, to the descriptor when one
+// was given: a fact of the session for runner-step to eval (said_done=1).
+func (f SealFD) Say(env *cli.Env, name, value string) {
+	if f.SealFD <= 2 {
+		return
+	}
+	if _, err := syscall.Write(f.SealFD, []byte(name+"="+cli.ShellQuote(value)+"\n")); err != nil {
 		env.Warnf("--seal-fd %d: %v", f.SealFD, err)
 	}
 }

@@ -101,8 +101,9 @@ func TestConfigFrom(t *testing.T) {
 	}
 }
 
-// The seal line and the exit line go to the descriptor, the exit line
-// last with the error's code; without a descriptor (0) nothing is written.
+// The seal line, the facts said (shell-quoted) and the exit line go to the
+// descriptor, the exit line last with the error's code; without a
+// descriptor (0) nothing is written.
 func TestSealFD(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -112,11 +113,14 @@ func TestSealFD(t *testing.T) {
 	env := &cli.Env{Stderr: io.Discard}
 	f := SealFD{SealFD: int(w.Fd())}
 	f.Tell(env, "abc")
+	f.Say(env, "said_done", "1")
+	f.Say(env, "note", "it's")
 	f.Exit(exit.Errorf(exit.AgentError, "x"))
 	SealFD{}.Tell(env, "never")
+	SealFD{}.Say(env, "said_done", "never")
 	w.Close()
 	got, _ := io.ReadAll(r)
-	if string(got) != "seal=abc\nexit=5\n" {
+	if string(got) != "seal=abc\nsaid_done='1'\nnote='it'\\''s'\nexit=5\n" {
 		t.Fatalf("descriptor got %q", got)
 	}
 }

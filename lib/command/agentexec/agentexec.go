@@ -486,6 +486,10 @@ func (o *Options) report(env *cli.Env, dir string, rec iterdir.Agent, code int) 
 		}
 		fmt.Fprintf(env.Stdout, "status=%s class=%s exit=%d duration_ms=%d\n", status, rec.Class, rec.ExitCode, rec.DurationMS)
 	}
+	if code == exit.OK && rec.Status == string(vocab.StatusDone) {
+		// The guard decides (runner-step runs guard-run on it alone).
+		o.Say(env, "said_done", "1")
+	}
 	for _, r := range rec.AgentErrors {
 		env.Errorf("agent error: %s", r)
 	}
