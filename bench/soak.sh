@@ -14,6 +14,12 @@
 #     the median of the last 20 against the median of the first 20; and
 #     the same for the CPU time the loop's processes used per step, which
 #     a busy machine inflates less than the wall time;
+#   - the growth side by side: SOAK_SIDE_STEPS (20) steps of runner-step
+#     in the soaked repository and as many in its twin (a copy taken as the
+#     run started), alternately, each step's overhead as above: the state's
+#     own growth, which a drift of the machine over the run (other load,
+#     CPU clock, caches) does not move, as it moves the first 20 against
+#     the last 20;
 #   - the RSS of the long-lived process (runner-loop's shell, sampled every
 #     second) and the peak RSS of any process the loop started;
 #   - the size of .runner/ and .git/ per step.
@@ -41,7 +47,8 @@ mkdir -p "$work/home"
 export PATH="$work/bin:$PATH" HOME="$work/home" GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=soak GIT_AUTHOR_EMAIL=soak@example.com GIT_COMMITTER_NAME=soak GIT_COMMITTER_EMAIL=soak@example.com
 bench_agent "$work/agent"
-export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps + 10))
+side=${SOAK_SIDE_STEPS:-20}
+export RUNNER_AGENT_BIN=$work/agent RUNNER_MAX_ITERATIONS=$((steps + side + 10))
 # The sandbox a user gets (runner-init's auto: bwrap where it works), unless
 # RUNNER_SANDBOX chooses one.
 export RUNNER_SANDBOX=${RUNNER_SANDBOX:-auto}
@@ -63,6 +70,11 @@ sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config
 git add -A
 git commit -qm 'soak: the tree and the guard'
 runner-start --id run-soak --no-baseline >/dev/null
+# The twin: a copy of the repository as the run starts. After the loop,
+# steps alternate between the soaked repository and the twin: the growth
+# side by side, which the machine's drift over a long run (other load,
+# its clock, its caches) moves alike in both.
+cp -a "$repo" "$work/twin"
 runner_start=$(du -sb .runner | cut -f1)
 git_start=$(du -sb .git | cut -f1)
 
@@ -105,6 +117,19 @@ runner_end=$(du -sb .runner | cut -f1)
 git_end=$(du -sb .git | cut -f1)
 packs=$(find .git/objects/pack -name '*.pack' | wc -l)
 loose=$(git count-objects | cut -d' ' -f1)
+# SIDE steps in each, alternately: a line "soaked|twin MS ITER" per step.
+: > "$work/side"
+for _ in $(seq "$side"); do
+  for which in soaked twin; do
+    dir=$repo
+    [ "$which" = soaked ] || dir=$work/twin
+    s=$EPOCHREALTIME
+    (cd "$dir" && runner-step > "$work/side-out" 2>> "$work/side-err") || true
+    e=$EPOCHREALTIME
+    iter=$(sed -n 's/^step: begin .* iter=\([0-9]*\) .*/\1/p' "$work/side-out")
+    echo "$which $s $e ${iter:-0}" >> "$work/side"
+  done
+done
 
 python3 - "$work" "$steps" "$start" "$runner_start" "$runner_end" "$git_start" "$git_end" "$packs" "$loose" "$(getconf CLK_TCK)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, os, re, statistics, sys
@@ -152,6 +177,24 @@ print(f"step CPU time (the loop's processes): median of the first {m} {cfirst:.0
 print(f"runner-loop RSS: {rss[0] / 1024:.1f} MiB at the start, {rss[-1] / 1024:.1f} MiB at the end, at most {max(rss) / 1024:.1f} MiB; peak RSS of any process of the loop: {peak / 1024:.1f} MiB")
 per = max(done, 1)
 print(f".runner/: {runner_start:,} bytes at the start, {runner_end:,} at the end: {(runner_end - runner_start) / per:,.0f} bytes per step")
+# Side by side: each step's overhead as above, in the soaked repository
+# and in the twin, alternately.
+side = {"soaked": [], "twin": []}
+for l in open(f"{work}/side"):
+    which, s, e, it = l.split()
+    d = f"{work}/repo" if which == "soaked" else f"{work}/twin"
+    try:
+        meta = json.load(open(f"{d}/.runner/iterations/run-soak/{int(it):04d}/meta.json"))
+    except (OSError, ValueError):
+        side.setdefault("failed", []).append(which)
+        continue
+    inner = (meta.get("agent") or {}).get("duration_ms", 0) + (meta.get("guard_run") or {}).get("duration_ms", 0)
+    side[which].append((float(e) - float(s)) * 1000 - inner)
+if side["soaked"] and side["twin"]:
+    a, b = statistics.median(side["twin"]), statistics.median(side["soaked"])
+    print(f"step overhead side by side ({len(side['soaked'])} steps each, alternately): the twin (the repository as the run started) {a:.0f} ms, the soaked repository {b:.0f} ms: growth {100 * (b - a) / a:+.0f}%")
+if side.get("failed"):
+    print(f"side-by-side steps that left no meta.json: {len(side['failed'])}")
 print(f".git/: {git_start:,} bytes at the start, {git_end:,} at the end: {(git_end - git_start) / per:,.0f} bytes per step ({packs} packs, {loose} loose objects left)")
-sys.exit(1 if failed or false_guard or not ended_right else 0)
+sys.exit(1 if failed or false_guard or not ended_right or side.get("failed") else 0)
 PY
