@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Blobs written byte for byte come back checked against their ids: an
@@ -63,5 +64,31 @@ func TestWriteBlob(t *testing.T) {
 	}
 	if again, err := r.WriteBlob([]byte("one\ntwo\n")); err != nil || again != id {
 		t.Fatalf("WriteBlob again = %s, %v; want %s", again, err, id)
+	}
+}
+
+// A blob there already as a loose object is named without git, and its
+// time renewed as git's freshen renews it; any other goes to git, which
+// stores it.
+func TestWriteBlobLoose(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "tree.json", "{}\n")
+	commitAll(t, r, "tree")
+	obj := filepath.Join(r.Root(), ".git", "objects")
+	id := ObjectID("blob", []byte("{}\n"), 40)
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(filepath.Join(obj, id[:2], id[2:]), old, old); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no git to run
+	got, err := r.WriteBlob([]byte("{}\n"))
+	if err != nil || got != id {
+		t.Fatalf("WriteBlob of a loose blob without git = %s, %v; want %s", got, err, id)
+	}
+	if st, err := os.Stat(filepath.Join(obj, id[:2], id[2:])); err != nil || !st.ModTime().After(old.Add(time.Hour)) {
+		t.Fatalf("the loose object's time was not renewed: %v, %v", st.ModTime(), err)
+	}
+	if got, err := r.WriteBlob([]byte("new\n")); err == nil {
+		t.Fatalf("WriteBlob of a new blob without git = %s; want git's error", got)
 	}
 }
