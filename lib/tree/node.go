@@ -156,6 +156,20 @@ const (
 	fieldRunnerOwned                        // on an existing node only the runner (or tree-edit) changes it: RestoreRunnerOwned puts it back, RunnerOwnedChanges reports it
 )
 
+// RunnerOwnedFields are the JSON keys of a node's runner-owned fields
+// (readOnly in the schema), in the schema's order: the fields an agent's
+// edit of an existing node does not change (RestoreRunnerOwned puts them
+// back), as context-write's contract tells the agent.
+func RunnerOwnedFields() []string {
+	var keys []string
+	for _, f := range nodeFields {
+		if f.groups&fieldRunnerOwned != 0 {
+			keys = append(keys, f.key)
+		}
+	}
+	return keys
+}
+
 // Entry is one node found by Index: the node, its parent (nil for the root)
 // and its path of ids from the root joined by "/" (e.g. "root/backend/auth").
 type Entry struct {

@@ -200,3 +200,18 @@ func TestContractProtected(t *testing.T) {
 		}
 	}
 }
+
+// TestContractRunnerOwned: the contract names every runner-owned field of
+// the node's field table (the schema's readOnly), and no other, as the
+// fields whose changes are reset.
+func TestContractRunnerOwned(t *testing.T) {
+	root := node("root", 0, false, node("b", 1, false))
+	c := in(t, root, "b", "done", "fail").contract()
+	want := "- next, passes, attempts, max_attempts, evidence, sent_back, waiting and answers are runner-owned: your changes to them are reset.\n"
+	if !strings.Contains(c, want) {
+		t.Errorf("the contract lacks %q:\n%s", want, c)
+	}
+	if got := strings.Join(tree.RunnerOwnedFields(), ","); got != "next,passes,attempts,max_attempts,evidence,sent_back,waiting,answers" {
+		t.Errorf("RunnerOwnedFields = %s", got)
+	}
+}
