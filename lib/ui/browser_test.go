@@ -164,10 +164,26 @@ func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	// re-renders as events arrive, later on a busy machine) is not true
 	// yet, rather than a failure.
 	guarded := "(() => { try { return !!(" + expr + "); } catch (e) { return false; } })()"
-	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](guarded, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(0))); err != nil {
+	for {
+		_, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](guarded, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(0)))
+		if err == nil {
+			return
+		}
+		// A poll the page's own navigation interrupted (a redirect, as
+		// /login's to /) lost the document it polled: poll the new one.
+		if c.Err() == nil && navigatedAway(err) {
+			continue
+		}
 		page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
 		t.Fatalf("waiting for %s (%s): %v\npage text:\n%s", what, expr, err, page)
 	}
+}
+
+// navigatedAway reports an error of the DevTools protocol that says the
+// document an evaluation ran in went away while it ran.
+func navigatedAway(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
 }
 
 func eval[T any](t testing.TB, ctx context.Context, expr string) T {
