@@ -151,6 +151,35 @@ func TestIterationsOrder(t *testing.T) {
 	}
 }
 
+// TestIterationsSameStart: iterations that started at the same instant
+// are in the order of their run's id, then of their number: run-b's
+// iteration 20000 before run-c's 9999 and 10000 (which its name lists
+// first).
+func TestIterationsSameStart(t *testing.T) {
+	dir := fixture(t)
+	s := start(t, Options{Root: dir})
+	rn := filepath.Join(dir, ".runner")
+	if err := os.RemoveAll(filepath.Join(rn, "iterations", "run-a")); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Hour)
+	for _, it := range []struct {
+		run, name string
+		n         int
+	}{{"run-c", "10000", 10000}, {"run-c", "9999", 9999}, {"run-b", "20000", 20000}} {
+		d := filepath.Join(rn, "iterations", it.run, it.name)
+		writeJSONFile(t, filepath.Join(d, "begin.json"), iterdir.Begin{Version: 1, RunID: it.run, Iteration: it.n, NodeID: "n", Mode: "execute", MaxAttempts: 3, StartedAt: at})
+		writeJSONFile(t, filepath.Join(d, "meta.json"), iterdir.Meta{Version: 1, RunID: it.run, Iteration: it.n, NodeID: "n", Status: "retry", StartedAt: at})
+	}
+	var got []string
+	for _, it := range decode[Iterations](t, get(t, s.url+"/api/iterations")).Iterations {
+		got = append(got, it.Run+"/"+strconv.Itoa(it.Iter))
+	}
+	if want := "run-b/20000 run-c/9999 run-c/10000"; strings.Join(got, " ") != want {
+		t.Fatalf("iterations: %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
 // TestRunStateWithoutIterations: a run that has begun no iteration has
 // none running.
 func TestRunStateWithoutIterations(t *testing.T) {
