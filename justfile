@@ -27,7 +27,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh bench/script-cpu.sh
 
 # go test -short (four packages at once: their tests wait on processes as
 # much as they compute): testscripts/tier_test.go names the core scripts, the random
@@ -54,6 +54,13 @@ test-profile:
     rc=$?
     go run ./bench/testprofile "$out"
     exit $rc
+
+# The scripts run one at a time (bench/script-cpu.sh); PATTERN is a
+# -test.run pattern under TestScripts/. The suite is CPU-bound on 2 cores,
+# so CPU time, not wall time, says where it goes.
+# What each testscript costs in CPU seconds, the most first.
+script-cpu pattern=".":
+    bash bench/script-cpu.sh {{pattern}}
 
 # A long run: STEPS no-op steps on a 1,000-file repository with a 6,000-node tree
 # and git's default settings; prints step failures, false guard failures, the
@@ -115,9 +122,12 @@ runner-growth steps="5" +revs=".":
 step-compare +revs:
     bash bench/step-compare.sh "$@"
 
-# Run the demo: the textkit example, the scripted stand-in agent, the real `just ci` guard.
-demo: build
-    PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh
+# The textkit example, the scripted stand-in agent, the real `just ci` guard;
+# its scratch directories are removed when it ends unless --keep DIR is given.
+# Run the demo (`just demo --keep DIR` keeps its scratch directories in DIR).
+[positional-arguments]
+demo *args: build
+    PATH="{{bin}}:{{justfile_directory()}}/tools:$PATH" examples/run-demo.sh "$@"
 
 # The web UI of the run in the repository DIR: prints its URL, serves until Ctrl-C.
 ui dir=".": build

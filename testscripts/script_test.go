@@ -132,6 +132,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")
 			env.Values[heldLocks{}] = map[string]*os.File{}
+			recordCPU(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
