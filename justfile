@@ -7,7 +7,10 @@ bin := justfile_directory() / "bin"
 # says it even where go build records no VCS information (-buildvcs=false,
 # a GOFLAGS default on some machines).
 commit := `git rev-parse HEAD 2>/dev/null || true` + `test -z "$(git status --porcelain 2>/dev/null)" || echo -dirty`
-ldflags := "-X github.com/treeloop/treeloop/lib/cli.commit=" + commit
+# -s -w: no symbol table and no DWARF (panics and go version -m still name
+# functions, lines and modules); linking the 26 commands takes less than
+# half the CPU time, and the binaries are smaller.
+ldflags := "-s -w -X github.com/treeloop/treeloop/lib/cli.commit=" + commit
 
 # Static binaries: no dynamic loader at every start (the step runs a dozen
 # short-lived commands).

@@ -24,7 +24,7 @@ trials=${1:-200}
 RANDOM=${2:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... || exit 6
 cp tools/runner-step tools/treeloop-sh-setup "$work/bin/" || exit 6 # the code under test, fixed at the start
 export PATH="$work/bin:$PATH"
 # The repositories below choose no sandbox (runner-init would write bwrap

@@ -11,7 +11,7 @@ runs=${1:-11}
 src=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/...
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/...
 export PATH="$work/bin:$src/tools:$PATH"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # field NAME FILE...: the integer "NAME" of each meta.json's duration_ms

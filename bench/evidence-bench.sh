@@ -32,7 +32,7 @@ py=/usr/bin/python3
 "$py" -m pytest --version >/dev/null 2>&1 || { echo "evidence-bench: $py -m pytest does not run (apt-get install python3-pytest)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/evidence-bench.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/...
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/...
 cp tools/runner-step tools/runner-loop tools/treeloop-sh-setup "$work/bin/"
 export PATH=$work/bin:$PATH RUNNER_SANDBOX=none RUNNER_MAX_ITERATIONS=100000
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com

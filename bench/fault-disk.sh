@@ -12,7 +12,7 @@ work=$(mktemp -d)
 mnt=$work/mnt
 cleanup() { cd / && umount "$mnt" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... || exit 6
 export PATH="$work/bin:$PWD/tools:$PATH"
 # The repositories below choose no sandbox (runner-init would write bwrap
 # where it works): this measures the runner itself.

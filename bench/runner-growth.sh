@@ -38,7 +38,7 @@ build() {
     mkdir -p "$tree"
     git -C "$src" archive "$rev" | tar -x -C "$tree"
   fi
-  (cd "$tree" && CGO_ENABLED=0 go build -o "$out/bin/" ./cmd/... ./bench/gentree)
+  (cd "$tree" && CGO_ENABLED=0 go build -ldflags="-s -w" -o "$out/bin/" ./cmd/... ./bench/gentree)
   install -m 0755 "$tree/tools/runner-step" "$tree/tools/runner-loop" "$out/bin/"
   # The helpers both scripts source, in the revisions that have them.
   if [ -e "$tree/tools/treeloop-sh-setup" ]; then

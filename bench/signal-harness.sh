@@ -42,7 +42,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/signal-harness.XXXXXX")
 # The work directory is removed at the end, not by an EXIT trap: bash may
 # run that in a subshell (the watchdog below, killed), and once removed the
 # directory in the middle of a run. Stopped early, the harness leaves it.
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... || exit 6
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... || exit 6
 cp tools/runner-step tools/runner-loop tools/treeloop-sh-setup "$work/bin/" || exit 6 # the code under test, fixed at the start
 export PATH="$work/bin:$PATH"
 export GIT_AUTHOR_NAME=sig GIT_AUTHOR_EMAIL=sig@example.com GIT_COMMITTER_NAME=sig GIT_COMMITTER_EMAIL=sig@example.com

@@ -39,7 +39,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... ./bench/gentree
 install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
 install -m 0644 tools/treeloop-sh-setup "$work/bin/" # the helpers both source
 # Git's defaults: no system or user configuration, a fresh HOME.

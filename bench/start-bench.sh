@@ -16,12 +16,12 @@ runs=${1:-200}
 base=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/new/" ./cmd/... ./bench/gostart ./bench/gentree
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/new/" ./cmd/... ./bench/gostart ./bench/gentree
 builds=(new)
 if [ -n "$base" ]; then
   mkdir -p "$work/src"
   git archive "$base" | tar -x -C "$work/src"
-  (cd "$work/src" && CGO_ENABLED=0 go build -o "$work/base/" ./cmd/...)
+  (cd "$work/src" && CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/base/" ./cmd/...)
   builds=(base new)
 fi
 export PATH="$work/new:$PATH"

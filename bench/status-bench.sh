@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-21}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... ./bench/gentree
 export PATH="$work/bin:$PWD/tools:$PATH"
 # The repositories below choose no sandbox (runner-init would write bwrap
 # where it works): this measures the runner itself.

@@ -26,7 +26,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 50000)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree ./bench/gostart
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... ./bench/gentree ./bench/gostart
 export PATH="$work/bin:$PWD/tools:$PATH"
 # No sandbox unless RUNNER_SANDBOX=bwrap (runner-init would write bwrap where
 # it works): the overhead of the runner itself, comparable across builds.

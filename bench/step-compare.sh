@@ -35,7 +35,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/step-compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export RUNNER_SANDBOX=none RUNNER_MAX_ITERATIONS=100000
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
-CGO_ENABLED=0 go build -o "$work/tools/" ./bench/gentree
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/tools/" ./bench/gentree
 bench_agent "$work/agent"
 export RUNNER_AGENT_BIN=$work/agent
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -49,7 +49,7 @@ for rev in "$@"; do
   names+=("$rev ($id)")
   mkdir -p "$work/src-$n"
   git archive "$id" | tar -x -C "$work/src-$n"
-  (cd "$work/src-$n" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -o "$work/bin-$n/" ./cmd/...)
+  (cd "$work/src-$n" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -ldflags="-s -w" -o "$work/bin-$n/" ./cmd/...)
   install -m 0755 "$work/src-$n/tools/runner-step" "$work/src-$n/tools/runner-loop" "$work/bin-$n/"
   # The helpers both scripts source, in the revisions that have them.
   if [ -e "$work/src-$n/tools/treeloop-sh-setup" ]; then

@@ -29,7 +29,7 @@ files=${2:-1000}
 nodes=${3:-6000}
 work=$(mktemp -d "${TMPDIR:-/tmp}/treeloop-growth.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/gentree
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/... ./bench/gentree
 install -m 0755 tools/runner-step tools/runner-loop "$work/bin/"
 install -m 0644 tools/treeloop-sh-setup "$work/bin/" # the helpers both source
 export PATH="$work/bin:$PATH" RUNNER_SANDBOX=${RUNNER_SANDBOX:-none}

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-15}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/tree-validate ./cmd/tree-select ./bench/gentree ./bench/schemaonly
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/tree-validate ./cmd/tree-select ./bench/gentree ./bench/schemaonly
 "$work/bin/gentree" -n 100 > "$work/t100.json"
 
 # Start cost, side by side (the commands alternate, so load hits them

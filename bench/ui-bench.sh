@@ -14,7 +14,7 @@ iters=${2:-1000}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ui-bench.XXXXXX")
 trap 'kill "$ui" "$sse" 2>/dev/null || true; rm -rf "$work"' EXIT
 ui=""; sse=""
-(cd "$src" && CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/runner-ui ./bench/gentree)
+(cd "$src" && CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/runner-ui ./bench/gentree)
 repo=$work/repo
 mkdir -p "$repo/.runner/state"
 "$work/bin/gentree" -n "$nodes" > "$repo/.runner/state/tree.json"

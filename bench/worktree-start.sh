@@ -11,7 +11,7 @@ runs=${1:-20}
 files=${2:-1000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/...
+CGO_ENABLED=0 go build -ldflags="-s -w" -o "$work/bin/" ./cmd/...
 export PATH="$work/bin:$PATH"
 # The repositories below choose no sandbox (runner-init would write bwrap
 # where it works): this measures the runner itself.
