@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,6 +223,42 @@ func TestCheckBroken(t *testing.T) {
 		ps := Check()
 		if len(ps) != 1 || !strings.HasPrefix(ps[0], want) || strings.Contains(ps[0], "second line") {
 			t.Errorf("Check() = %q, want %q…", ps, want)
+		}
+	}
+}
+
+// TestCheckMountRace: a probe that fails while a mount under / goes away
+// (a container stopping) is tried again; the check passes when a later
+// try does, and names the mount, not user namespaces, when none does.
+func TestCheckMountRace(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	fake := filepath.Join(dir, Bin)
+	count := filepath.Join(dir, "tries")
+	race := `echo 'bwrap: Can'"'"'t bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/var/lib/docker/overlay2/x/merged": Invalid argument'`
+	// FAILS tries fail on the mount, the next passes.
+	script := func(fails int) string {
+		return fmt.Sprintf("#!/bin/sh\nn=0\n[ -f %[1]s ] && read n < %[1]s\nn=$((n+1))\necho $n > %[1]s\n[ $n -gt %[2]d ] && exit 0\n%[3]s\nexit 1\n", count, fails, race)
+	}
+	for _, c := range []struct {
+		fails int
+		want  string
+	}{
+		{0, ""},
+		{checkTries - 1, ""},
+		{checkTries, "sandbox: bwrap cannot mount the file system's view: bwrap: Can't bind mount /oldroot/ on /newroot/"},
+	} {
+		os.Remove(count)
+		if err := os.WriteFile(fake, []byte(script(c.fails)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ps := Check()
+		if c.want == "" && len(ps) != 0 || c.want != "" && (len(ps) != 1 || !strings.HasPrefix(ps[0], c.want) || strings.Contains(ps[0], "namespaces")) {
+			t.Errorf("%d failed tries: Check() = %q, want %q", c.fails, ps, c.want)
+		}
+		data, _ := os.ReadFile(count)
+		if got, want := strings.TrimSpace(string(data)), fmt.Sprint(min(c.fails+1, checkTries)); got != want {
+			t.Errorf("%d failed tries: the probe ran %s times, want %s", c.fails, got, want)
 		}
 	}
 }

@@ -255,23 +255,48 @@ func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 // Check reports what keeps bwrap mode from working here: bwrap missing,
 // or unable to create its namespaces (with bwrap's own words and what to
 // try). An empty list means it works. For runner-check.
+//
+// bwrap copies every mount under / into its view; one that goes away
+// meanwhile (a container stopping: docker's overlay mounts) fails the
+// copy, so a probe that fails on a mount is tried again, up to
+// checkTries times, before it is reported.
 func Check() []string {
 	bw, err := exec.LookPath(Bin)
 	if err != nil {
 		return []string{"sandbox: bwrap is not installed (apt-get install bubblewrap), or set [sandbox] mode = \"none\""}
 	}
-	probe := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true")
-	proc.ShelterChild(probe)
-	out, err := probe.CombinedOutput()
-	if err != nil {
-		msg := strings.TrimSpace(string(out))
+	var msg string
+	for try := 1; ; try++ {
+		probe := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true")
+		proc.ShelterChild(probe)
+		out, err := probe.CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		msg = strings.TrimSpace(string(out))
 		if msg == "" {
 			msg = err.Error()
 		}
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]
 		}
-		return []string{fmt.Sprintf("sandbox: bwrap cannot create its namespaces: %s (unprivileged user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0; inside a container, allow them or set [sandbox] mode = \"none\")", msg)}
+		if !mountRace(msg) || try == checkTries {
+			break
+		}
 	}
-	return nil
+	if mountRace(msg) {
+		return []string{fmt.Sprintf("sandbox: bwrap cannot mount the file system's view: %s (%d tries: a mount under / changed while bwrap copied it, or cannot be remounted read-only; set [sandbox] mode = \"none\" if it persists)", msg, checkTries)}
+	}
+	return []string{fmt.Sprintf("sandbox: bwrap cannot create its namespaces: %s (unprivileged user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0; inside a container, allow them or set [sandbox] mode = \"none\")", msg)}
+}
+
+// checkTries is how many times Check runs its probe when it fails on a
+// mount.
+const checkTries = 3
+
+// mountRace reports whether bwrap's first line of output says it failed
+// to copy a mount into its view ("Can't bind mount /oldroot/ on
+// /newroot/: Unable to apply mount flags: remount …").
+func mountRace(msg string) bool {
+	return strings.Contains(msg, "Can't bind mount") || strings.Contains(msg, "Unable to apply mount flags")
 }
