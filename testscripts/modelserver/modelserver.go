@@ -7,6 +7,7 @@
 package modelserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +51,7 @@ type options struct {
 	Listen   string `default:"127.0.0.1:0" help:"The address to listen on: a port chosen by the system, or one a test refused connections on before (an endpoint that comes back)."`
 	Log      string `help:"Append one line per request: method, path, turn."`
 	Bodies   string `help:"Append every request body (one JSON document per line), for debugging a CLI's requests."`
+	Reload   bool   `help:"Read the script again when a session starts, and start over from its first session when it changed: one server (one URL) for a test's steps, each with its own script copied in place."`
 
 	FailFirst      int    `help:"Answer the first N scripted requests with an HTTP error instead (a rate limit that passes)."`
 	FailStatus     int    `default:"429" help:"The status of those errors."`
@@ -73,9 +75,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "modelserver:", err)
 		return 1
 	}
-	var sc Script
-	if err := json.Unmarshal(data, &sc); err != nil || (len(sc.Turns) == 0 && len(sc.Sessions) == 0) || slices.ContainsFunc(sc.Sessions, func(ts []Turn) bool { return len(ts) == 0 }) {
-		fmt.Fprintf(stderr, "modelserver: %s: want {\"turns\": [...]} or {\"sessions\": [[...], ...]} with at least one turn each (%v)\n", o.Script, err)
+	sc, err := parseScript(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "modelserver: %s: %v\n", o.Script, err)
 		return 1
 	}
 	ln, err := net.Listen("tcp", o.Listen)
@@ -84,6 +86,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	s := &server{script: sc, logPath: o.Log, bodiesPath: o.Bodies, failLeft: o.FailFirst}
+	if o.Reload {
+		s.scriptPath, s.scriptData = o.Script, data
+	}
 	if o.FailFirst > 0 {
 		s.failTurn = Turn{Status: o.FailStatus, Error: "scripted failure"}
 		if o.FailRetryAfter != "" {
@@ -114,8 +119,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// parseScript reads a script. Errors: not JSON, or no turn, or a session
+// without one.
+func parseScript(data []byte) (Script, error) {
+	var sc Script
+	if err := json.Unmarshal(data, &sc); err != nil || (len(sc.Turns) == 0 && len(sc.Sessions) == 0) || slices.ContainsFunc(sc.Sessions, func(ts []Turn) bool { return len(ts) == 0 }) {
+		return sc, fmt.Errorf("want {\"turns\": [...]} or {\"sessions\": [[...], ...]} with at least one turn each (%v)", err)
+	}
+	return sc, nil
+}
+
 type server struct {
 	script     Script
+	scriptPath string // --reload: the script's file, read again as each session starts
+	scriptData []byte // its bytes as last read
 	logPath    string
 	bodiesPath string
 	mu         sync.Mutex
@@ -220,6 +237,9 @@ func (s *server) turn(n int) Turn {
 		s.failLeft--
 		s.mu.Unlock()
 		return s.failTurn
+	}
+	if n == 0 && s.scriptPath != "" {
+		s.reload()
 	}
 	turns := s.script.Turns
 	if len(s.script.Sessions) > 0 {
@@ -464,4 +484,19 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
 		"usageMetadata": map[string]int{"promptTokenCount": 100, "candidatesTokenCount": 20, "cachedContentTokenCount": 40, "totalTokenCount": 120},
 		"modelVersion":  "scripted-model",
 	})
+}
+
+// reload reads the script's file again (--reload) and, when it changed,
+// starts over from its first session. A file that cannot be read or
+// parsed leaves the script as it was. Called with s.mu held.
+func (s *server) reload() {
+	data, err := os.ReadFile(s.scriptPath)
+	if err != nil || bytes.Equal(data, s.scriptData) {
+		return
+	}
+	sc, err := parseScript(data)
+	if err != nil {
+		return
+	}
+	s.script, s.scriptData, s.session, s.started = sc, data, 0, false
 }
