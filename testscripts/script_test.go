@@ -86,6 +86,9 @@ func repoRoot() string {
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	trackSources(t)
+	if !testing.Short() {
+		prebuildGoSeed(t)
+	}
 	dir, files := scriptFiles()
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
@@ -128,6 +131,9 @@ func TestScripts(t *testing.T) {
 				if d := rustHome(v.name, v.dir); d != "" {
 					env.Setenv(v.name, d)
 				}
+			}
+			if d := goSeedDir(); d != "" {
+				env.Setenv("RUNNER_GO_SEED_DIR", d)
 			}
 			env.Setenv("LC_ALL", "C")
 			env.Setenv("NO_COLOR", "1")

@@ -18,6 +18,7 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/proc"
+	"github.com/treeloop/treeloop/lib/sandbox"
 	"github.com/treeloop/treeloop/lib/testresults"
 	"github.com/treeloop/treeloop/lib/tree"
 )
@@ -28,9 +29,11 @@ import (
 // when they changed since the guard last ran, the build outputs a session
 // left in the work tree removed, the toolchains pointed at the caches.
 // It returns the evidence record to fill (nil when results are off) and
-// the paths the guard must be able to write under a sandbox. Errors: a
-// directory cannot be made or emptied (a runner error).
-func prepare(env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *iterdir.Evidence, writable []string, err error) {
+// the paths the guard must be able to write under a sandbox; an empty Go
+// build cache starts from the runner's seed where no session can write it
+// (seedGo). Errors: a directory cannot be made or emptied (a runner
+// error).
+func prepare(ctx context.Context, env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *iterdir.Evidence, writable []string, err error) {
 	if j.Results != "" {
 		ev = &iterdir.Evidence{Caches: cfg.Guard.Caches}
 		if err := os.RemoveAll(j.Results); err != nil {
@@ -61,11 +64,56 @@ func prepare(env *cli.Env, cfg config.Config, spec *proc.Spec, j Judging) (ev *i
 	if wiped && j.CacheDigest != "" {
 		env.Warnf("the guard's private caches changed since the guard last ran: emptied (%s)", j.Caches.Root)
 	}
-	if ev != nil {
-		ev.CachesWiped, ev.Removed = wiped, removed
-	}
 	spec.Env = append(spec.Env, j.Caches.Env()...)
+	seeded := seedGo(ctx, env, cfg, spec.Env, *j.Caches)
+	if ev != nil {
+		ev.CachesWiped, ev.CachesSeeded, ev.Removed = wiped, seeded, removed
+	}
 	return ev, append(writable, j.Caches.Root), nil
+}
+
+// seedGo starts the guard's empty private Go build cache from the
+// runner's seed, Go's standard library compiled outside every session
+// (evidence.Caches.SeedGo), when the repository is a Go module or
+// workspace (go.mod or go.work at its root) and bwrap keeps every session
+// from writing the seed (sandbox.BwrapKeepsOut: the agent and the guard
+// confined, the seed outside the repository and the writable paths).
+// Without that, a session could prime the seed as it could the cache, and
+// the guard compiles the standard library itself. A seed that cannot be
+// built or copied is a warning: the guard runs on an empty cache, as it
+// would have. It reports whether the cache was seeded.
+func seedGo(ctx context.Context, env *cli.Env, cfg config.Config, guardEnv []string, c evidence.Caches) bool {
+	if !goModule(env.Dir) || cfg.Sandbox.Mode != config.SandboxBwrap {
+		return false
+	}
+	root, err := evidence.GoSeedRoot()
+	if err != nil {
+		return false
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		env.Warnf("the guard's Go build cache starts empty: %v", err)
+		return false
+	}
+	if !sandbox.BwrapKeepsOut(cfg.Sandbox, env.Dir, root) {
+		return false
+	}
+	seeded, err := c.SeedGo(ctx, guardEnv, root, func(dir string) {
+		env.Warnf("compiling Go's standard library for the guard's build cache, once for this toolchain (%s)", dir)
+	})
+	if err != nil {
+		env.Warnf("the guard's Go build cache starts empty: %v", err)
+	}
+	return seeded
+}
+
+// goModule reports a go.mod or go.work at root.
+func goModule(root string) bool {
+	for _, f := range []string{"go.mod", "go.work"} {
+		if st, err := os.Stat(filepath.Join(root, f)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 // results reads the tests by name of a run: the results directory's files

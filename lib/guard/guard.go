@@ -5,6 +5,7 @@
 package guard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -134,7 +135,9 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 		events = &testresults.Stream{}
 		spec.Tee = events
 	}
-	ev, writable, prepErr := prepare(env, cfg, &spec, j)
+	prepCtx, cancelPrep := context.WithDeadline(in, deadline)
+	ev, writable, prepErr := prepare(prepCtx, env, cfg, &spec, j)
+	cancelPrep()
 	// What the guard's probes start with, should it not start.
 	starter := Starter{Root: env.Dir, Config: cfg, Env: slices.Clone(spec.Env), Writable: slices.Clone(writable), Deadline: deadline}
 	// [sandbox] guard: the guard runs confined like the

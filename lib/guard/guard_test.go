@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 )
 
@@ -61,4 +63,56 @@ func TestSIGTERMHelper(t *testing.T) {
 		t.Errorf("code %d, want %d", code, exit.SIGTERM)
 	}
 	fmt.Printf("outcome=%s code=%d message=%s\n", rec.Outcome, code, rec.Message)
+}
+
+// TestSeedGo: the guard's empty Go build cache starts from the seed only
+// for a Go module whose sessions bwrap keeps away from the seed; it says
+// when it builds one.
+func TestSeedGo(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\ncase \"$1\" in\nenv) echo go1.99 ;;\nbuild) mkdir -p \"$GOCACHE/ab\" && echo o > \"$GOCACHE/ab/ab-d\" ;;\nesac\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seeds := t.TempDir()
+	t.Setenv(evidence.GoSeedEnv, seeds)
+	env := []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	bwrap := config.Default()
+	bwrap.Sandbox.Mode = config.SandboxBwrap
+	for _, c := range []struct {
+		name  string
+		cfg   func(*config.Config)
+		gomod bool
+		want  bool
+	}{
+		{"bwrap, a module", nil, true, true},
+		{"no go.mod", nil, false, false},
+		{"no sandbox", func(c *config.Config) { c.Sandbox.Mode = config.SandboxNone }, true, false},
+		{"guard unconfined", func(c *config.Config) { c.Sandbox.Guard = false }, true, false},
+		{"seed writable", func(c *config.Config) { c.Sandbox.Writable = []string{seeds} }, true, false},
+	} {
+		dir := t.TempDir()
+		if c.gomod {
+			os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module m\n"), 0o644)
+		}
+		var stderr strings.Builder
+		cenv := &cli.Env{Name: "guard-run", Dir: dir, Stdout: io.Discard, Stderr: &stderr}
+		cfg := bwrap
+		if c.cfg != nil {
+			c.cfg(&cfg)
+		}
+		caches := evidence.CachesFor(filepath.Join(dir, ".git"))
+		if err := caches.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		if got := seedGo(context.Background(), cenv, cfg, env, caches); got != c.want {
+			t.Errorf("%s: seeded %v, want %v (%s)", c.name, got, c.want, stderr.String())
+		}
+		if c.want && !strings.Contains(stderr.String(), "compiling Go's standard library") {
+			t.Errorf("%s: the seed's build was not said: %q", c.name, stderr.String())
+		}
+		if !c.want && stderr.Len() > 0 {
+			t.Errorf("%s: %q", c.name, stderr.String())
+		}
+	}
 }

@@ -220,10 +220,13 @@ type Evidence struct {
 	// Caches is the guard's caches: "private" or "shared"; CachesWiped
 	// says the private ones had changed since the guard last ran and were
 	// emptied; Removed lists the build outputs a session left in the work
-	// tree that were removed before the guard ran.
-	Caches      string   `json:"caches,omitempty"`
-	CachesWiped bool     `json:"caches_wiped,omitempty"`
-	Removed     []string `json:"removed,omitempty"`
+	// tree that were removed before the guard ran. CachesSeeded says the
+	// empty Go build cache started from the runner's compiled standard
+	// library (a seed no session could write).
+	Caches       string   `json:"caches,omitempty"`
+	CachesWiped  bool     `json:"caches_wiped,omitempty"`
+	CachesSeeded bool     `json:"caches_seeded,omitempty"`
+	Removed      []string `json:"removed,omitempty"`
 	// Held: every check passed, the guard's pass stands.
 	Held bool `json:"held"`
 	// PassedNames are the tests that passed (not in guard.json: the

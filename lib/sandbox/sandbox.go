@@ -166,6 +166,45 @@ func (s *Sandbox) shows(p string) bool {
 	return false
 }
 
+// BwrapKeepsOut reports whether bwrap mode (cfg, a repository or
+// worktree at root) keeps every session from writing p: the agent, and
+// the guard with [sandbox] guard on, see p read-only or not at all, as p
+// lies outside root and outside every [sandbox] writable path (symbolic
+// links resolved where they exist). False in any other mode: without a
+// sandbox a session writes what its user may, and a container's view is
+// the engine's. For trust in a file a session must not prime (the guard's
+// Go seed, DESIGN.md decision 25).
+func BwrapKeepsOut(cfg config.Sandbox, root, p string) bool {
+	if cfg.Mode != config.SandboxBwrap || !cfg.Guard {
+		return false
+	}
+	home, _ := os.UserHomeDir()
+	p = resolved(p)
+	for _, d := range append([]string{root}, expandHome(cfg.Writable, home)...) {
+		if within(d, p) || within(resolved(d), p) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolved is p with the symbolic links of its longest existing part
+// resolved, or p cleaned when none can be.
+func resolved(p string) string {
+	p = filepath.Clean(p)
+	for dir, rest := p, ""; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
 // within reports whether p is dir or under it.
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)

@@ -276,3 +276,45 @@ func benchRun(b *testing.B, wrap bool) {
 		}
 	}
 }
+
+func TestBwrapKeepsOut(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	root := filepath.Join(t.TempDir(), "repo")
+	seed := filepath.Join(home, ".cache", "treeloop", "go-std")
+	for _, d := range []string{root, seed} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	bwrap := config.Sandbox{Mode: config.SandboxBwrap, Guard: true}
+	for _, c := range []struct {
+		name string
+		cfg  func(*config.Sandbox)
+		p    string
+		want bool
+	}{
+		{"outside", nil, seed, true},
+		{"readable", func(s *config.Sandbox) { s.Readable = []string{"~/.cache"} }, seed, true},
+		{"under the root", nil, filepath.Join(root, ".seed"), false},
+		{"the root through a link", nil, filepath.Join(link, ".seed"), false},
+		{"writable ~/.cache", func(s *config.Sandbox) { s.Writable = []string{"~/.cache"} }, seed, false},
+		{"writable itself", func(s *config.Sandbox) { s.Writable = []string{seed} }, seed, false},
+		{"writable beside", func(s *config.Sandbox) { s.Writable = []string{"~/.cache/go-build"} }, seed, true},
+		{"guard unconfined", func(s *config.Sandbox) { s.Guard = false }, seed, false},
+		{"none", func(s *config.Sandbox) { s.Mode = config.SandboxNone }, seed, false},
+		{"docker", func(s *config.Sandbox) { s.Mode = config.SandboxDocker }, seed, false},
+	} {
+		cfg := bwrap
+		if c.cfg != nil {
+			c.cfg(&cfg)
+		}
+		if got := BwrapKeepsOut(cfg, root, c.p); got != c.want {
+			t.Errorf("%s: BwrapKeepsOut = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
