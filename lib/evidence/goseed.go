@@ -98,10 +98,9 @@ func ensureSeed(ctx context.Context, goBin, work string, env []string, seed stri
 		return nil
 	}
 	// What a build stopped midway left behind.
-	if old, _ := filepath.Glob(seed + ".tmp-*"); len(old) > 0 {
-		for _, o := range old {
-			_ = wipeDir(o)
-		}
+	old, _ := filepath.Glob(seed + ".tmp-*")
+	for _, o := range old {
+		_ = wipeDir(o)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(seed), filepath.Base(seed)+".tmp-")
 	if err != nil {

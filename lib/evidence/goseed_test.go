@@ -182,3 +182,23 @@ func TestSeedGoWaitsForLock(t *testing.T) {
 		t.Fatalf("builds: %q", log)
 	}
 }
+
+func TestGoSeedRoot(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv(GoSeedEnv, "")
+	if got, err := GoSeedRoot(); err != nil || got != filepath.Join(cache, "treeloop", "go-std") {
+		t.Fatalf("the default: %q %v", got, err)
+	}
+	t.Chdir(cache)
+	t.Setenv(GoSeedEnv, "seeds")
+	if got, err := GoSeedRoot(); err != nil || got != filepath.Join(cache, "seeds") {
+		t.Fatalf("%s=seeds: %q %v (want it absolute)", GoSeedEnv, got, err)
+	}
+	t.Setenv(GoSeedEnv, "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	if got, err := GoSeedRoot(); err == nil {
+		t.Fatalf("no cache directory: %q", got)
+	}
+}
