@@ -34,6 +34,15 @@ func GoSeedRoot() (string, error) {
 	return filepath.Join(d, "treeloop", "go-std"), nil
 }
 
+// SeedBuildMargin is the least time a context must leave for SeedGo to
+// build a seed (about a minute of both cores' time on a small machine):
+// with less, the guard's own run, which compiles only the packages it
+// needs, would be left too little of the iteration's budget.
+const SeedBuildMargin = 10 * time.Minute
+
+// errNoTime: the context leaves too little time to build a seed.
+var errNoTime = errors.New("too little time left to build a seed")
+
 // SeedGo starts an empty private Go build cache from a seed: Go's
 // standard library compiled by the runner (go build std, in an empty
 // directory, with env but GOCACHE), outside every session, once per
@@ -45,9 +54,11 @@ func GoSeedRoot() (string, error) {
 // Under what sandbox a seed may be trusted is the caller's to decide
 // (DESIGN.md decision 25: only what no session can write reaches the
 // guard). building, when not nil, is called before a seed is built (the
-// long part). It returns whether the cache was seeded: not when it holds
-// anything already, or go is not on env's PATH. Errors: the seed cannot
-// be built or copied (the cache is left empty).
+// long part), which happens only when ctx leaves SeedBuildMargin. It
+// returns whether the cache was seeded: not when it holds anything
+// already, go is not on env's PATH, or there is no seed and no time to
+// build one. Errors: the seed cannot be built or copied (the cache is
+// left empty).
 func (c Caches) SeedGo(ctx context.Context, env []string, root string, building func(dir string)) (bool, error) {
 	cache := filepath.Join(c.Root, "go-build")
 	if ents, err := os.ReadDir(cache); err != nil || len(ents) > 0 {
@@ -72,6 +83,9 @@ func (c Caches) SeedGo(ctx context.Context, env []string, root string, building 
 	sum := sha256.Sum256(out)
 	seed := filepath.Join(root, hex.EncodeToString(sum[:12]))
 	if err := ensureSeed(ctx, goBin, work, env, seed, building); err != nil {
+		if errors.Is(err, errNoTime) {
+			return false, nil
+		}
 		return false, err
 	}
 	if err := copyTree(seed, cache); err != nil {
@@ -88,6 +102,9 @@ func (c Caches) SeedGo(ctx context.Context, env []string, root string, building 
 func ensureSeed(ctx context.Context, goBin, work string, env []string, seed string, building func(string)) error {
 	if _, err := os.Stat(seed); err == nil {
 		return nil
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < SeedBuildMargin {
+		return errNoTime
 	}
 	unlock, err := lockFile(ctx, seed+".lock")
 	if err != nil {

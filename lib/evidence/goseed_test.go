@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // standInGo writes a go for SeedGo's tests into a directory of its own and
@@ -200,5 +201,28 @@ func TestGoSeedRoot(t *testing.T) {
 	t.Setenv("HOME", "")
 	if got, err := GoSeedRoot(); err == nil {
 		t.Fatalf("no cache directory: %q", got)
+	}
+}
+
+// TestSeedGoNoTime: with less than SeedBuildMargin left, no seed is built
+// (the guard compiles what it needs itself); one that exists is copied.
+func TestSeedGoNoTime(t *testing.T) {
+	env, builds := standInGo(t)
+	root := t.TempDir()
+	short, cancel := context.WithTimeout(context.Background(), SeedBuildMargin-time.Minute)
+	defer cancel()
+	if seeded, err := emptyCache(t).SeedGo(short, env, root, nil); err != nil || seeded {
+		t.Fatalf("too little time: seeded=%v err=%v", seeded, err)
+	}
+	if _, err := os.Stat(builds); !os.IsNotExist(err) {
+		t.Fatalf("a seed was built with too little time: %v", err)
+	}
+	long, cancel := context.WithTimeout(context.Background(), SeedBuildMargin+time.Minute)
+	defer cancel()
+	if seeded, err := emptyCache(t).SeedGo(long, env, root, nil); err != nil || !seeded {
+		t.Fatalf("time enough: seeded=%v err=%v", seeded, err)
+	}
+	if seeded, err := emptyCache(t).SeedGo(short, env, root, nil); err != nil || !seeded {
+		t.Fatalf("a seed that exists, little time: seeded=%v err=%v", seeded, err)
 	}
 }
