@@ -3,7 +3,6 @@ package evidence
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -279,20 +278,7 @@ func copyPath(src, dst string) error {
 	case !st.Mode().IsRegular():
 		return nil // a directory: its files are listed on their own
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return copyFile(src, dst, st.Mode().Perm())
 }
 
 // Links are the paths of the work tree the scratch links to, from git's

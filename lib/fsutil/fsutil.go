@@ -101,6 +101,24 @@ func writeTemp(path string, data []byte, perm fs.FileMode) (tmp string, err erro
 	return tmp, nil
 }
 
+// Resolved is p with the symbolic links of its longest existing leading
+// part resolved (the rest need not exist), or p cleaned when no part can
+// be: where a path that may not exist yet really lies.
+func Resolved(p string) string {
+	p = filepath.Clean(p)
+	for dir, rest := p, ""; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
 // SyncDir fsyncs a directory so a rename in it is durable.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)

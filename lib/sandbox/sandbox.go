@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/proc"
@@ -179,30 +180,13 @@ func BwrapKeepsOut(cfg config.Sandbox, root, p string) bool {
 		return false
 	}
 	home, _ := os.UserHomeDir()
-	p = resolved(p)
+	p = fsutil.Resolved(p)
 	for _, d := range append([]string{root}, expandHome(cfg.Writable, home)...) {
-		if within(d, p) || within(resolved(d), p) {
+		if within(d, p) || within(fsutil.Resolved(d), p) {
 			return false
 		}
 	}
 	return true
-}
-
-// resolved is p with the symbolic links of its longest existing part
-// resolved, or p cleaned when none can be.
-func resolved(p string) string {
-	p = filepath.Clean(p)
-	for dir, rest := p, ""; ; {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }
 
 // within reports whether p is dir or under it.

@@ -166,12 +166,12 @@ func (o *Options) bodyFile(env *cli.Env, repo *git.Repo, runID, workDir string) 
 		return f, nil
 	}
 	f := env.Abs(o.PRBody)
-	real := resolved(f)
-	if within(real, resolved(dirs.Common)) || within(real, resolved(dirs.Git)) {
+	real := fsutil.Resolved(f)
+	if within(real, fsutil.Resolved(dirs.Common)) || within(real, fsutil.Resolved(dirs.Git)) {
 		return f, nil
 	}
 	for _, root := range []string{repo.Root(), workDir} {
-		rel, ok := relWithin(real, resolved(root))
+		rel, ok := relWithin(real, fsutil.Resolved(root))
 		if !ok {
 			continue
 		}
@@ -190,23 +190,6 @@ func (o *Options) bodyFile(env *cli.Env, repo *git.Repo, runID, workDir string) 
 // under the repository's common git directory: out of every work tree.
 func DefaultBody(commonDir, runID string) string {
 	return filepath.Join(commonDir, "treeloop", "export", runID+".md")
-}
-
-// resolved is p with the symbolic links of its longest existing leading
-// directory resolved (the file itself need not exist).
-func resolved(p string) string {
-	dir, rest := filepath.Clean(p), ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }
 
 // relWithin is p relative to dir, when p lies in dir.
