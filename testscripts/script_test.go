@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -36,11 +37,36 @@ type mainFunc func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 var helpers = map[string]mainFunc{}
 
 func TestMain(m *testing.M) {
+	interruptibleCommands()
 	cmds := map[string]func(){}
 	for name, f := range helpers {
 		cmds[name] = func() { os.Exit(f(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 	}
 	testscript.Main(builtCommands{m}, cmds)
+}
+
+// interruptIgnoredAtStart says whether the suite started with SIGINT
+// ignored (interruptibleCommands).
+var interruptIgnoredAtStart = signal.Ignored(os.Interrupt)
+
+// interruptibleCommands gives the commands the suite starts SIGINT's
+// default disposition when the suite itself was started with SIGINT
+// ignored, as a shell starts a background job (`go test ... &` in a
+// script). An ignored signal stays ignored across exec, and testscript
+// stops a script's background commands (`exec modelserver ... &`) with
+// SIGINT: each such script then waited for ever at its end. A signal the
+// process handles is reset to its default in a child, so the suite handles
+// SIGINT here and, as it was asked to, does nothing with it.
+func interruptibleCommands() {
+	if !interruptIgnoredAtStart {
+		return
+	}
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt)
+	go func() {
+		for range c {
+		}
+	}()
 }
 
 // goCache is the host's Go build cache, "" when unknown.
