@@ -109,6 +109,10 @@ type Request struct {
 	// engine's monitor), so none is killed as escaped; removing the
 	// container ends them.
 	InContainer bool
+	// Restartable, when set, readies the spec of the command Sandbox made
+	// to be started again when its sandbox never ran the CLI
+	// (sandbox.Restartable): not an agent error.
+	Restartable func(*proc.Spec)
 }
 
 // command is the argv to start for argv with the environment env: wrapped
@@ -118,6 +122,13 @@ func (r Request) command(argv, env []string) ([]string, error) {
 		return argv, nil
 	}
 	return r.Sandbox(argv, env)
+}
+
+// restartable readies spec as r.Restartable does, when it is set.
+func (r Request) restartable(spec *proc.Spec) {
+	if r.Restartable != nil {
+		r.Restartable(spec)
+	}
 }
 
 // Result is how a session ended.

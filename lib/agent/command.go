@@ -43,11 +43,13 @@ func (Command) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	pr, err := proc.Run(ctx, proc.Spec{
+	spec := proc.Spec{
 		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: req.Log, Tee: req.Tee, Deadline: req.Deadline, IdleTimeout: req.IdleTimeout,
 		KillEscaped: !req.InContainer, OwnNamespace: req.Sandbox != nil,
-	})
+	}
+	req.restartable(&spec)
+	pr, err := proc.Run(ctx, spec)
 	res.Proc = pr
 	if err != nil {
 		return res, err

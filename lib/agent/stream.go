@@ -47,11 +47,13 @@ func runCLI(ctx context.Context, req Request, argv, env []string, onLine func([]
 		s.Result = proc.Result{ExitCode: -1}
 		return s, err
 	}
-	s.Result, err = proc.Run(ctx, proc.Spec{
+	spec := proc.Spec{
 		Argv: run, Dir: req.Root, Env: env, Stdin: bytes.NewReader(req.Prompt),
 		Log: multiWriter(req.Log, &s.head), Stdout: multiWriter(req.Events, split), Tee: req.Tee,
 		Deadline: req.Deadline, IdleTimeout: req.IdleTimeout, KillEscaped: !req.InContainer, OwnNamespace: req.Sandbox != nil,
-	})
+	}
+	req.restartable(&spec)
+	s.Result, err = proc.Run(ctx, spec)
 	split.flush()
 	return s, err
 }

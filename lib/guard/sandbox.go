@@ -57,6 +57,9 @@ func confineIn(env *cli.Env, cfg config.Sandbox, scratch string, shown []string,
 	// (--unshare-pid --die-with-parent): the session init would give it
 	// a /proc that is not its namespace's.
 	spec.OwnNamespace = cfg.Mode == config.SandboxBwrap
+	// A start that met a mount going away is started again, not a
+	// failed guard.
+	sandbox.Restartable(spec)
 	// A container's processes are the engine's, not guard-run's
 	// descendants (with podman, only through the engine's monitor, which
 	// must outlive the client): removing the container ends them.

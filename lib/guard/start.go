@@ -69,10 +69,12 @@ func (u *Unstartable) Message() string {
 
 // mayNotHaveStarted reports whether a guard that ended with status and
 // printed out ends as one that could not start: exit 126 (found, not
-// executable) or 127 (not found), or a line of bwrap's own (it exits 1
-// when it cannot exec the command).
+// executable) or 127 (not found), or a failure with a line of bwrap's
+// own (it exits 1 when it cannot exec the command). A command that exits
+// 0 started, whatever an earlier start of its sandbox printed
+// (proc.Spec.Restart).
 func mayNotHaveStarted(status int, out []byte) bool {
-	return status == 126 || status == 127 || bwrapLine().Match(out)
+	return status == 126 || status == 127 || status != 0 && bwrapLine().Match(out)
 }
 
 var bwrapLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^bwrap: `) })
@@ -352,6 +354,7 @@ func (s Starter) confine(spec *proc.Spec) (release func() error, err error) {
 		return release, err
 	}
 	spec.OwnNamespace = s.Config.Sandbox.Mode == config.SandboxBwrap
+	sandbox.Restartable(spec)
 	return func() error {
 		defer os.RemoveAll(dir)
 		return c.Release()

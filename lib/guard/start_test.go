@@ -40,7 +40,7 @@ func TestNamedPrograms(t *testing.T) {
 	}
 }
 
-// TestMayNotHaveStarted: 126, 127 or a line of bwrap's own.
+// TestMayNotHaveStarted: 126, 127 or a failure with a line of bwrap's own.
 func TestMayNotHaveStarted(t *testing.T) {
 	cases := []struct {
 		status int
@@ -53,6 +53,8 @@ func TestMayNotHaveStarted(t *testing.T) {
 		{1, "FAILED test_x.py::test_y\n", false},
 		{2, "the bwrap: mention in a test\n", false},
 		{0, "", false},
+		// A sandbox that never ran the command, then did (proc.Spec.Restart).
+		{0, "bwrap: Can't bind mount /oldroot/x on /newroot/x: No such file or directory\n[treeloop] the sandbox did not start the command (…): starting it again (2 of 3)\njust 1.57.0\n", false},
 	}
 	for _, c := range cases {
 		if got := mayNotHaveStarted(c.status, []byte(c.out)); got != c.want {

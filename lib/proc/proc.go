@@ -101,7 +101,26 @@ type Spec struct {
 	// KillEscaped, it runs without the session init of contain.go, which
 	// would give it a /proc that is not its namespace's.
 	OwnNamespace bool
+	// Restart, when set, makes descriptor 3 of the command a pipe for the
+	// report a sandbox writes as it starts the command (bubblewrap's
+	// --json-status-fd 3). Once the command has ended on its own (no
+	// deadline, idle timeout or interruption), Restart is given that
+	// report and the first RestartOutput bytes of the output; true says
+	// the sandbox never ran the command (sandbox.NeverRan: a mount went
+	// away while bubblewrap copied the file system's view), and Run starts
+	// it again, at most MaxStarts times in all, saying so in Log and Tee.
+	// Stdin is fed again from where it stood: a Stdin that cannot seek
+	// back is not started again. Needs OwnNamespace where KillEscaped
+	// is set (the sandbox is the command's init).
+	Restart func(report, out []byte) bool
 }
+
+// MaxStarts bounds how many times Run starts a command whose sandbox
+// never ran it (Spec.Restart).
+const MaxStarts = 3
+
+// RestartOutput is how much of a run's output Spec.Restart is given.
+const RestartOutput = 4 << 10
 
 // Result describes how a run ended. At most one of TimedOut, Idle and
 // Canceled is set: the reason Run stopped the process group, if it did.
@@ -140,6 +159,9 @@ type Result struct {
 	// Contained reports that the command ran under its own init in a PID
 	// namespace (Spec.KillEscaped where the kernel allows it).
 	Contained bool
+	// Starts counts the times the command was started: more than 1 when
+	// its sandbox never ran it before (Spec.Restart).
+	Starts int
 	// sig is the signal that ended the process, 0 if it exited.
 	sig syscall.Signal
 }
@@ -187,6 +209,73 @@ func (e *StartError) Unwrap() error { return e.Err }
 // past returns a Result with ExitCode -1 and the reason set, starting
 // nothing.
 func Run(ctx context.Context, s Spec) (Result, error) {
+	if s.Restart == nil {
+		res, err := runOnce(ctx, s, nil)
+		if err == nil && res.Started != (time.Time{}) {
+			res.Starts = 1
+		}
+		return res, err
+	}
+	rewind := rewinder(s.Stdin)
+	for n := 1; ; n++ {
+		var st startReport
+		res, err := runOnce(ctx, s, &st)
+		if res.Started != (time.Time{}) {
+			res.Starts = n
+		}
+		if err != nil || n == MaxStarts || !st.complete || res.TimedOut || res.Idle || res.Canceled ||
+			!s.Restart(st.report.Bytes(), st.out.Bytes()) || !rewind() {
+			return res, err
+		}
+		line := fmt.Sprintf("[treeloop] the sandbox did not start the command (%s): starting it again (%d of %d)",
+			firstLine(st.out.Bytes()), n+1, MaxStarts)
+		for _, w := range []io.Writer{s.Log, s.Tee} {
+			if w != nil {
+				w.Write([]byte(line + "\n"))
+			}
+		}
+	}
+}
+
+// startReport is what a run under Spec.Restart gathered for it: the
+// sandbox's report on descriptor 3, the first RestartOutput bytes of the
+// output, and whether both were read whole and stdin's copy ended
+// (complete), so that the command can be started again from the start.
+type startReport struct {
+	report, out bytes.Buffer
+	complete    bool
+}
+
+// rewinder returns what sets in back to where it stands now, reporting
+// whether it could: always for no input, never for an input that cannot
+// seek (a pipe).
+func rewinder(in io.Reader) func() bool {
+	if in == nil {
+		return func() bool { return true }
+	}
+	sk, ok := in.(io.Seeker)
+	if !ok {
+		return func() bool { return false }
+	}
+	at, err := sk.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return func() bool { return false }
+	}
+	return func() bool {
+		_, err := sk.Seek(at, io.SeekStart)
+		return err == nil
+	}
+}
+
+// firstLine is out's first line, trimmed.
+func firstLine(out []byte) string {
+	l, _, _ := bytes.Cut(bytes.TrimSpace(out), []byte("\n"))
+	return string(bytes.TrimSpace(l))
+}
+
+// runOnce is one start of s.Argv (Run), gathering for Spec.Restart into st
+// when s asks for it.
+func runOnce(ctx context.Context, s Spec, st *startReport) (Result, error) {
 	res := Result{ExitCode: -1}
 	if len(s.Argv) == 0 {
 		return res, errors.New("empty command")
@@ -211,6 +300,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	pgid := cmd.Process.Pid
 
 	o := &output{log: s.Log, tee: s.Tee, stdout: s.Stdout}
+	reported := make(chan struct{})
+	if st != nil {
+		o.head = &st.out
+		go func() {
+			defer close(reported)
+			io.Copy(&st.report, io.LimitReader(p.repR, RestartOutput))
+		}()
+	} else {
+		close(reported)
+	}
 	o.last.Store(res.Started.UnixNano())
 	var readers sync.WaitGroup
 	readers.Go(func() { o.copy(p.outR, s.Stdout != nil) })
@@ -245,9 +344,23 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	if err := exitStatus(cmd, status, &res); err != nil {
 		p.closeOurEnds()
+		closeFiles(p.repR)
 		return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: err}
 	}
 	drain(p, &readers, fed)
+	if st != nil {
+		// The sandbox closed its end as it exited; a process it left
+		// running could hold it, so the read is given up on in time.
+		p.repR.SetReadDeadline(time.Now().Add(drainTimeout))
+		<-reported
+		p.repR.Close()
+		st.complete = o.bytes.Load() <= RestartOutput
+		select {
+		case <-fed:
+		default:
+			st.complete = false
+		}
+	}
 	res.Duration = time.Since(res.Started)
 	res.OutputBytes = o.bytes.Load()
 	res.OutputErr = o.firstErr()
@@ -281,7 +394,7 @@ func start(s Spec, res *Result, started time.Time) (cmd *exec.Cmd, p *pipes, sta
 	if err != nil {
 		return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
 	}
-	if s.KillEscaped && !s.OwnNamespace {
+	if s.KillEscaped && !s.OwnNamespace && s.Restart == nil {
 		// A session: under its own init in a PID namespace (contain.go),
 		// else, where the kernel refuses, as a child subreaper.
 		var contained *exec.Cmd
@@ -575,6 +688,7 @@ type pipes struct {
 	outR, outW *os.File // stdout, and stderr too when errR is nil
 	errR, errW *os.File
 	inR, inW   *os.File // only for a Stdin that is not an *os.File
+	repR, repW *os.File // descriptor 3, only with Spec.Restart
 }
 
 func newPipes(cmd *exec.Cmd, s Spec) (p *pipes, err error) {
@@ -593,6 +707,12 @@ func newPipes(cmd *exec.Cmd, s Spec) (p *pipes, err error) {
 			return p, err
 		}
 		cmd.Stderr = p.errW
+	}
+	if s.Restart != nil {
+		if p.repR, p.repW, err = os.Pipe(); err != nil {
+			return p, err
+		}
+		cmd.ExtraFiles = []*os.File{p.repW}
 	}
 	switch in := s.Stdin.(type) {
 	case nil:
@@ -615,9 +735,9 @@ func closeFiles(fs ...*os.File) {
 	}
 }
 
-func (p *pipes) closeChildEnds() { closeFiles(p.outW, p.errW, p.inR) }
+func (p *pipes) closeChildEnds() { closeFiles(p.outW, p.errW, p.inR, p.repW) }
 func (p *pipes) closeOurEnds()   { closeFiles(p.outR, p.errR, p.inW) }
-func (p *pipes) closeAll()       { p.closeChildEnds(); p.closeOurEnds() }
+func (p *pipes) closeAll()       { p.closeChildEnds(); p.closeOurEnds(); closeFiles(p.repR) }
 
 // abort unblocks the goroutines still reading output.
 func (p *pipes) abort() {
@@ -639,6 +759,7 @@ type output struct {
 	first  error    // the first of errs to happen, naming its sink
 	last   atomic.Int64
 	bytes  atomic.Int64
+	head   *bytes.Buffer // the first RestartOutput bytes, for Spec.Restart; nil: none kept
 }
 
 func (o *output) copy(r io.Reader, isStdout bool) {
@@ -659,6 +780,9 @@ func (o *output) copy(r io.Reader, isStdout bool) {
 func (o *output) write(p []byte, isStdout bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.head != nil && o.head.Len() < RestartOutput {
+		o.head.Write(p[:min(len(p), RestartOutput-o.head.Len())])
+	}
 	o.send(0, o.log, p)
 	o.send(1, o.tee, p)
 	if isStdout {

@@ -29,6 +29,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -193,6 +194,40 @@ func BwrapKeepsOut(cfg config.Sandbox, root, p string) bool {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// Restartable makes spec, a command line of Wrap, one proc.Run starts
+// again when bubblewrap never ran the command (NeverRan): bubblewrap
+// reports on descriptor 3 (--json-status-fd), which spec.Restart has Run
+// open. A command line that is not bubblewrap's is left as it is.
+func Restartable(spec *proc.Spec) {
+	if len(spec.Argv) == 0 || filepath.Base(spec.Argv[0]) != Bin {
+		return
+	}
+	spec.Argv = slices.Concat(spec.Argv[:1], []string{"--json-status-fd", "3"}, spec.Argv[1:])
+	spec.Restart = NeverRan
+}
+
+// NeverRan is proc.Spec.Restart for a command line of Wrap
+// (Restartable): bubblewrap
+// reported no exit code (it does when the command it ran exits), and
+// all it printed is its own lines, the first saying a mount under / could
+// not be copied into its view (mountRace): a mount that went away while
+// it set the sandbox up, as a container's do when it stops. The command
+// never ran, and proc.Run starts it again. A command that could not be
+// found inside ("bwrap: execvp …") is not started again: that does not
+// pass.
+func NeverRan(report, out []byte) bool {
+	if bytes.Contains(report, []byte(`"exit-code"`)) {
+		return false
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "bwrap: ") {
+			return false
+		}
+	}
+	return mountRace(lines[0])
 }
 
 // Wrap returns the bwrap command line that runs argv in the sandbox.

@@ -73,6 +73,7 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 		return nil, err
 	}
 	req.Sandbox, req.InContainer = c.Wrap, sb.Mode == config.SandboxDocker
+	req.Restartable = sandbox.Restartable
 	released := false
 	return func() error {
 		if released {

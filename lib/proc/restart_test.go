@@ -1,0 +1,164 @@
+package proc
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeSandbox is a sandbox in the shape of bubblewrap with
+// --json-status-fd 3: it reports the child's pid on descriptor 3, then,
+// while the counter file holds less than FAILS, fails as bubblewrap does
+// when a mount goes away while it copies the file system's view (exit 1,
+// its line on stderr, no exit code reported); else it runs the command
+// and reports its exit code. Usage: fake-sandbox COUNTER FAILS CMD...
+const fakeSandbox = `counter=$1 fails=$2; shift 2
+n=$(cat "$counter" 2>/dev/null || echo 0); echo $((n+1)) > "$counter"
+echo '{ "child-pid": 4242 }' >&3
+if [ "$n" -lt "$fails" ]; then
+  echo "bwrap: Can't bind mount /oldroot/var/lib/docker/overlay2/x/merged on /newroot/var/lib/docker/overlay2/x/merged: No such file or directory" >&2
+  exit 1
+fi
+"$@" 3>&-
+rc=$?
+echo "{ \"exit-code\": $rc }" >&3
+exit $rc`
+
+// neverRan is Spec.Restart as sandbox.NeverRan judges, in short: no exit
+// code reported, and only the sandbox's own line printed.
+func neverRan(report, out []byte) bool {
+	return !bytes.Contains(report, []byte(`"exit-code"`)) && strings.HasPrefix(string(out), "bwrap: ")
+}
+
+func sandboxed(t *testing.T, fails int, argv ...string) (Spec, string) {
+	counter := filepath.Join(t.TempDir(), "starts")
+	return Spec{Argv: append([]string{"sh", "-c", fakeSandbox, "fake-sandbox", counter, string(rune('0' + fails))}, argv...), Restart: neverRan, OwnNamespace: true}, counter
+}
+
+func starts(t *testing.T, counter string) string {
+	t.Helper()
+	b, err := os.ReadFile(counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// TestRestartNeverRan: a sandbox that fails before it runs the command is
+// started again, its input fed again from the start, and the log says so
+// between its line and the command's output.
+func TestRestartNeverRan(t *testing.T) {
+	t.Parallel()
+	s, counter := sandboxed(t, 1, "cat")
+	var log syncBuffer
+	s.Log, s.Stdin = &log, bytes.NewReader([]byte("the prompt\n"))
+	var reports []string
+	restart := s.Restart
+	s.Restart = func(report, out []byte) bool {
+		reports = append(reports, string(report))
+		return restart(report, out)
+	}
+	res := run(t, t.Context(), s)
+	if res.ExitCode != 0 || res.Starts != 2 {
+		t.Fatalf("exit %d after %d starts, want 0 after 2\n%s", res.ExitCode, res.Starts, log.String())
+	}
+	if got := starts(t, counter); got != "2" {
+		t.Errorf("the sandbox started %s times, want 2", got)
+	}
+	want := "bwrap: Can't bind mount /oldroot/var/lib/docker/overlay2/x/merged on /newroot/var/lib/docker/overlay2/x/merged: No such file or directory\n" +
+		"[treeloop] the sandbox did not start the command (bwrap: Can't bind mount /oldroot/var/lib/docker/overlay2/x/merged on /newroot/var/lib/docker/overlay2/x/merged: No such file or directory): starting it again (2 of 3)\n" +
+		"the prompt\n"
+	if log.String() != want {
+		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
+	}
+	if len(reports) != 2 || reports[0] != "{ \"child-pid\": 4242 }\n" || !strings.Contains(reports[1], `"exit-code": 0`) {
+		t.Errorf("reports %q: want the first without an exit code, the second with it", reports)
+	}
+}
+
+// TestRestartBounded: a sandbox that never runs the command is started
+// MaxStarts times, and the last run's failure is the result.
+func TestRestartBounded(t *testing.T) {
+	t.Parallel()
+	s, counter := sandboxed(t, 9, "true")
+	var log syncBuffer
+	s.Log = &log
+	res := run(t, t.Context(), s)
+	if res.ExitCode != 1 || res.Starts != MaxStarts {
+		t.Fatalf("exit %d after %d starts, want 1 after %d\n%s", res.ExitCode, res.Starts, MaxStarts, log.String())
+	}
+	if got := starts(t, counter); got != "3" {
+		t.Errorf("the sandbox started %s times, want 3", got)
+	}
+	if n := strings.Count(log.String(), "[treeloop] the sandbox did not start the command"); n != MaxStarts-1 {
+		t.Errorf("%d notes, want %d:\n%s", n, MaxStarts-1, log.String())
+	}
+}
+
+// TestRestartNotAfterRun: a command that ran is never started again,
+// whatever it printed or how it ended, nor one whose sandbox failed
+// when its input cannot be fed again or when it was stopped.
+func TestRestartNotAfterRun(t *testing.T) {
+	t.Parallel()
+	t.Run("ran and failed", func(t *testing.T) {
+		t.Parallel()
+		s, counter := sandboxed(t, 0, "sh", "-c", "echo 'bwrap: a line of its own' >&2; exit 1")
+		res := run(t, t.Context(), s)
+		if res.ExitCode != 1 || res.Starts != 1 || starts(t, counter) != "1" {
+			t.Errorf("exit %d after %d starts (%s), want 1 after 1", res.ExitCode, res.Starts, starts(t, counter))
+		}
+	})
+	t.Run("restart says no", func(t *testing.T) {
+		t.Parallel()
+		s, counter := sandboxed(t, 1, "true")
+		s.Restart = func(report, out []byte) bool { return false }
+		res := run(t, t.Context(), s)
+		if res.ExitCode != 1 || res.Starts != 1 || starts(t, counter) != "1" {
+			t.Errorf("exit %d after %d starts, want 1 after 1", res.ExitCode, res.Starts)
+		}
+	})
+	t.Run("input a pipe", func(t *testing.T) {
+		t.Parallel()
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		w.WriteString("the prompt\n")
+		w.Close()
+		s, counter := sandboxed(t, 1, "cat")
+		s.Stdin = r
+		res := run(t, t.Context(), s)
+		if res.ExitCode != 1 || res.Starts != 1 || starts(t, counter) != "1" {
+			t.Errorf("exit %d after %d starts, want 1 after 1: a pipe's input cannot be fed again", res.ExitCode, res.Starts)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		t.Parallel()
+		s, counter := sandboxed(t, 1, "true")
+		// The sandbox fails after the deadline: a run that was stopped
+		// is not started again, even when the sandbox never ran it.
+		s.Argv = append([]string{"sh", "-c", "sleep 30; exec \"$@\"", "slow"}, s.Argv...)
+		s.Deadline = time.Now().Add(200 * time.Millisecond)
+		res := run(t, t.Context(), s)
+		if !res.TimedOut || res.Starts != 1 {
+			t.Errorf("timed out %v after %d starts, want a timeout after 1", res.TimedOut, res.Starts)
+		}
+		if _, err := os.Stat(counter); err == nil {
+			t.Errorf("the sandbox started after the deadline")
+		}
+	})
+}
+
+// TestStartsWithoutRestart: a run without Spec.Restart is started once,
+// and its descriptor 3 is not open.
+func TestStartsWithoutRestart(t *testing.T) {
+	t.Parallel()
+	res := run(t, t.Context(), Spec{Argv: sh("[ -e /proc/self/fd/3 ] && exit 7; exit 0")})
+	if res.ExitCode != 0 || res.Starts != 1 {
+		t.Errorf("exit %d after %d starts, want 0 after 1 (descriptor 3 closed)", res.ExitCode, res.Starts)
+	}
+}
