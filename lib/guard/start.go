@@ -70,11 +70,11 @@ func (u *Unstartable) Message() string {
 // mayNotHaveStarted reports whether a guard that ended with status and
 // printed out ends as one that could not start: exit 126 (found, not
 // executable) or 127 (not found), or a failure with a line of bwrap's
-// own (it exits 1 when it cannot exec the command). A command that exits
-// 0 started, whatever an earlier start of its sandbox printed
-// (proc.Spec.Restart).
+// own (it exits 1 when it cannot exec the command) in what its last
+// start printed (proc.LastStart: an earlier start its sandbox never ran
+// printed one too).
 func mayNotHaveStarted(status int, out []byte) bool {
-	return status == 126 || status == 127 || status != 0 && bwrapLine().Match(out)
+	return status == 126 || status == 127 || status != 0 && bwrapLine().Match(proc.LastStart(out))
 }
 
 var bwrapLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^bwrap: `) })
@@ -379,7 +379,7 @@ type named struct{ prog, line string }
 
 func namedPrograms(out []byte) []named {
 	var ns []named
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(string(proc.LastStart(out)), "\n") {
 		l = strings.TrimSpace(l)
 		p := namedProgram(l)
 		if p != "" && !slices.ContainsFunc(ns, func(n named) bool { return n.prog == p }) {

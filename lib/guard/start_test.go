@@ -53,8 +53,11 @@ func TestMayNotHaveStarted(t *testing.T) {
 		{1, "FAILED test_x.py::test_y\n", false},
 		{2, "the bwrap: mention in a test\n", false},
 		{0, "", false},
-		// A sandbox that never ran the command, then did (proc.Spec.Restart).
+		// A sandbox that never ran the command, then did (proc.Spec.Restart):
+		// only the last start's output counts.
 		{0, "bwrap: Can't bind mount /oldroot/x on /newroot/x: No such file or directory\n[treeloop] the sandbox did not start the command (…): starting it again (2 of 3)\njust 1.57.0\n", false},
+		{2, "bwrap: Can't bind mount /oldroot/x on /newroot/x: No such file or directory\n[treeloop] the sandbox did not start the command (…): starting it again (2 of 3)\nsh: Illegal option --\n", false},
+		{1, "bwrap: Can't bind mount /oldroot/x on /newroot/x: No such file or directory\n[treeloop] the sandbox did not start the command (…): starting it again (2 of 3)\nbwrap: execvp pytest: No such file or directory\n", true},
 	}
 	for _, c := range cases {
 		if got := mayNotHaveStarted(c.status, []byte(c.out)); got != c.want {

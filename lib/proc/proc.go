@@ -119,6 +119,24 @@ type Spec struct {
 // never ran it (Spec.Restart).
 const MaxStarts = 3
 
+// RestartNote begins the line Run writes in Log and Tee before it starts
+// a command again (Spec.Restart): what follows the last such line is the
+// last start's output (LastStart).
+const RestartNote = "[treeloop] the sandbox did not start the command"
+
+// LastStart is the part of a run's log that its last start wrote: what
+// follows the last RestartNote line, or the whole log when there is none.
+func LastStart(log []byte) []byte {
+	i := bytes.LastIndex(log, []byte(RestartNote))
+	if i < 0 || i > 0 && log[i-1] != '\n' {
+		return log
+	}
+	if j := bytes.IndexByte(log[i:], '\n'); j >= 0 {
+		return log[i+j+1:]
+	}
+	return nil
+}
+
 // RestartOutput is how much of a run's output Spec.Restart is given.
 const RestartOutput = 4 << 10
 
@@ -216,6 +234,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		return res, err
 	}
+	if s.KillEscaped && !s.OwnNamespace {
+		// The session init reports on descriptor 3 too (contain.go).
+		return Result{ExitCode: -1}, errors.New("proc: Spec.Restart with KillEscaped needs OwnNamespace (the sandbox is the command's init)")
+	}
 	rewind := rewinder(s.Stdin)
 	for n := 1; ; n++ {
 		var st startReport
@@ -223,12 +245,14 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		if res.Started != (time.Time{}) {
 			res.Starts = n
 		}
-		if err != nil || n == MaxStarts || !st.complete || res.TimedOut || res.Idle || res.Canceled ||
+		// Only a sandbox that failed as a program does (exit 1, as
+		// bubblewrap's own errors end) and ended on its own is asked about.
+		if err != nil || n == MaxStarts || !st.complete || res.ExitCode != 1 || res.sig != 0 ||
+			res.TimedOut || res.Idle || res.Canceled ||
 			!s.Restart(st.report.Bytes(), st.out.Bytes()) || !rewind() {
 			return res, err
 		}
-		line := fmt.Sprintf("[treeloop] the sandbox did not start the command (%s): starting it again (%d of %d)",
-			firstLine(st.out.Bytes()), n+1, MaxStarts)
+		line := fmt.Sprintf("%s (%s): starting it again (%d of %d)", RestartNote, firstLine(st.out.Bytes()), n+1, MaxStarts)
 		for _, w := range []io.Writer{s.Log, s.Tee} {
 			if w != nil {
 				w.Write([]byte(line + "\n"))
@@ -243,6 +267,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 // (complete), so that the command can be started again from the start.
 type startReport struct {
 	report, out bytes.Buffer
+	reportErr   error
 	complete    bool
 }
 
@@ -305,7 +330,8 @@ func runOnce(ctx context.Context, s Spec, st *startReport) (Result, error) {
 		o.head = &st.out
 		go func() {
 			defer close(reported)
-			io.Copy(&st.report, io.LimitReader(p.repR, RestartOutput))
+			_, err := io.Copy(&st.report, io.LimitReader(p.repR, RestartOutput))
+			st.reportErr = err
 		}()
 	} else {
 		close(reported)
@@ -347,14 +373,14 @@ func runOnce(ctx context.Context, s Spec, st *startReport) (Result, error) {
 		closeFiles(p.repR)
 		return Result{ExitCode: -1}, &StartError{Name: s.Argv[0], Err: err}
 	}
-	drain(p, &readers, fed)
+	whole := drain(p, &readers, fed)
 	if st != nil {
 		// The sandbox closed its end as it exited; a process it left
 		// running could hold it, so the read is given up on in time.
 		p.repR.SetReadDeadline(time.Now().Add(drainTimeout))
 		<-reported
 		p.repR.Close()
-		st.complete = o.bytes.Load() <= RestartOutput
+		st.complete = whole && st.reportErr == nil && o.bytes.Load() <= RestartOutput
 		select {
 		case <-fed:
 		default:
@@ -394,7 +420,7 @@ func start(s Spec, res *Result, started time.Time) (cmd *exec.Cmd, p *pipes, sta
 	if err != nil {
 		return nil, nil, nil, &StartError{Name: s.Argv[0], Err: err}
 	}
-	if s.KillEscaped && !s.OwnNamespace && s.Restart == nil {
+	if s.KillEscaped && !s.OwnNamespace {
 		// A session: under its own init in a PID namespace (contain.go),
 		// else, where the kernel refuses, as a child subreaper.
 		var contained *exec.Cmd
@@ -526,8 +552,9 @@ func exitStatus(cmd *exec.Cmd, status *os.File, res *Result) error {
 }
 
 // drain waits for the output's readers and the input's copy (fed) to end
-// once the group is gone, giving up on each after drainTimeout.
-func drain(p *pipes, readers *sync.WaitGroup, fed <-chan struct{}) {
+// once the group is gone, giving up on each after drainTimeout. It
+// reports whether the output was read to its end.
+func drain(p *pipes, readers *sync.WaitGroup, fed <-chan struct{}) (whole bool) {
 	// The group is gone; what is left in the pipes drains quickly unless a
 	// descendant escaped the group and still holds them.
 	drained := make(chan struct{})
@@ -535,11 +562,13 @@ func drain(p *pipes, readers *sync.WaitGroup, fed <-chan struct{}) {
 		readers.Wait()
 		close(drained)
 	}()
+	whole = true
 	select {
 	case <-drained:
 	case <-time.After(drainTimeout):
 		p.abort()
 		<-drained
+		whole = false
 	}
 	// Nobody reads stdin any more: a pending write fails at once, and a
 	// Stdin read that blocks is given up on (the copy ends after it).
@@ -548,6 +577,7 @@ func drain(p *pipes, readers *sync.WaitGroup, fed <-chan struct{}) {
 	case <-fed:
 	case <-time.After(drainTimeout):
 	}
+	return whole
 }
 
 func checkDir(dir string) error {

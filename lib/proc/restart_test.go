@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,8 +75,9 @@ func TestRestartNeverRan(t *testing.T) {
 	if log.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
 	}
-	if len(reports) != 2 || reports[0] != "{ \"child-pid\": 4242 }\n" || !strings.Contains(reports[1], `"exit-code": 0`) {
-		t.Errorf("reports %q: want the first without an exit code, the second with it", reports)
+	// Only the failed start is asked about: the second exited 0.
+	if len(reports) != 1 || reports[0] != "{ \"child-pid\": 4242 }\n" {
+		t.Errorf("reports %q: want the first start's alone, without an exit code", reports)
 	}
 }
 
@@ -151,6 +153,124 @@ func TestRestartNotAfterRun(t *testing.T) {
 			t.Errorf("the sandbox started after the deadline")
 		}
 	})
+}
+
+// TestRestartNotWhenStopped: whatever Restart would say, a run is not
+// started again when it did not fail as a program does (exit 1) on its
+// own: killed by a signal, stopped for silence, interrupted, killed at
+// once, or with more output than Restart is given.
+func TestRestartNotWhenStopped(t *testing.T) {
+	t.Parallel()
+	always := func(report, out []byte) bool { return true }
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name   string
+		script string
+		ctx    context.Context
+		tweak  func(*Spec)
+	}{
+		{"exit 1", "exit 1", nil, nil}, // the control: started MaxStarts times
+		{"signal", "echo 'bwrap: x'; kill -9 $$", nil, nil},
+		{"exit 2", "exit 2", nil, nil},
+		{"idle", "sleep 30", nil, func(s *Spec) { s.IdleTimeout = 100 * time.Millisecond }},
+		{"canceled", "sleep 30; exit 1", canceled, nil},
+		{"killed", "sleep 30; exit 1", nil, func(s *Spec) {
+			// Killed once it has started (its line is in the counter).
+			k := make(chan struct{})
+			counter := s.Argv[2][len("echo x >> "):strings.Index(s.Argv[2], ";")]
+			go func() {
+				defer close(k)
+				for {
+					if b, _ := os.ReadFile(counter); len(b) > 0 {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+			s.Kill = k
+		}},
+		{"over 4 KiB", "head -c 5000 /dev/zero | tr '\\0' b; exit 1", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			counter := filepath.Join(t.TempDir(), "starts")
+			s := Spec{Argv: sh("echo x >> " + counter + "; " + c.script), Restart: always}
+			if c.tweak != nil {
+				c.tweak(&s)
+			}
+			ctx := c.ctx
+			if ctx == nil {
+				ctx = t.Context()
+			}
+			res := run(t, ctx, s)
+			want := 1
+			if c.name == "exit 1" {
+				want = MaxStarts
+			}
+			if c.name == "canceled" {
+				want = 0 // a context done before the start starts nothing
+			}
+			b, _ := os.ReadFile(counter)
+			if got := strings.Count(string(b), "x"); got != want || (want > 0 && res.Starts != want) {
+				t.Errorf("started %d times (Starts %d), want %d", got, res.Starts, want)
+			}
+		})
+	}
+}
+
+// TestRestartStdinStalled: a run whose input was still being copied when
+// it ended is not started again: its input cannot be fed again whole.
+func TestRestartStdinStalled(t *testing.T) {
+	t.Parallel()
+	counter := filepath.Join(t.TempDir(), "starts")
+	s := Spec{Argv: sh("echo x >> " + counter + "; exit 1"), Restart: func(report, out []byte) bool { return true }}
+	s.Stdin = &stalled{bytes.NewReader([]byte("the prompt")), make(chan struct{})}
+	defer close(s.Stdin.(*stalled).release)
+	res := run(t, t.Context(), s)
+	if b, _ := os.ReadFile(counter); string(b) != "x\n" || res.Starts != 1 {
+		t.Errorf("started %q (Starts %d), want once", b, res.Starts)
+	}
+}
+
+// stalled is a seekable input whose Read blocks until release.
+type stalled struct {
+	r       *bytes.Reader
+	release chan struct{}
+}
+
+func (s *stalled) Read(p []byte) (int, error) {
+	<-s.release
+	return s.r.Read(p)
+}
+
+func (s *stalled) Seek(off int64, whence int) (int64, error) { return s.r.Seek(off, whence) }
+
+// TestRestartNeedsOwnNamespace: Restart with KillEscaped under the
+// session init is refused (both report on descriptor 3).
+func TestRestartNeedsOwnNamespace(t *testing.T) {
+	t.Parallel()
+	_, err := Run(t.Context(), Spec{Argv: sh("true"), KillEscaped: true, Restart: func(report, out []byte) bool { return false }})
+	if err == nil || !strings.Contains(err.Error(), "needs OwnNamespace") {
+		t.Errorf("err = %v, want the refusal", err)
+	}
+}
+
+// TestLastStart: what the last start wrote follows the last note.
+func TestLastStart(t *testing.T) {
+	t.Parallel()
+	note := RestartNote + " (bwrap: x): starting it again (2 of 3)\n"
+	for _, c := range []struct{ log, want string }{
+		{"all of it\n", "all of it\n"},
+		{"bwrap: x\n" + note + "second\n", "second\n"},
+		{"bwrap: x\n" + note + "bwrap: x\n" + RestartNote + " (bwrap: x): starting it again (3 of 3)\nthird\n", "third\n"},
+		{"a line that quotes " + RestartNote + " inside\n", "a line that quotes " + RestartNote + " inside\n"},
+		{"bwrap: x\n" + note, ""},
+	} {
+		if got := string(LastStart([]byte(c.log))); got != c.want {
+			t.Errorf("LastStart(%q) = %q, want %q", c.log, got, c.want)
+		}
+	}
 }
 
 // TestStartsWithoutRestart: a run without Spec.Restart is started once,

@@ -262,3 +262,19 @@ func TestCheckMountRace(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTooOld: a bubblewrap that does not know --json-status-fd
+// (before 0.3.2), with which every session would fail to start, is
+// named as too old; the real one here knows it (TestCheck).
+func TestCheckTooOld(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	old := "#!/bin/sh\necho 'bwrap: Unknown option --json-status-fd' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, Bin), []byte(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ps := Check()
+	if len(ps) != 1 || !strings.HasPrefix(ps[0], "sandbox: this bwrap is too old: bwrap: Unknown option --json-status-fd (bubblewrap 0.3.2 or later") {
+		t.Errorf("Check() = %q, want the version named", ps)
+	}
+}

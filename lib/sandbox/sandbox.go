@@ -199,7 +199,9 @@ func within(dir, p string) bool {
 // Restartable makes spec, a command line of Wrap, one proc.Run starts
 // again when bubblewrap never ran the command (NeverRan): bubblewrap
 // reports on descriptor 3 (--json-status-fd), which spec.Restart has Run
-// open. A command line that is not bubblewrap's is left as it is.
+// open, so the spec must run through proc.Run (without descriptor 3
+// bubblewrap fails: "Write to info_fd: Bad file descriptor"). A command
+// line that is not bubblewrap's is left as it is.
 func Restartable(spec *proc.Spec) {
 	if len(spec.Argv) == 0 || filepath.Base(spec.Argv[0]) != Bin {
 		return
@@ -325,11 +327,22 @@ func Check() []string {
 	}
 	var msg string
 	for try := 1; ; try++ {
-		probe := exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true")
+		// As a session starts: reporting on descriptor 3 (Restartable),
+		// which bubblewrap before 0.3.2 does not know.
+		probe := exec.Command(bw, "--json-status-fd", "3", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "true")
 		proc.ShelterChild(probe)
+		status, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return []string{fmt.Sprintf("sandbox: %v", err)}
+		}
+		probe.ExtraFiles = []*os.File{status}
 		out, err := probe.CombinedOutput()
+		status.Close()
 		if err == nil {
 			return nil
+		}
+		if bytes.Contains(out, []byte("json-status-fd")) {
+			return []string{fmt.Sprintf("sandbox: this bwrap is too old: %s (bubblewrap 0.3.2 or later reports a session's start; install a newer one, or set [sandbox] mode = \"none\")", strings.TrimSpace(string(out)))}
 		}
 		msg = strings.TrimSpace(string(out))
 		if msg == "" {
