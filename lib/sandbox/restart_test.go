@@ -47,14 +47,7 @@ func TestNeverRan(t *testing.T) {
 func TestRestartable(t *testing.T) {
 	t.Parallel()
 	root := repo(t)
-	s, err := New(cfg(), root, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, err := s.Wrap([]string{"sh", "-c", "echo ran; exit 3"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	argv := wrapped(t, root, "sh", "-c", "echo ran; exit 3")
 	spec := proc.Spec{Argv: argv, OwnNamespace: true, KillEscaped: false}
 	Restartable(&spec)
 	if spec.Restart == nil || !slices.Equal(spec.Argv[1:3], []string{"--json-status-fd", "3"}) || !slices.Equal(spec.Argv[3:], argv[1:]) {
@@ -97,14 +90,7 @@ func TestRestartableMountGone(t *testing.T) {
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	root := repo(t)
-	s, err := New(cfg(), root, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, err := s.Wrap([]string{"sh", "-c", "echo ran >> ran.txt; echo ran"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	argv := wrapped(t, root, "sh", "-c", "echo ran >> ran.txt; echo ran")
 	spec := proc.Spec{Argv: argv, Dir: root, OwnNamespace: true}
 	Restartable(&spec)
 	var log strings.Builder
@@ -123,4 +109,19 @@ func TestRestartableMountGone(t *testing.T) {
 	if log.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
 	}
+}
+
+// wrapped is argv wrapped for a sandbox of the default configuration
+// around root.
+func wrapped(t *testing.T, root string, argv ...string) []string {
+	t.Helper()
+	s, err := New(cfg(), root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Wrap(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

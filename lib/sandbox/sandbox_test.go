@@ -123,14 +123,7 @@ func TestWrapRelativeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(elsewhere)
-	s, err := New(cfg(), root, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, err := s.Wrap([]string{"bin/check"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	argv := wrapped(t, root, "bin/check")
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -157,14 +150,7 @@ func TestWrapVirtualEnvironment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(site[0], "only_in_venv.py"), []byte("NAME = 'venv'\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(cfg(), root, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, err := s.Wrap([]string{".venv/bin/python", "-c", "import only_in_venv; print(only_in_venv.NAME)"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	argv := wrapped(t, root, ".venv/bin/python", "-c", "import only_in_venv; print(only_in_venv.NAME)")
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "venv" {
 		t.Errorf("the environment's python: %v: %s", err, out)
