@@ -38,7 +38,7 @@ var shapeReads = map[string]string{
 	// exit=N last), for its caller's one eval.
 	`runner-step: IFS= read -r -d '' -u "$fd" text`: "session",
 	// The step's lines are relayed as the loop's as they come.
-	`runner-loop: IFS= read -r -t 3600 -u "$from_step" line`: "the step's lines",
+	`runner-loop: IFS= read -r -t "$timeout" -u "$from_step" line`: "the step's lines",
 }
 
 // shapeOutputUses are the uses of a command's captured output beyond
