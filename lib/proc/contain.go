@@ -352,16 +352,26 @@ func startContained(cmd *exec.Cmd, s Spec) (*exec.Cmd, *os.File) {
 // ContainmentHint is why sessions here would likely run without a PID
 // namespace, "" when nothing says so, from the kernel's settings alone
 // (no process started: runner-check runs before every step): not root,
-// and unprivileged user namespaces are off.
-func ContainmentHint() string {
-	if os.Getuid() == 0 {
+// and unprivileged user namespaces are off, or AppArmor keeps an
+// unconfined program from using one (Ubuntu 23.10 and later by default:
+// the namespace is made, but without the capabilities a PID namespace
+// needs).
+func ContainmentHint() string { return containmentHint(os.Getuid(), os.ReadFile) }
+
+// containmentHint is ContainmentHint for user uid, reading the kernel's
+// settings with read.
+func containmentHint(uid int, read func(string) ([]byte, error)) string {
+	if uid == 0 {
 		return ""
 	}
-	if data, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(data)) == "0" {
-		return "kernel.unprivileged_userns_clone = 0"
-	}
-	if data, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(data)) == "0" {
-		return "user.max_user_namespaces = 0"
+	for _, s := range []struct{ path, name, off string }{
+		{"/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone", "0"},
+		{"/proc/sys/user/max_user_namespaces", "user.max_user_namespaces", "0"},
+		{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "kernel.apparmor_restrict_unprivileged_userns", "1"},
+	} {
+		if data, err := read(s.path); err == nil && strings.TrimSpace(string(data)) == s.off {
+			return s.name + " = " + s.off
+		}
 	}
 	return ""
 }

@@ -114,3 +114,42 @@ func TestInitOutsideNamespace(t *testing.T) {
 		t.Errorf("a process outside was signalled: %v", err)
 	}
 }
+
+// TestContainmentHint: each kernel setting that keeps a user that is not
+// root from a PID namespace is named; root, and settings that allow it, or
+// that are missing, give no hint.
+func TestContainmentHint(t *testing.T) {
+	settings := func(kv map[string]string) func(string) ([]byte, error) {
+		return func(p string) ([]byte, error) {
+			v, ok := kv[p]
+			if !ok {
+				return nil, os.ErrNotExist
+			}
+			return []byte(v + "\n"), nil
+		}
+	}
+	const (
+		clone    = "/proc/sys/kernel/unprivileged_userns_clone"
+		max      = "/proc/sys/user/max_user_namespaces"
+		apparmor = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+	)
+	allowed := map[string]string{clone: "1", max: "63704", apparmor: "0"}
+	tests := []struct {
+		name string
+		uid  int
+		kv   map[string]string
+		want string
+	}{
+		{"allowed", 1000, allowed, ""},
+		{"no settings", 1000, map[string]string{}, ""},
+		{"clone off", 1000, map[string]string{clone: "0", max: "63704"}, "kernel.unprivileged_userns_clone = 0"},
+		{"no namespaces", 1000, map[string]string{max: "0"}, "user.max_user_namespaces = 0"},
+		{"apparmor", 1000, map[string]string{clone: "1", max: "63704", apparmor: "1"}, "kernel.apparmor_restrict_unprivileged_userns = 1"},
+		{"root", 0, map[string]string{apparmor: "1", max: "0"}, ""},
+	}
+	for _, tt := range tests {
+		if got := containmentHint(tt.uid, settings(tt.kv)); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
