@@ -89,6 +89,9 @@ func newRecord(in *cli.Interrupt, cfg config.Config, res proc.Result, info proc.
 		rec.Sandbox = cfg.Sandbox.Mode
 	}
 	rec.Contained = string(session.Contained(rec.Sandbox, res))
+	if res.Starts > 1 {
+		rec.SandboxStarts = res.Starts
+	}
 	return rec
 }
 

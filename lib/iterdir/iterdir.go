@@ -129,6 +129,11 @@ type Agent struct {
 	// Contained is what held the session's processes (vocab.Containment:
 	// pid-namespace, bwrap, container, subreaper); empty when none ran.
 	Contained string `json:"contained,omitempty"`
+	// SandboxStarts is how many times the sandbox was started for the
+	// session when more than once: bubblewrap's start failed before the
+	// command ran (a mount going away as it copied the view of /) and it
+	// was started again (proc.MaxStarts at most); absent for one start.
+	SandboxStarts int `json:"sandbox_starts,omitempty"`
 	// NodeTools says what the node's tools.json set for this session
 	// (lib/nodetools: model, extra arguments, the environment's keys,
 	// allowed tools); absent without one.
@@ -173,6 +178,8 @@ type Guard struct {
 	Sandbox string          `json:"sandbox,omitempty"` // "bwrap" or "docker" when the guard ran confined
 	// Contained: as in Agent, for the guard's processes.
 	Contained string `json:"contained,omitempty"`
+	// SandboxStarts: as in Agent, for the guard's run.
+	SandboxStarts int `json:"sandbox_starts,omitempty"`
 	// Ratchet is the test ratchet's verdict after a green guard; nil when
 	// [guard] ratchet is off or the guard did not pass.
 	Ratchet *Ratchet `json:"ratchet,omitempty"`

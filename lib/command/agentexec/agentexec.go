@@ -370,6 +370,9 @@ func (x *execution) recordResult() {
 	rec.LogBytes, rec.LogTruncated = x.log.Total(), x.log.Truncated()
 	rec.EscapedKilled = res.Proc.Escaped
 	rec.Contained = string(session.Contained(rec.Sandbox, res.Proc))
+	if res.Proc.Starts > 1 {
+		rec.SandboxStarts = res.Proc.Starts
+	}
 	if rec.EscapedKilled > 0 {
 		left, helpers := agent.SplitEscaped(x.backend.Name(), res.Proc.EscapedProcs)
 		rec.Escaped, rec.CLIHelpers = agent.Commands(res.Proc.EscapedProcs, 200), len(helpers)
