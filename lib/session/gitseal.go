@@ -23,14 +23,31 @@ type gitSettings struct {
 	rels  []string
 }
 
-// housekeepingOnly are the files under the sealed git directories that
-// only git's housekeeping writes and no git command reads as a setting:
-// info/refs, which every repack (git gc, git maintenance) rewrites for the
-// dumb HTTP transport. A repack may be running that no session started
-// (the user's own git commit starts one, detached, past gc.auto), so it is
-// not a setting a session changed. (The other files a repack writes,
-// packs and objects/info/packs, are under objects/, which is not sealed.)
-var housekeepingOnly = map[string]bool{"info/refs": true}
+// housekeepingOnly reports whether rel is a file under the sealed git
+// directories that only git's housekeeping writes and no git command reads
+// as a setting: info/refs, which every repack (git gc, git maintenance)
+// rewrites for the dumb HTTP transport, and the temporary file it is
+// written to first (info/refs_XXXXXX, renamed over it). A repack may be
+// running that no session started (the user's own git commit starts one,
+// detached, past gc.auto), so neither is a setting a session changed: a
+// seal taken while the temporary file stood saw it "deleted" after the
+// session, a guard failed for it. (The other files a repack writes, packs
+// and objects/info/packs, are under objects/, which is not sealed.)
+func housekeepingOnly(rel string) bool {
+	if rel == "info/refs" {
+		return true
+	}
+	suffix, ok := strings.CutPrefix(rel, "info/refs_")
+	if !ok || len(suffix) != 6 {
+		return false
+	}
+	for _, c := range suffix {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // sealGit seals repo's config, info/ and hooks.
 func sealGit(repo *git.Repo) (*gitSettings, error) {
@@ -52,7 +69,7 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 	}
 	g := &gitSettings{}
 	s, err := seal.Take(common, func(rel string) bool {
-		return (!keep[strings.SplitN(rel, "/", 2)[0]] && !kept(keep, rel)) || housekeepingOnly[rel]
+		return (!keep[strings.SplitN(rel, "/", 2)[0]] && !kept(keep, rel)) || housekeepingOnly(rel)
 	})
 	if err != nil {
 		return nil, err
