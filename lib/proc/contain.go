@@ -179,7 +179,8 @@ var (
 
 // Containment reports whether sessions run in a PID namespace here, by
 // starting one init around `true` once per process; the error says why not.
-// runner-check shows it.
+// It starts a process, so runner-check, which runs before every step, gives
+// ContainmentHint instead (the kernel's settings alone).
 func Containment() error {
 	containOnce.Do(func() {
 		exe, err := os.Executable()
