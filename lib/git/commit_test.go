@@ -1,6 +1,8 @@
 package git
 
 import (
+	"crypto/sha1"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -227,18 +229,39 @@ func packs(t *testing.T, r *Repo) int {
 	return len(m)
 }
 
-// stagePastGCAuto stages new files, 512 at a time, until objects/17 holds
-// 4 loose objects: past gc.auto = 256 (more than 1 there).
+// stagePastGCAuto stages new files until objects/17 holds 4 loose
+// objects: past gc.auto = 256 (more than 1 there). The files' contents are
+// chosen so that their blobs' SHA-1 ids start with 17 (git samples that
+// directory alone), so four files do what thousands of arbitrary ones
+// would; in a repository of another object format the loop stages such
+// files until git's own count is reached all the same.
 func stagePastGCAuto(t *testing.T, r *Repo) {
 	t.Helper()
 	for i := 0; looseIn17(t, r) < 4; i++ {
-		for j := range 512 {
-			write(t, r, filepath.Join("f", strconv.Itoa(i), strconv.Itoa(j)), strconv.Itoa(i*512+j)+"\n")
+		for j, content := range blobsIn17(i, 4) {
+			write(t, r, filepath.Join("f", strconv.Itoa(i), strconv.Itoa(j)), content)
 		}
 		if err := r.AddAll(); err != nil {
 			t.Fatal(err)
 		}
+		if i > 1000 {
+			t.Fatalf("objects/17 holds %d loose objects after %d rounds", looseIn17(t, r), i)
+		}
 	}
+}
+
+// blobsIn17 returns n file contents, distinct for each seed, whose git
+// blob ids (SHA-1 of "blob <size>\x00<content>") start with the byte 0x17.
+func blobsIn17(seed, n int) []string {
+	var out []string
+	for k := 0; len(out) < n; k++ {
+		content := fmt.Sprintf("%d-%d\n", seed, k)
+		sum := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(content), content)))
+		if sum[0] == 0x17 {
+			out = append(out, content)
+		}
+	}
+	return out
 }
 
 // TestCommitHousekeepsInTheForeground: past gc.auto, a commit of the
