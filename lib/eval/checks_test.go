@@ -323,6 +323,7 @@ func TestCommandTimeoutKillsGroup(t *testing.T) {
 		"child ignores TERM": `(trap '' TERM; exec sleep 300) & echo $! > bg.pid; echo started; wait`,
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each waits out its 1 s timeout
 			ws := workspace(t)
 			ch := Check{Type: CommandSucceeds, Cmd: []string{"sh", "-c", script}, TimeoutSecs: 1}
 			r := runCommand(t.Context(), ch, CheckEnv{Workspace: ws})
