@@ -44,11 +44,24 @@ type Store interface {
 // (at most 10 ms), so a write within the same tick could keep them. An entry
 // older than Refresh is copied again, which renews the copy's age (git
 // prunes unreferenced objects older than two weeks).
+//
+// SettledDir, when not nil, names the settled directories (slash paths
+// relative to root, never "."): none is the current iteration, holds it
+// or lies in it. Such a directory whose every entry is an indexed file or
+// a directory indexed in turn is indexed too, by its own metadata (a "dir"
+// line, and the index file's header says v2). A later Take that finds its
+// metadata unchanged neither lists it nor reads its files' metadata: it
+// takes them from the index, since adding, removing or renaming an entry
+// moves a directory's change time (and mtime). What a session then
+// changes in those files is still found by Restore, which checks every
+// indexed file's metadata; a file changed in place between two sessions
+// is found there too, and put back.
 type Index struct {
-	Rel     string
-	Store   Store
-	Settled func(rel string) bool
-	Now     func() time.Time // the clock; nil: time.Now
+	Rel        string
+	Store      Store
+	Settled    func(rel string) bool
+	SettledDir func(rel string) bool // nil: every directory is listed
+	Now        func() time.Time      // the clock; nil: time.Now
 }
 
 // RacyWindow and Refresh: see Index.
@@ -57,8 +70,17 @@ const (
 	Refresh    = 7 * 24 * time.Hour
 )
 
-// indexHeader is the first line of an index file.
-const indexHeader = "treeloop seal index v1"
+// indexHeader is the first line of an index file of files alone;
+// indexHeaderDirs that of one with directory lines (dirID), which an
+// older reader, that would take a directory for a file, reads as
+// malformed (empty).
+const (
+	indexHeader     = "treeloop seal index v1"
+	indexHeaderDirs = "treeloop seal index v2"
+)
+
+// dirID is the id field of a directory's line in an index file.
+const dirID = "dir"
 
 // fingerprint is the metadata a file's indexed bytes are trusted by.
 type fingerprint struct {
@@ -85,12 +107,13 @@ func readIndex(p string) map[string]indexed {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
-	if !sc.Scan() || sc.Text() != indexHeader {
+	if !sc.Scan() || sc.Text() != indexHeader && sc.Text() != indexHeaderDirs {
 		return out
 	}
+	dirs := sc.Text() == indexHeaderDirs
 	for sc.Scan() {
 		f := strings.SplitN(sc.Text(), "\t", 8)
-		if len(f) != 8 || f[0] == "" || f[7] == "" {
+		if len(f) != 8 || f[0] == "" || f[7] == "" || f[0] == dirID && !dirs {
 			return map[string]indexed{}
 		}
 		var n [6]int64
@@ -122,7 +145,14 @@ func sameIndex(a, b map[string]indexed) bool {
 // formatIndex is an index file's bytes, lines sorted by path.
 func formatIndex(entries map[string]indexed) []byte {
 	var b strings.Builder
-	b.WriteString(indexHeader + "\n")
+	header := indexHeader
+	for _, e := range entries {
+		if e.id == dirID {
+			header = indexHeaderDirs
+			break
+		}
+	}
+	b.WriteString(header + "\n")
 	for _, rel := range sortedKeys(entries) {
 		e := entries[rel]
 		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.id, e.fp.size, e.fp.mode, e.fp.mtime, e.fp.ctime, e.fp.ino, e.at, rel)
@@ -143,7 +173,7 @@ func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, erro
 	old := readIndex(indexPath)
 	keep := map[string]indexed{}
 	var fresh []string // settled files read now, to index
-	s, err := take(root, skip, func(rel, p string, st fs.FileInfo) (entry, bool, error) {
+	file := func(rel, p string, st fs.FileInfo) (entry, bool, error) {
 		if rel == ix.Rel {
 			return entry{}, false, nil // sealed below, once written
 		}
@@ -164,7 +194,14 @@ func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, erro
 			keep[rel] = indexed{fp: fp, at: now.Unix()}
 		}
 		return e, true, nil
-	})
+	}
+	var s *Seal
+	var err error
+	if ix.SettledDir == nil {
+		s, err = take(root, skip, file)
+	} else {
+		s, err = takeDirs(root, skip, file, ix, old, keep, now)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +213,14 @@ func TakeIndexed(root string, skip func(rel string) bool, ix Index) (*Seal, erro
 			paths[i] = filepath.Join(root, filepath.FromSlash(rel))
 		}
 		ids, err := ix.Store.Put(paths)
+		if err != nil {
+			// A directory's line stands for its files' lines.
+			for rel, e := range keep {
+				if e.id == dirID {
+					delete(keep, rel)
+				}
+			}
+		}
 		for i, rel := range fresh {
 			if err != nil {
 				delete(keep, rel)
@@ -221,7 +266,7 @@ func CheckIndex(root string, ix Index) ([]string, error) {
 	old := readIndex(filepath.Join(root, filepath.FromSlash(ix.Rel)))
 	for _, rel := range sortedKeys(old) {
 		e := old[rel]
-		if !ix.Settled(rel) {
+		if e.id == dirID || !ix.Settled(rel) {
 			continue
 		}
 		p := filepath.Join(root, filepath.FromSlash(rel))

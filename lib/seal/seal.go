@@ -36,7 +36,10 @@ type entry struct {
 	sum  [sha256.Size]byte // of a file not kept (data nil); see bytesSum
 	size int64
 	id   string      // an indexed file's copy in the store (data nil)
-	fp   fingerprint // an indexed file's metadata
+	fp   fingerprint // an indexed file's metadata; a directory's, when listedAs
+	// listedAs: a directory whose listing Restore may take as unchanged
+	// while its metadata is fp (takeDirs).
+	listedAs bool
 }
 
 // Seal is a directory's contents at Take.
@@ -45,6 +48,9 @@ type Seal struct {
 	skip  func(rel string) bool
 	files map[string]entry // by slash path relative to root
 	store Store            // where indexed files are put back from (TakeIndexed)
+	// byListing: directories' entries say which listings Restore may
+	// take as unchanged (takeDirs).
+	byListing bool
 }
 
 // Take reads every directory, regular file and symbolic link (by its
@@ -290,6 +296,9 @@ func (s *Seal) Restore() ([]string, error) {
 // another kind than sealed (a file where a directory was, a link where a
 // file was), relative to root with slashes.
 func (s *Seal) added() ([]string, error) {
+	if s.byListing {
+		return s.addedByListing()
+	}
 	var added []string
 	err := walkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

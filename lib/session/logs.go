@@ -52,7 +52,12 @@ func runLogs(repo *git.Repo, runID, iterDir string) (rel, runDir, iterRel string
 	}
 	iterRel = filepath.ToSlash(iterRel)
 	ix = seal.Index{Rel: SealIndex, Store: blobStore{repo},
-		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") }}
+		Settled: func(p string) bool { return !strings.HasPrefix(p, iterRel+"/") },
+		// Every directory but the current iteration's, those above it and
+		// those in it (one that changed is listed again all the same).
+		SettledDir: func(d string) bool {
+			return d != iterRel && !strings.HasPrefix(iterRel, d+"/") && !strings.HasPrefix(d, iterRel+"/")
+		}}
 	return rel, runDir, iterRel, ix, nil
 }
 
