@@ -1,8 +1,15 @@
 package seal
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,6 +47,79 @@ func TestListedAsNotWithinRacyWindow(t *testing.T) {
 		_, indexed := readIndex(filepath.Join(root, "seal-index"))["0001"]
 		if indexed != tt.want {
 			t.Errorf("clock +%v: 0001 indexed = %v, want %v", tt.shift, indexed, tt.want)
+		}
+	}
+}
+
+// readIndexLines is the index reader as it was written first (a scanner,
+// strings.SplitN, strconv.ParseInt): parseIndex is held to it.
+func readIndexLines(data []byte) map[string]indexed {
+	out := map[string]indexed{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() || sc.Text() != indexHeader && sc.Text() != indexHeaderDirs {
+		return out
+	}
+	dirs := sc.Text() == indexHeaderDirs
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 8)
+		if len(f) != 8 || f[0] == "" || f[7] == "" || f[0] == dirID && !dirs {
+			return map[string]indexed{}
+		}
+		var n [6]int64
+		for i := range n {
+			v, err := strconv.ParseInt(f[i+1], 10, 64)
+			if err != nil {
+				return map[string]indexed{}
+			}
+			n[i] = v
+		}
+		out[f[7]] = indexed{id: f[0], fp: fingerprint{size: n[0], mode: uint32(n[1]), mtime: n[2], ctime: n[3], ino: uint64(n[4])}, at: n[5]}
+	}
+	return out
+}
+
+// TestDifferentialParseIndex: parseIndex reads what formatIndex writes,
+// and agrees with readIndexLines on indexes written and on malformed
+// ones (headers, field counts, numbers at and past int64's bounds, signs,
+// empty fields and lines, carriage returns, tabs in a path).
+func TestDifferentialParseIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for range 200 {
+		entries := map[string]indexed{}
+		for i := range rng.IntN(30) {
+			e := indexed{id: fmt.Sprintf("%040x", rng.Uint64()), at: rng.Int64(),
+				fp: fingerprint{size: rng.Int64N(1 << 40), mode: rng.Uint32(), mtime: rng.Int64() - rng.Int64(), ctime: rng.Int64(), ino: rng.Uint64() >> 1}}
+			if rng.IntN(4) == 0 {
+				e.id = dirID
+			}
+			entries[fmt.Sprintf("%04d/f %d", rng.IntN(100), i)] = e
+		}
+		data := formatIndex(entries)
+		if got := parseIndex(data); !maps.Equal(got, entries) {
+			t.Fatalf("parseIndex(formatIndex(%v)) = %v", entries, got)
+		}
+		if got, want := parseIndex(data), readIndexLines(data); !maps.Equal(got, want) {
+			t.Fatalf("%q: parseIndex %v, readIndexLines %v", data, got, want)
+		}
+	}
+	line := "abc\t1\t420\t5\t6\t7\t8\t0001/f"
+	for _, in := range []string{
+		"", "\n", indexHeader, indexHeader + "\n", indexHeaderDirs + "\n", "treeloop seal index v3\n" + line + "\n",
+		indexHeader + "\n" + line, indexHeader + "\n" + line + "\n", indexHeader + "\r\n" + line + "\r\n",
+		indexHeader + "\n" + line + "\n\n", indexHeader + "\n\n" + line + "\n",
+		indexHeader + "\ndir\t1\t2\t3\t4\t5\t6\t0001\n", indexHeaderDirs + "\ndir\t1\t2\t3\t4\t5\t6\t0001\n",
+		indexHeader + "\n\t1\t420\t5\t6\t7\t8\t0001/f\n", indexHeader + "\nabc\t1\t420\t5\t6\t7\t8\t\n",
+		indexHeader + "\nabc\t1\t420\t5\t6\t7\t0001/f\n", indexHeader + "\nabc\t1\t420\t5\t6\t7\t8\t0001/a\tb\n",
+		indexHeader + "\nabc\t9223372036854775807\t420\t-9223372036854775808\t6\t7\t8\tf\n",
+		indexHeader + "\nabc\t9223372036854775808\t420\t5\t6\t7\t8\tf\n",
+		indexHeader + "\nabc\t1\t420\t-9223372036854775809\t6\t7\t8\tf\n",
+		indexHeader + "\nabc\t+1\t420\t-0\t6\t7\t8\tf\n", indexHeader + "\nabc\t1\t4x0\t5\t6\t7\t8\tf\n",
+		indexHeader + "\nabc\t\t420\t5\t6\t7\t8\tf\n", indexHeader + "\nabc\t-\t420\t5\t6\t7\t8\tf\n",
+		indexHeader + "\nabc\t1\t420\t5\t6\t7\t8\tf\nabc\t2\t420\t5\t6\t7\t8\tf\n",
+	} {
+		if got, want := parseIndex([]byte(in)), readIndexLines([]byte(in)); !maps.Equal(got, want) {
+			t.Errorf("%q: parseIndex %v, readIndexLines %v", in, got, want)
 		}
 	}
 }

@@ -1,13 +1,11 @@
 package seal
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -100,33 +98,84 @@ type indexed struct {
 // readIndex reads an index file; a missing or malformed one is empty (the
 // files are then read and indexed again).
 func readIndex(p string) map[string]indexed {
-	out := map[string]indexed{}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return out
+		return map[string]indexed{}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	if !sc.Scan() || sc.Text() != indexHeader && sc.Text() != indexHeaderDirs {
-		return out
+	return parseIndex(data)
+}
+
+// parseIndex is an index file's lines by path: empty when the header or
+// any line is malformed. Lines end with "\n" (a "\r" before it is
+// dropped); a line is eight tab-separated fields, the six numbers decimal.
+func parseIndex(data []byte) map[string]indexed {
+	header, rest, _ := bytes.Cut(data, []byte("\n"))
+	header = bytes.TrimSuffix(header, []byte("\r"))
+	dirs := string(header) == indexHeaderDirs
+	if !dirs && string(header) != indexHeader {
+		return map[string]indexed{}
 	}
-	dirs := sc.Text() == indexHeaderDirs
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), "\t", 8)
-		if len(f) != 8 || f[0] == "" || f[7] == "" || f[0] == dirID && !dirs {
+	out := make(map[string]indexed, bytes.Count(rest, []byte("\n")))
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		var f [8][]byte
+		for i := range 7 {
+			j := bytes.IndexByte(line, '\t')
+			if j < 0 {
+				return map[string]indexed{}
+			}
+			f[i], line = line[:j], line[j+1:]
+		}
+		f[7] = line
+		if len(f[0]) == 0 || len(f[7]) == 0 {
+			return map[string]indexed{}
+		}
+		id := dirID
+		if string(f[0]) != dirID {
+			id = string(f[0])
+		} else if !dirs {
 			return map[string]indexed{}
 		}
 		var n [6]int64
 		for i := range n {
-			v, err := strconv.ParseInt(f[i+1], 10, 64)
-			if err != nil {
+			v, ok := parseDecimal(f[i+1])
+			if !ok {
 				return map[string]indexed{}
 			}
 			n[i] = v
 		}
-		out[f[7]] = indexed{id: f[0], fp: fingerprint{size: n[0], mode: uint32(n[1]), mtime: n[2], ctime: n[3], ino: uint64(n[4])}, at: n[5]}
+		out[string(f[7])] = indexed{id: id, fp: fingerprint{size: n[0], mode: uint32(n[1]), mtime: n[2], ctime: n[3], ino: uint64(n[4])}, at: n[5]}
 	}
 	return out
+}
+
+// parseDecimal is strconv.ParseInt(string(b), 10, 64) for the numbers
+// an index holds (an optional sign, then at most 19 digits), without a
+// string made of each.
+func parseDecimal(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, b = b[0] == '-', b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && n <= 1<<63:
+		return int64(-n), true
+	case !neg && n < 1<<63:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // sameIndex reports whether a and b hold the same lines.
