@@ -415,3 +415,44 @@ func TestIndexDirLines(t *testing.T) {
 		t.Errorf("a v1 index with directory lines was read: notes %q, err %v", notes, err)
 	}
 }
+
+// A seal of many indexed files (a long run's logs), whose files Restore
+// stats several at a time, finds and puts back each change among them.
+func TestRestoreManyIndexed(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		for j := range 10 {
+			write(t, filepath.Join(root, fmt.Sprintf("%04d/f%d", i+1, j)), fmt.Sprint(i, j))
+		}
+	}
+	write(t, filepath.Join(root, "0041/begin.json"), "begin")
+	for _, settledDir := range []bool{true, false} {
+		ix := dirsIndex(&memStore{blobs: map[string][]byte{}}, "0041")
+		if !settledDir {
+			ix.SettledDir = nil
+		}
+		var s *seal.Seal
+		for range 2 {
+			var err error
+			if s, err = seal.TakeIndexed(root, nil, ix); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sealed := contents(t, root)
+		rewriteInPlace(t, filepath.Join(root, "0003/f1"))
+		rewriteInPlace(t, filepath.Join(root, "0040/f9"))
+		os.Remove(filepath.Join(root, "0020/f5"))
+		os.Remove(filepath.Join(root, "0021/f5"))
+		write(t, filepath.Join(root, "0021/f5"), "2 5") // the same bytes, another inode
+		notes, err := s.Restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"0003/f1 changed", "0020/f5 deleted", "0021/f5 changed", "0040/f9 changed"}; !slices.Equal(notes, want) {
+			t.Errorf("SettledDir %v: notes %q, want %q", settledDir, notes, want)
+		}
+		if got := contents(t, root); !equalContents(got, sealed) {
+			t.Errorf("SettledDir %v: not put back", settledDir)
+		}
+	}
+}

@@ -17,8 +17,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
 )
@@ -279,7 +281,11 @@ func (s *Seal) Restore() ([]string, error) {
 		rels = append(rels, rel)
 	}
 	slices.Sort(rels) // parents before children
-	for _, rel := range rels {
+	same := s.indexedAsSealed(rels)
+	for i, rel := range rels {
+		if same[i] {
+			continue
+		}
 		note, err := s.restoreEntry(rel, s.files[rel], added)
 		if err != nil {
 			return nil, err
@@ -290,6 +296,54 @@ func (s *Seal) Restore() ([]string, error) {
 	}
 	slices.Sort(notes)
 	return slices.Compact(notes), nil
+}
+
+// statWorkers is how many goroutines indexedAsSealed stats with, and
+// statBatch the fewest indexed files it starts them for.
+const (
+	statWorkers = 4
+	statBatch   = 256
+)
+
+// indexedAsSealed reports, for each of rels, whether it is an indexed
+// file whose metadata is as sealed: one Restore leaves as it is (a path
+// of another kind than sealed was removed before, so it is not). The files are stat'ed by a few goroutines at once
+// when there are many (a long run's logs). False means only "not known
+// to be as sealed": restoreEntry checks such a path itself. nil when
+// there are few indexed files.
+func (s *Seal) indexedAsSealed(rels []string) []bool {
+	n := 0
+	for _, rel := range rels {
+		if s.files[rel].id != "" {
+			n++
+		}
+	}
+	if n < statBatch {
+		return make([]bool, len(rels))
+	}
+	same := make([]bool, len(rels))
+	workers := min(statWorkers, runtime.GOMAXPROCS(0))
+	chunk := (len(rels) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(rels); lo += chunk {
+		hi := min(lo+chunk, len(rels))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				e := s.files[rels[i]]
+				if e.id == "" {
+					continue
+				}
+				if st, err := os.Lstat(under(s.root, rels[i])); err == nil {
+					fp, ok := fingerprintOf(st)
+					same[i] = ok && fp == e.fp
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return same
 }
 
 // added lists the paths under root that are not as sealed: added, or of
