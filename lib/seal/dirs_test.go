@@ -358,14 +358,7 @@ func TestTakeIndexedDirsStoreFails(t *testing.T) {
 // A directory whose files were copied longer ago than Refresh is listed
 // again, and its files copied again.
 func TestTakeIndexedDirsRefresh(t *testing.T) {
-	root := t.TempDir()
-	write(t, filepath.Join(root, "0001/agent.json"), "agent one")
-	write(t, filepath.Join(root, "0002/begin.json"), "begin")
-	store := &memStore{blobs: map[string][]byte{}}
-	ix := dirsIndex(store, "0002")
-	if _, err := seal.TakeIndexed(root, nil, ix); err != nil {
-		t.Fatal(err)
-	}
+	root, store, ix := settledRun(t)
 	store.put = nil
 	ix.Now = func() time.Time { return time.Now().Add(seal.Refresh + time.Hour) }
 	if _, err := seal.TakeIndexed(root, nil, ix); err != nil {
@@ -381,14 +374,7 @@ func TestTakeIndexedDirsRefresh(t *testing.T) {
 // session's changes from the index alone, checks the files and leaves
 // the directories be.
 func TestIndexDirLines(t *testing.T) {
-	root := t.TempDir()
-	write(t, filepath.Join(root, "0001/agent.json"), "agent one")
-	write(t, filepath.Join(root, "0002/begin.json"), "begin")
-	store := &memStore{blobs: map[string][]byte{}}
-	ix := dirsIndex(store, "0002")
-	if _, err := seal.TakeIndexed(root, nil, ix); err != nil {
-		t.Fatal(err)
-	}
+	root, _, ix := settledRun(t)
 	index := read(t, filepath.Join(root, "seal-index"))
 	if !strings.HasPrefix(index, "treeloop seal index v2\n") || !strings.Contains(index, "\ndir\t") {
 		t.Fatalf("index:\n%s", index)
@@ -455,4 +441,19 @@ func TestRestoreManyIndexed(t *testing.T) {
 			t.Errorf("SettledDir %v: not put back", settledDir)
 		}
 	}
+}
+
+// settledRun is a run's directory whose iteration 0001 is settled and
+// 0002 current, sealed once by a dirsIndex over store.
+func settledRun(t *testing.T) (string, *memStore, seal.Index) {
+	t.Helper()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "0001/agent.json"), "agent one")
+	write(t, filepath.Join(root, "0002/begin.json"), "begin")
+	store := &memStore{blobs: map[string][]byte{}}
+	ix := dirsIndex(store, "0002")
+	if _, err := seal.TakeIndexed(root, nil, ix); err != nil {
+		t.Fatal(err)
+	}
+	return root, store, ix
 }
