@@ -165,11 +165,17 @@ func TestSeedGoWaitsForLock(t *testing.T) {
 		_, err := c.SeedGo(context.Background(), env, root, nil)
 		done <- err
 	}()
-	// The first runner's build, under the lock.
-	if err := os.MkdirAll(filepath.Join(seed, "ab"), 0o755); err != nil {
+	// The first runner's build, under the lock, appearing whole (renamed
+	// into place) as ensureSeed's does: the second runner, which may look
+	// for the seed before it waits for the lock, never sees half of it.
+	tmp := seed + ".tmp-first"
+	if err := os.MkdirAll(filepath.Join(tmp, "ab"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(seed, "ab", "abcd-d"), []byte("first\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "ab", "abcd-d"), []byte("first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, seed); err != nil {
 		t.Fatal(err)
 	}
 	unlock()
