@@ -203,7 +203,7 @@ func nodeWithinBounds(n *Node) bool {
 		schema.OneOf(n.Next, "execute", "decompose") &&
 		n.Attempts >= nodeAttemptsMinimum && n.Attempts <= nodeAttemptsMaximum &&
 		n.MaxAttempts >= nodeMaxAttemptsMinimum && n.MaxAttempts <= nodeMaxAttemptsMaximum &&
-		schema.OneOf(n.Evidence, "witness", "suite", "proposed-suite") &&
+		(n.Evidence == "" || schema.OneOf(n.Evidence, "witness", "suite", "proposed-suite")) &&
 		(n.Waiting == "" || schema.Runes(n.Waiting, nodeWaitingMinLength, nodeWaitingMaxLength)) &&
 		len(n.Answers) <= nodeAnswersMaxItems && nodeAnswersWithinBounds(n.Answers) &&
 		len(n.Children) <= nodeChildrenMaxItems

@@ -71,3 +71,35 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
 }
+
+// TestFastParsedWithinBounds: every tree the fast path reads is within
+// the bounds Verify checks (withinBounds), so a writer that verifies a
+// tree it will write is spared the load: optional fields absent (no
+// evidence, no waiting, no answers) included, as most trees are.
+func TestFastParsedWithinBounds(t *testing.T) {
+	taken := 0
+	for _, data := range fastSeeds(t) {
+		root, ok := fastParse(data)
+		if !ok {
+			continue
+		}
+		taken++
+		if !withinBounds(root, 0) {
+			t.Errorf("the fast path read %.80q, which withinBounds refuses", data)
+		}
+		for _, change := range []func(n *Node){
+			func(n *Node) { n.Evidence = "" },
+			func(n *Node) { n.Evidence = EvidenceWitness },
+			func(n *Node) { n.Waiting, n.Answers = "", nil },
+		} {
+			n := root.Clone()
+			change(n)
+			if _, ok := fastParse(Encode(n)); ok != withinBounds(n, 0) {
+				t.Errorf("%.80q changed: the fast path reads it %v, withinBounds says %v", data, ok, !ok)
+			}
+		}
+	}
+	if taken < 3 {
+		t.Fatalf("only %d seeds took the fast path", taken)
+	}
+}

@@ -116,7 +116,11 @@ func (g *streamGen) field(p property) (kind string, err error) {
 	case s.Type == nil && s.Enum != nil && stringValues(s) && !s.nullable():
 		vals := enumStrings(s)
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.enum(%s)\n\t\treturn %s, ok\n", f, strings.Join(vals, ", "), bit)
-		g.bounds = append(g.bounds, fmt.Sprintf("schema.OneOf(n.%s, %s)", f, strings.Join(vals, ", ")))
+		check := fmt.Sprintf("schema.OneOf(n.%s, %s)", f, strings.Join(vals, ", "))
+		if !g.required[p.name] {
+			check = fmt.Sprintf("(n.%s == \"\" || %s)", f, check) // "" is absent
+		}
+		g.bounds = append(g.bounds, check)
 		return "enum", nil
 	case s.has("array") && len(s.Type) == 1 && s.MaxItems != nil && s.MinItems == nil && s.Items != nil:
 		return g.arrayField(p, f, bit)
