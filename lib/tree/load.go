@@ -54,8 +54,18 @@ func parseFull(data []byte) (*Node, Problems) {
 }
 
 // Load is Parse followed by Check: the tree and all problems, sorted. The
-// tree is nil when the document does not satisfy the schema.
+// tree is nil when the document does not satisfy the schema. With
+// ShareLoads on, a document equal to the last one loaded is not parsed
+// again (shared.go); the tree returned is the caller's own either way.
 func Load(data []byte) (*Node, Problems) {
+	if sharing.Load() {
+		return sharedLoadOf(data)
+	}
+	return loadDocument(data)
+}
+
+// loadDocument is Load without shared loads.
+func loadDocument(data []byte) (*Node, Problems) {
 	root, ps := Parse(data)
 	if ps != nil {
 		return nil, ps

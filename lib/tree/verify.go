@@ -1,6 +1,10 @@
 package tree
 
-import "github.com/treeloop/treeloop/lib/schema"
+import (
+	"unicode/utf8"
+
+	"github.com/treeloop/treeloop/lib/schema"
+)
 
 // Verify returns what Load(data) would return as problems, where data is
 // Encode(root) (root as Encode left it: sorted, normalized), without
@@ -11,12 +15,21 @@ import "github.com/treeloop/treeloop/lib/schema"
 // TestEncodeMatchesEncodingJSON for the encoding), so Load's problems are
 // Check(root)'s; any other tree is loaded from data, and its problems are
 // Load's own words.
+//
+// With ShareLoads on, a later Load of data gets a copy of root (and
+// these problems) when root is the tree the load would build: every
+// string valid UTF-8 (an invalid byte is written as U+FFFD), so that the
+// bytes read back give root's very strings.
 func Verify(root *Node, data []byte) Problems {
 	if root == nil || !withinBounds(root, 0) {
 		_, ps := Load(data)
 		return ps
 	}
-	return Check(root)
+	ps := Check(root)
+	if sharing.Load() && validUTF8(root) {
+		share(data, root, ps)
+	}
+	return ps
 }
 
 // withinBounds reports whether every node of the subtree at n, n at
@@ -41,6 +54,30 @@ func withinBounds(n *Node, depth int) bool {
 func allRunes(ss []string, maxRunes int) bool {
 	for _, s := range ss {
 		if !schema.Runes(s, 0, maxRunes) {
+			return false
+		}
+	}
+	return true
+}
+
+// validUTF8 reports whether every string of the tree at n is valid UTF-8.
+func validUTF8(n *Node) bool {
+	if !utf8.ValidString(n.ID) || !utf8.ValidString(n.Title) || !utf8.ValidString(n.Goal) ||
+		!utf8.ValidString(n.Next) || !utf8.ValidString(n.Evidence) || !utf8.ValidString(n.Waiting) {
+		return false
+	}
+	for _, a := range n.Acceptance {
+		if !utf8.ValidString(a) {
+			return false
+		}
+	}
+	for _, a := range n.Answers {
+		if !utf8.ValidString(a.Question) || !utf8.ValidString(a.Answer) {
+			return false
+		}
+	}
+	for _, c := range n.Children {
+		if !validUTF8(c) {
 			return false
 		}
 	}

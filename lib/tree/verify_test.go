@@ -11,6 +11,32 @@ import (
 // and for each of them changed to break one bound of the schema, an
 // invariant or the nesting limit, or to stay valid at a bound.
 func TestVerify(t *testing.T) {
+	seeds := 0
+	for _, data := range fastSeeds(t) {
+		root, ps := Load(data)
+		if root == nil || len(ps) > 0 {
+			continue
+		}
+		seeds++
+		for name, change := range verifyChanges() {
+			n := root.Clone()
+			change(n)
+			enc := Encode(n)
+			_, want := Load(enc)
+			if got := Verify(n, enc); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s of %.60q: Verify = %v, Load = %v", name, data, got, want)
+			}
+		}
+	}
+	if seeds < 3 {
+		t.Fatalf("only %d valid seeds", seeds)
+	}
+}
+
+// verifyChanges are changes to a valid tree that break one bound of the
+// schema, an invariant or the nesting limit, or keep it valid (at a
+// bound, with optional fields set or emptied).
+func verifyChanges() map[string]func(n *Node) {
 	deep := func(n *Node, levels int) {
 		cur := n
 		for i := range levels {
@@ -19,7 +45,7 @@ func TestVerify(t *testing.T) {
 			cur = c
 		}
 	}
-	changes := map[string]func(n *Node){
+	return map[string]func(n *Node){
 		"unchanged":            func(*Node) {},
 		"title at its bound":   func(n *Node) { n.Title = strings.Repeat("é", nodeTitleMaxLength) },
 		"title too long":       func(n *Node) { n.Title = strings.Repeat("é", nodeTitleMaxLength+1) },
@@ -41,26 +67,12 @@ func TestVerify(t *testing.T) {
 		"nil slices":           func(n *Node) { n.Acceptance, n.Children = nil, nil },
 		"nested to the bound":  func(n *Node) { deep(n, fastMaxDepth) },
 		"nested past the fast": func(n *Node) { deep(n, fastMaxDepth+1) },
-	}
-	seeds := 0
-	for _, data := range fastSeeds(t) {
-		root, ps := Load(data)
-		if root == nil || len(ps) > 0 {
-			continue
-		}
-		seeds++
-		for name, change := range changes {
-			n := root.Clone()
-			change(n)
-			enc := Encode(n)
-			_, want := Load(enc)
-			if got := Verify(n, enc); !reflect.DeepEqual(got, want) {
-				t.Errorf("%s of %.60q: Verify = %v, Load = %v", name, data, got, want)
-			}
-		}
-	}
-	if seeds < 3 {
-		t.Fatalf("only %d valid seeds", seeds)
+		"evidence set":         func(n *Node) { n.Evidence = EvidenceWitness },
+		"evidence unknown":     func(n *Node) { n.Evidence = "maybe" },
+		"answers empty":        func(n *Node) { n.Answers = []Answer{} },
+		"answered":             func(n *Node) { n.Answers = []Answer{{Question: "why?", Answer: "because"}} },
+		"waiting":              func(n *Node) { n.Waiting = "which one?" },
+		"goal invalid UTF-8":   func(n *Node) { deep(n, 2); n.Children[len(n.Children)-1].Children[0].Goal = "g\xffg" },
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/plumbing"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // Options is the command line of step-begin.
@@ -45,6 +46,9 @@ type facts = plumbing.Facts
 
 // Run begins the iteration.
 func (o *Options) Run(env *cli.Env) error {
+	// The jobs of the step load tree.json each; the same document is
+	// parsed once.
+	tree.ShareLoads()
 	s := newStep(env, o.PID)
 	defer s.in.Stop()
 	s.signaled = o.Signaled

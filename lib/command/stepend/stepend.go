@@ -18,6 +18,7 @@ import (
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/stepctx"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // Options is the command line of step-end.
@@ -42,6 +43,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // Run ends the iteration.
 func (o *Options) Run(env *cli.Env) error {
+	// The jobs of the step load tree.json each; the same document is
+	// parsed once.
+	tree.ShareLoads()
 	s := &step{env: env, in: cli.NotifyInterrupt(), signaled: o.Signaled, facts: plumbing.Facts{"detach": ""}}
 	defer s.in.Stop()
 	code := s.end(o)
