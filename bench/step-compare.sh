@@ -3,7 +3,7 @@
 # Two or more builds of treeloop side by side in one run, so that the
 # machine's load falls on them alike: for each revision, its own binaries
 # and porcelain and its own repository (FILES files in directories of 50,
-# packed; a 1,000-node tree; a no-op agent; the guard `true`, as
+# packed; a tree of NODES nodes, 1,000 by default; a no-op agent; the guard `true`, as
 # bench/step-bench.sh sets them up), then ROUNDS rounds in which every
 # revision runs one runner-step in turn; the step's overhead is its wall
 # time less its agent's and guard's (meta.json). Then one more step of
@@ -14,22 +14,23 @@
 # each revision on generated trees of 100, 1,000 and 10,000 nodes, the
 # revisions alternating in every round (and ajv-cli on the same schema
 # when it is on PATH). Prints one markdown table of medians (ms).
-# Usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] REV [REV...]
-#        (defaults: 21 rounds, 1,000 files; REV as git rev-parse takes it)
+# Usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] [-t NODES] REV [REV...]
+#        (defaults: 21 rounds, 1,000 files, 1,000 nodes; REV as git rev-parse takes it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-rounds=21 files=1000
-while getopts n:f: opt; do
+rounds=21 files=1000 nodes=1000
+while getopts n:f:t: opt; do
   case $opt in
     n) rounds=$OPTARG ;;
     f) files=$OPTARG ;;
-    *) echo "usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] REV [REV...]" >&2; exit 80 ;;
+    t) nodes=$OPTARG ;;
+    *) echo "usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] [-t NODES] REV [REV...]" >&2; exit 80 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] REV [REV...]" >&2; exit 80; }
+[ $# -ge 1 ] || { echo "usage: bench/step-compare.sh [-n ROUNDS] [-f FILES] [-t NODES] REV [REV...]" >&2; exit 80; }
 src=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/step-compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -68,7 +69,7 @@ setup() {
     bench_files "$files"
     git add -A && git -c gc.auto=0 commit -qm initial && git gc -q
     runner-init --goal <(printf '# Bench\n\nBench.\n') >/dev/null
-    "$work/tools/gentree" -n 1000 -passed 0 > .runner/state/tree.json
+    "$work/tools/gentree" -n "$nodes" -passed 0 > .runner/state/tree.json
     sed -i 's/^command = \["just", "ci"\]$/command = ["true"]/' .runner/state/config.toml
     grep -q '^command = \["true"\]$' .runner/state/config.toml || { echo "step-compare: cannot set the guard of revision $1" >&2; exit 6; }
     runner-start --id run-bench >/dev/null
@@ -125,9 +126,9 @@ done
 
 # tree-validate, the revisions alternating.
 for size in 100 1000 10000; do "$work/tools/gentree" -n "$size" > "$work/t$size.json"; done
-python3 - "$work" "$n" "$rounds" "$src/schemas/task_tree.v1.schema.json" "${names[@]}" <<'PY'
+python3 - "$work" "$n" "$rounds" "$nodes" "$src/schemas/task_tree.v1.schema.json" "${names[@]}" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
-work, n, rounds, schema, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+work, n, rounds, nodes, schema, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:]
 def timed(cmd):
     t = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -144,7 +145,7 @@ for _ in range(rounds):
             av[s].append(timed([ajv, "validate", "-s", schema, "-d", f"{work}/t{s}.json", "--spec=draft2020", "--strict=false", "-c", "ajv-formats"]))
 over = {i: [float(x) for x in open(f"{work}/over-{i}").read().split()] for i in range(1, n + 1)}
 floor = {i: [float(x) for x in open(f"{work}/floor-{i}").read().split()] for i in range(1, n + 1)}
-print(f"\nmedians of {rounds} rounds, ms; load average now: {open('/proc/loadavg').read().split()[:3]}")
+print(f"\nmedians of {rounds} rounds, ms, a tree of {nodes:,} nodes; load average now: {open('/proc/loadavg').read().split()[:3]}")
 print("| revision | step overhead | git floor | overhead/floor | tree-validate 100 | tree-validate 1,000 | tree-validate 10,000 |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for i in range(1, n + 1):
