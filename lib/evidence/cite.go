@@ -2,10 +2,10 @@ package evidence
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/internal/lazyre"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -144,8 +144,8 @@ func trailerValue(s string) string {
 }
 
 var (
-	evidenceValue = regexp.MustCompile(`^(\S+); (\d+) passed(?:, (\d+) skipped)?, (\d+) of (\d+) passed before$`)
-	moreWitnesses = regexp.MustCompile(`^and (\d+) more$`)
+	evidenceValue = lazyre.New(`^(\S+); (\d+) passed(?:, (\d+) skipped)?, (\d+) of (\d+) passed before$`)
+	moreWitnesses = lazyre.New(`^and (\d+) more$`)
 )
 
 // ParseTrailers reads a passed iteration's evidence back from its commit's
@@ -164,13 +164,13 @@ func ParseTrailers(lines []string) *iterdir.Cited {
 		v = strings.TrimSpace(v)
 		switch {
 		case strings.EqualFold(k, EvidenceTrailer) && c == nil:
-			m := evidenceValue.FindStringSubmatch(v)
+			m := evidenceValue().FindStringSubmatch(v)
 			if m == nil {
 				continue
 			}
 			c = &iterdir.Cited{Level: m[1], Held: true, Passed: atoi(m[2]), Skipped: atoi(m[3]), PassedAgain: atoi(m[4]), PassToPass: atoi(m[5])}
 		case strings.EqualFold(k, WitnessTrailer):
-			if m := moreWitnesses.FindStringSubmatch(v); m != nil {
+			if m := moreWitnesses().FindStringSubmatch(v); m != nil {
 				unlisted += atoi(m[1])
 			} else if v != "" {
 				witnesses = append(witnesses, v)

@@ -22,13 +22,13 @@ package evidence
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/internal/lazyre"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/testresults"
 	"github.com/treeloop/treeloop/lib/tree"
@@ -219,8 +219,8 @@ func covers(u, name string) bool {
 // test suite's method, as testify's suites declare them), and the
 // functions in a test's reported name ("<package>.<Func>[/<sub>...]").
 var (
-	goTestFunc   = regexp.MustCompile(`(?m)^func (?:\([^)]*\) )?((?:Test|Example|Fuzz)\w*)\(`)
-	goTestInName = regexp.MustCompile(`^(.*?)\.((?:Test|Example|Fuzz)\w*)((?:/[^/]*)*)$`)
+	goTestFunc   = lazyre.New(`(?m)^func (?:\([^)]*\) )?((?:Test|Example|Fuzz)\w*)\(`)
+	goTestInName = lazyre.New(`^(.*?)\.((?:Test|Example|Fuzz)\w*)((?:/[^/]*)*)$`)
 )
 
 // Owner tells whether a test by name belongs to one of the test files
@@ -244,7 +244,7 @@ func Owner(files []string, read func(string) ([]byte, error), before []string) f
 				goFuncs[pkg] = map[string]bool{}
 			}
 			if data, err := read(f); err == nil {
-				for _, m := range goTestFunc.FindAllSubmatch(data, -1) {
+				for _, m := range goTestFunc().FindAllSubmatch(data, -1) {
 					goFuncs[pkg][string(m[1])] = true
 				}
 			}
@@ -257,7 +257,7 @@ func Owner(files []string, read func(string) ([]byte, error), before []string) f
 		old[n] = true
 	}
 	return func(name string) bool {
-		if m := goTestInName.FindStringSubmatch(name); m != nil && !strings.Contains(name, "::") {
+		if m := goTestInName().FindStringSubmatch(name); m != nil && !strings.Contains(name, "::") {
 			fns := goFuncs[m[1]]
 			if fns[m[2]] {
 				return true

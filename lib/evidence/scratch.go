@@ -7,10 +7,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/internal/lazyre"
 )
 
 // Scratch is the witness's checkout, under the repository's git
@@ -185,8 +185,8 @@ func EditablePaths(root, top string, venvs []string) []string {
 			if err != nil {
 				continue
 			}
-			if m := editableMapping.FindSubmatch(data); m != nil {
-				for _, q := range quotedPath.FindAllSubmatch(m[1], -1) {
+			if m := editableMapping().FindSubmatch(data); m != nil {
+				for _, q := range quotedPath().FindAllSubmatch(m[1], -1) {
 					add(string(q[1]), true)
 				}
 			}
@@ -199,8 +199,8 @@ func EditablePaths(root, top string, venvs []string) []string {
 // ("MAPPING: dict[str, str] = {'pkg': '/repo/src/pkg'}"); quotedPath an
 // absolute path quoted in it.
 var (
-	editableMapping = regexp.MustCompile(`(?m)^MAPPING[^=\n]*=\s*(\{[^}]*\})`)
-	quotedPath      = regexp.MustCompile(`['"](/[^'"]*)['"]`)
+	editableMapping = lazyre.New(`(?m)^MAPPING[^=\n]*=\s*(\{[^}]*\})`)
+	quotedPath      = lazyre.New(`['"](/[^'"]*)['"]`)
 )
 
 // realDirs makes dir (inside top) a real directory all the way down from

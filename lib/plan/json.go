@@ -131,11 +131,11 @@ func demote(body string) string {
 	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
 	fence := false
 	for i, l := range lines {
-		if fenceRE.MatchString(l) {
+		if fenceRE().MatchString(l) {
 			fence = !fence
 			continue
 		}
-		if !fence && headingRE.MatchString(l) && !strings.HasPrefix(l, "######") {
+		if !fence && headingRE().MatchString(l) && !strings.HasPrefix(l, "######") {
 			lines[i] = "#" + l
 		}
 	}

@@ -1,8 +1,9 @@
 package plan
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/internal/lazyre"
 )
 
 // A Markdown plan is read line by line into sections (headings) holding
@@ -54,15 +55,15 @@ type mdEntry struct {
 }
 
 var (
-	headingRE = regexp.MustCompile(`^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$`)
-	itemRE    = regexp.MustCompile(`^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$`)
-	boxRE     = regexp.MustCompile(`^\[([ xX])\](?:[ \t]+(.*))?$`)
-	reqRE     = regexp.MustCompile(`^\**(?:[A-Z]{1,6}-?\d{1,5}(?:\.\d+)*)\**\s*[:.)\-]`)
-	labelRE   = regexp.MustCompile(`(?i)^\**\s*(acceptance(?:\s+(?:criteria|scenarios|tests))?|done\s+when|definition\s+of\s+done|success\s+criteria|independent\s+test|checkpoint|verification)\s*\**\s*:\s*\**\s*(.*)$`)
-	accTitle  = regexp.MustCompile(`(?i)^(acceptance(\s+(criteria|scenarios|tests))?|done\s+when|definition\s+of\s+done|success\s+criteria)\s*:?$`)
-	ruleRE    = regexp.MustCompile(`^[ \t]*([-*_=])([ \t]*[-*_=]){2,}[ \t]*$`)
-	fenceRE   = regexp.MustCompile("^[ \t]*(```|~~~)")
-	specP     = regexp.MustCompile(`\s*\[P\]`)
+	headingRE = lazyre.New(`^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$`)
+	itemRE    = lazyre.New(`^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$`)
+	boxRE     = lazyre.New(`^\[([ xX])\](?:[ \t]+(.*))?$`)
+	reqRE     = lazyre.New(`^\**(?:[A-Z]{1,6}-?\d{1,5}(?:\.\d+)*)\**\s*[:.)\-]`)
+	labelRE   = lazyre.New(`(?i)^\**\s*(acceptance(?:\s+(?:criteria|scenarios|tests))?|done\s+when|definition\s+of\s+done|success\s+criteria|independent\s+test|checkpoint|verification)\s*\**\s*:\s*\**\s*(.*)$`)
+	accTitle  = lazyre.New(`(?i)^(acceptance(\s+(criteria|scenarios|tests))?|done\s+when|definition\s+of\s+done|success\s+criteria)\s*:?$`)
+	ruleRE    = lazyre.New(`^[ \t]*([-*_=])([ \t]*[-*_=]){2,}[ \t]*$`)
+	fenceRE   = lazyre.New("^[ \t]*(```|~~~)")
+	specP     = lazyre.New(`\s*\[P\]`)
 )
 
 // mdReader holds the state of reading one document.
@@ -117,7 +118,7 @@ func (r *mdReader) line(n int, raw string) {
 	s := strings.TrimRight(raw, " \t")
 	switch {
 	case r.fence != "":
-		if fenceRE.MatchString(s) && strings.HasPrefix(strings.TrimSpace(s), r.fence) {
+		if fenceRE().MatchString(s) && strings.HasPrefix(strings.TrimSpace(s), r.fence) {
 			r.fence = ""
 		}
 		*r.fenceTo = append(*r.fenceTo, s)
@@ -126,8 +127,8 @@ func (r *mdReader) line(n int, raw string) {
 		r.comment = !strings.Contains(s, "-->")
 		r.p.reject(n, raw, "HTML comment")
 		return
-	case fenceRE.MatchString(s):
-		r.fence = fenceRE.FindStringSubmatch(s)[1]
+	case fenceRE().MatchString(s):
+		r.fence = fenceRE().FindStringSubmatch(s)[1]
 		r.text(n, raw, true)
 		r.fenceTo = &r.cur.prose
 		if len(r.open) > 0 {
@@ -136,14 +137,14 @@ func (r *mdReader) line(n int, raw string) {
 		return
 	case strings.TrimSpace(s) == "":
 		return
-	case ruleRE.MatchString(s):
+	case ruleRE().MatchString(s):
 		return // a thematic break or a setext underline: formatting, not content
 	}
-	if m := headingRE.FindStringSubmatch(s); m != nil {
+	if m := headingRE().FindStringSubmatch(s); m != nil {
 		r.heading(n, len(m[1]), m[2])
 		return
 	}
-	if m := itemRE.FindStringSubmatch(s); m != nil {
+	if m := itemRE().FindStringSubmatch(s); m != nil {
 		r.item(n, columns(m[1]), len(m[1])+len(m[2])+1, m[2], m[3])
 		return
 	}
@@ -163,7 +164,7 @@ func (r *mdReader) heading(n, level int, title string) {
 		parent = parent.parent
 	}
 	title = cleanTitle(title)
-	sec := &mdSection{title: title, level: level, line: n, parent: parent, accOnly: accTitle.MatchString(title)}
+	sec := &mdSection{title: title, level: level, line: n, parent: parent, accOnly: accTitle().MatchString(title)}
 	parent.parts = append(parent.parts, mdPart{sub: sec})
 	r.cur = sec
 }
@@ -171,10 +172,10 @@ func (r *mdReader) heading(n, level int, title string) {
 // item reads a list entry.
 func (r *mdReader) item(n, indent, content int, marker, text string) {
 	checked, task, raw := false, false, marker+" "+text
-	if m := boxRE.FindStringSubmatch(text); m != nil {
+	if m := boxRE().FindStringSubmatch(text); m != nil {
 		checked, task, text = m[1] != " ", true, m[2]
 	}
-	if marker[0] >= '0' && marker[0] <= '9' || reqRE.MatchString(text) {
+	if marker[0] >= '0' && marker[0] <= '9' || reqRE().MatchString(text) {
 		task = true
 	}
 	for len(r.open) > 0 && r.open[len(r.open)-1].indent >= indent {
@@ -205,7 +206,7 @@ func (r *mdReader) text(n int, raw string, verbatim bool) {
 	indent := columns(raw[:len(raw)-len(strings.TrimLeft(raw, " \t"))])
 	s := strings.TrimSpace(raw)
 	if !verbatim {
-		if m := labelRE.FindStringSubmatch(s); m != nil {
+		if m := labelRE().FindStringSubmatch(s); m != nil {
 			target := &r.cur.acc
 			if len(r.open) > 0 && indent >= r.open[len(r.open)-1].content {
 				target = &r.open[len(r.open)-1].acc
@@ -233,7 +234,7 @@ func (r *mdReader) text(n int, raw string, verbatim bool) {
 // cleanTitle is a heading's or an item's text as a title: bold markers
 // and spec-kit's [P] (parallel) marker dropped, spaces collapsed.
 func cleanTitle(s string) string {
-	s = specP.ReplaceAllString(s, "")
+	s = specP().ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "**", "")
 	return cleanText(s)
 }

@@ -2,11 +2,11 @@ package plan
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/treeloop/treeloop/lib/internal/lazyre"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -111,12 +111,12 @@ func (p *Plan) node(it *Item, id string, order int64, maxAttempts int) *tree.Nod
 // evidenceMarkRe is the plan's way to set a node's evidence (DESIGN.md
 // decision 24), at the end of its title: "(evidence: suite)" or
 // "[evidence: witness]".
-var evidenceMarkRe = regexp.MustCompile(`\s*[(\[]evidence:\s*(suite|witness)[)\]]\s*$`)
+var evidenceMarkRe = lazyre.New(`\s*[(\[]evidence:\s*(suite|witness)[)\]]\s*$`)
 
 // evidenceMark is title without its evidence mark, and the level the mark
 // sets ("" when it has none).
 func evidenceMark(title string) (string, string) {
-	m := evidenceMarkRe.FindStringSubmatchIndex(title)
+	m := evidenceMarkRe().FindStringSubmatchIndex(title)
 	if m == nil || m[0] == 0 {
 		return title, ""
 	}

@@ -3,8 +3,9 @@ package testresults
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/internal/lazyre"
 )
 
 // maxLine is the longest output line read for a test; a longer one is
@@ -90,11 +91,11 @@ func (s *Stream) Structured() Results {
 }
 
 var (
-	goVerbose  = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+) \(`)
-	goPkgFail  = regexp.MustCompile(`^FAIL(\s|$)`)
-	libtest    = regexp.MustCompile(`^test (.+?) \.\.\. (ok|FAILED|ignored|ignored, .*)$`)
-	libRunning = regexp.MustCompile(`^\s*Running (?:unittests )?(\S+)`)
-	libDoc     = regexp.MustCompile(`^\s*Doc-tests (\S+)`)
+	goVerbose  = lazyre.New(`^\s*--- (PASS|FAIL|SKIP): (\S+) \(`)
+	goPkgFail  = lazyre.New(`^FAIL(\s|$)`)
+	libtest    = lazyre.New(`^test (.+?) \.\.\. (ok|FAILED|ignored|ignored, .*)$`)
+	libRunning = lazyre.New(`^\s*Running (?:unittests )?(\S+)`)
+	libDoc     = lazyre.New(`^\s*Doc-tests (\S+)`)
 )
 
 // event is one test2json record, as far as it is read here.
@@ -115,23 +116,23 @@ func (s *Stream) line(l []byte) {
 		}
 	}
 	line := string(l)
-	if m := goVerbose.FindStringSubmatch(line); m != nil {
+	if m := goVerbose().FindStringSubmatch(line); m != nil {
 		s.text.Add(m[2], goStatus(m[1]), "")
 		return
 	}
-	if goPkgFail.MatchString(line) {
+	if goPkgFail().MatchString(line) {
 		s.text.Add(strings.TrimSpace(strings.TrimPrefix(line, "FAIL")), Error, "package failed")
 		return
 	}
-	if m := libRunning.FindStringSubmatch(line); m != nil {
+	if m := libRunning().FindStringSubmatch(line); m != nil {
 		s.target = m[1]
 		return
 	}
-	if m := libDoc.FindStringSubmatch(line); m != nil {
+	if m := libDoc().FindStringSubmatch(line); m != nil {
 		s.target = "doctest:" + m[1]
 		return
 	}
-	if m := libtest.FindStringSubmatch(line); m != nil {
+	if m := libtest().FindStringSubmatch(line); m != nil {
 		name := m[1]
 		if s.target != "" {
 			name = s.target + "::" + name
