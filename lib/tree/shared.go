@@ -47,22 +47,26 @@ var loadPlain = loadDocument
 
 // sharedLoadOf is Load with ShareLoads on.
 func sharedLoadOf(data []byte) (*Node, Problems) {
+	// Copied before the lock is taken: a mapped file cut short under the
+	// load (fsutil.MapFile) faults here, a panic in the caller's load with
+	// no lock held.
+	own := bytes.Clone(data)
 	lastLoad.Lock()
-	if l := lastLoad.load; l != nil && bytes.Equal(l.data, data) {
+	if l := lastLoad.load; l != nil && bytes.Equal(l.data, own) {
 		lastLoad.Unlock()
 		<-l.done
 		if l.ok {
 			return l.root.Clone(), slices.Clone(l.ps)
 		}
-		return loadPlain(data)
+		return loadPlain(own)
 	}
-	l := &sharedLoad{data: bytes.Clone(data), done: make(chan struct{})}
+	l := &sharedLoad{data: own, done: make(chan struct{})}
 	lastLoad.load = l
 	lastLoad.Unlock()
-	// A panic (a mapped file cut short under the load, fsutil.MapFile)
-	// leaves the load not ok: a caller waiting on it loads for itself.
+	// A panic in the load leaves it not ok: a caller waiting on it loads
+	// for itself.
 	defer close(l.done)
-	root, ps := loadPlain(data)
+	root, ps := loadPlain(own)
 	l.root, l.ps, l.ok = root.Clone(), slices.Clone(ps), true
 	return root, ps
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
 // sharingLoads turns shared loads on for the test, and counts the
@@ -24,9 +28,11 @@ func sharingLoads(t *testing.T) *atomic.Int64 {
 	t.Cleanup(func() {
 		sharing.Store(false)
 		loadPlain = was
-		lastLoad.Lock()
-		lastLoad.load = nil
-		lastLoad.Unlock()
+		// TryLock: a test that found the lock held has failed already.
+		if lastLoad.TryLock() {
+			lastLoad.load = nil
+			lastLoad.Unlock()
+		}
 	})
 	return parsed
 }
@@ -219,5 +225,42 @@ func TestDifferentialVerifyShares(t *testing.T) {
 	}
 	if shared == 0 {
 		t.Fatal("no tree Verify checked was shared")
+	}
+}
+
+// TestSharedLoadOfTruncatedMapping: a tree file cut short while mapped
+// (fsutil.MapFile) faults in the load, a panic its caller reports, and
+// leaves shared loads free for the next load.
+func TestSharedLoadOfTruncatedMapping(t *testing.T) {
+	sharingLoads(t)
+	path := filepath.Join(t.TempDir(), "tree.json")
+	doc := sharedDocuments(t)[0]
+	big := append(bytes.Repeat([]byte(" "), 4*fsutil.MapThreshold), doc...)
+	if err := os.WriteFile(path, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		data, release, err := fsutil.MapFile(path, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if r := recover(); r == nil {
+				t.Fatal("loading a truncated mapping did not fault")
+			}
+		}()
+		Load(data)
+	}()
+	if !lastLoad.TryLock() {
+		t.Fatal("the fault left the shared loads locked: every later load would wait for ever")
+	}
+	lastLoad.Unlock()
+	want, wantPs := loadDocument(doc)
+	if got, ps := Load(doc); !reflect.DeepEqual(got, want) || !reflect.DeepEqual(ps, wantPs) {
+		t.Fatalf("after the fault: %+v %v", got, ps)
 	}
 }
