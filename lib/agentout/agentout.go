@@ -10,7 +10,6 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
-	"github.com/treeloop/treeloop/lib/schema/full"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -35,9 +34,11 @@ func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 
 // Parse decodes data strictly, validates it against the schema and checks
 // the status is allowed in mode (execute: done, retry or blocked;
-// decompose: decomposed, retry or blocked). The error, one line, says
-// every reason. It links the full validator (lib/schema/full) into every
-// program that parses an agent's output (agent-exec, tree-update).
+// decompose: decomposed, retry or blocked). The error is one line. The
+// schema's verdict is the plain check's (check_gen.go, which agrees with
+// the schema); a program that links the full validator (lib/schema/full:
+// agent-exec, tree-update, step-end) words every problem, any other the
+// first one.
 func Parse(data []byte, mode string) (Output, error) {
 	if len(data) > MaxBytes {
 		return Output{}, fmt.Errorf("output is %d bytes, more than the %d allowed", len(data), MaxBytes)
@@ -46,21 +47,10 @@ func Parse(data []byte, mode string) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("output is not valid JSON: %w", err)
 	}
-	// Output the schema plainly accepts skips compiling it;
-	// anything else is judged, and every problem worded, by the schema.
-	if !plainlyValid(v) {
-		if vs := full.Validate(schema.AgentOutput, v); len(vs) > 0 {
-			msgs := make([]string, len(vs))
-			for i, x := range vs {
-				loc := strings.TrimPrefix(x.Pointer, "/")
-				if loc == "" {
-					msgs[i] = x.Message
-				} else {
-					msgs[i] = loc + ": " + x.Message
-				}
-			}
-			return Output{}, fmt.Errorf("output does not match the agent output schema: %s", strings.Join(msgs, "; "))
-		}
+	// Output the schema plainly accepts skips compiling it; anything
+	// else is worded by the schema where the program links it.
+	if why := plainCheck(v); why != "" {
+		return Output{}, fmt.Errorf("output does not match the agent output schema: %s", schemaWords(v, why))
 	}
 	m := v.(map[string]any)
 	o := Output{Status: m["status"].(string), Summary: m["summary"].(string)}
@@ -86,6 +76,30 @@ func Parse(data []byte, mode string) (Output, error) {
 		return Output{}, fmt.Errorf("status %q is not allowed in %s mode (allowed: %s)", o.Status, mode, strings.Join(Allowed(mode), ", "))
 	}
 	return o, nil
+}
+
+// schemaWords words what the schema refuses in v, which the plain check
+// refused with why ("<pointer>: <what>"): every problem, by the full
+// validator, where the program links it, else why.
+func schemaWords(v any, why string) string {
+	vs, linked := schema.Words(schema.AgentOutput, v)
+	if !linked || len(vs) == 0 {
+		loc, what, _ := strings.Cut(why, ": ")
+		if loc = strings.TrimPrefix(loc, "/"); loc == "" {
+			return what
+		}
+		return loc + ": " + what
+	}
+	msgs := make([]string, len(vs))
+	for i, x := range vs {
+		loc := strings.TrimPrefix(x.Pointer, "/")
+		if loc == "" {
+			msgs[i] = x.Message
+		} else {
+			msgs[i] = loc + ": " + x.Message
+		}
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // plainlyValid reports whether the schema accepts v, by its plain check

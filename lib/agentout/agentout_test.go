@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/agentout"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // agentout.Parse needs the full validator
+	"github.com/treeloop/treeloop/lib/schema"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // agentout.Parse words every problem with the full validator
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -204,5 +205,26 @@ func TestParseFeedsTransition(t *testing.T) {
 	}
 	if len(back.Children) != 2 || back.Children[0].ID != "root.1" || back.Children[1].Next != tree.NextDecompose {
 		t.Errorf("children = %s", tree.Encode(back))
+	}
+}
+
+// TestParseWithoutFullValidator: in a program that does not link the full
+// validator (step-begin, which runs tree-update in process to recover an
+// iteration), Parse judges as the schema does, by its plain check, and
+// words the first problem: where (none at the document's root) and what.
+func TestParseWithoutFullValidator(t *testing.T) {
+	defer schema.SetValidator(schema.SetValidator(nil))
+	if _, err := agentout.Parse([]byte(`{"status":"done","summary":"s","children":[]}`), agentout.ModeExecute); err != nil {
+		t.Fatalf("valid output refused: %v", err)
+	}
+	for _, tt := range []struct{ data, want string }{
+		{`{"status":"finished","summary":"s","children":[]}`, schemaIs + "status: not one of done, retry, decomposed, blocked"},
+		{`{"status":"decomposed","summary":"s","children":[{"title":"","goal":"","acceptance":[],"next":"execute"}]}`, schemaIs + "children/0/title: not a string of 1 to 256 characters"},
+		{`[]`, schemaIs + "not a JSON object"},
+	} {
+		_, err := agentout.Parse([]byte(tt.data), agentout.ModeDecompose)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%s) = %v, want %q", tt.data, err, tt.want)
+		}
 	}
 }

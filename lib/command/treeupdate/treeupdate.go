@@ -22,7 +22,6 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-update words the schema problems of an agent's tree edits
 	"github.com/treeloop/treeloop/lib/stepctx"
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"

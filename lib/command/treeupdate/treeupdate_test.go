@@ -10,6 +10,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // the command links it: tree-update words the schema problems of an agent's output and tree edits
 	"github.com/treeloop/treeloop/lib/tree"
 )
 

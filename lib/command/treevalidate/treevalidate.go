@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
@@ -19,7 +20,6 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/schema"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-validate words every schema problem
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -279,11 +279,29 @@ func (o *Options) report(env *cli.Env, name string, root *tree.Node, ps tree.Pro
 		for _, p := range ps {
 			env.Errorf("%s: %s", name, p)
 		}
+		if firstOnly(ps) {
+			env.Errorf("%s: the first schema problem only: run tree-validate for all of them", name)
+		}
 	}
 	if len(ps) > 0 {
 		return cli.Silent(exit.Negative)
 	}
 	return nil
+}
+
+// firstOnly reports whether ps words a tree the schema refuses without
+// the full validator (step-begin runs tree-validate in process without
+// it): the fast path names the first problem only.
+func firstOnly(ps tree.Problems) bool {
+	if schema.Linked() {
+		return false
+	}
+	for _, p := range ps {
+		if p.Layer == tree.LayerSchema && !strings.HasPrefix(p.Message, layout.Schema) {
+			return true
+		}
+	}
+	return false
 }
 
 // deployedSchema reports a .runner/state/schema.json that differs from the

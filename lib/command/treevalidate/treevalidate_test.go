@@ -11,6 +11,7 @@ import (
 	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/schema"
+	_ "github.com/treeloop/treeloop/lib/schema/full" // the command links it: tree-validate words every schema problem
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -174,5 +175,31 @@ func TestStaged(t *testing.T) {
 	gittest.Run(t, dir, "add", "-A")
 	if code, _, errs := run(dir, "", "--staged"); code != exit.Negative || !strings.Contains(errs, "root/a") {
 		t.Fatalf("the same run's tree with a reopened: exit %d %q", code, errs)
+	}
+}
+
+// TestRunWithoutFullValidator: run in a program that does not link the
+// full validator (step-begin), tree-validate refuses a tree the schema
+// refuses by the fast path's first problem and says to run tree-validate
+// for all of them; an invariant's problems need no validator and get no
+// such line.
+func TestRunWithoutFullValidator(t *testing.T) {
+	defer schema.SetValidator(schema.SetValidator(nil))
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"id":"root","order":0,"title":"T","goal":"","acceptance":[],"next":"execute","passes":false,"attempts":0,"max_attempts":3,"colour":"red","children":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(dir, "", bad)
+	if code != exit.Negative || !strings.Contains(stderr, `unknown field "colour"`) || !strings.Contains(stderr, "the first schema problem only: run tree-validate for all of them") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	inv := filepath.Join(dir, "inv.json")
+	if err := os.WriteFile(inv, []byte(`{"id":"root","order":0,"title":"T","goal":"","acceptance":[],"next":"execute","passes":false,"attempts":4,"max_attempts":3,"children":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(dir, "", inv)
+	if code != exit.Negative || strings.Contains(stderr, "first schema problem") {
+		t.Fatalf("an invariant's problem: exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -13,10 +13,12 @@ import (
 // tree-validate (the tree), tree-update (an agent's tree edits),
 // agent-exec (agent output), eval-run and eval-report (eval results and
 // summaries, which only the schema judges), the readers that show run
-// records (runner-status, runner-ui), and runner-step's Go halves
-// (step-begin, step-end), which run tree-validate and tree-update in
-// process: a step pays the init twice, as it did when those two were
-// processes of their own. runner-record reads only the
+// records (runner-status, runner-ui), and step-end, which runs
+// tree-update in process: a step pays the init in agent-exec and
+// step-end. step-begin runs tree-validate, and tree-update to recover an
+// iteration, in process without it: a tree or an output they refuse is
+// judged by the fast paths, which agree with the schema, and worded by
+// its first problem (tree-validate words them all). runner-record reads only the
 // records it wrote (runrecord's check, the schema written out) and
 // runner-check reads the agent's output size limit from lib/schema:
 // neither links it. A program that validates links it by construction
@@ -36,7 +38,7 @@ func TestLinkedOnlyWhereWorded(t *testing.T) {
 			linking = append(linking, f[0][strings.LastIndex(f[0], "/")+1:])
 		}
 	}
-	want := []string{"agent-exec", "eval-report", "eval-run", "runner-status", "runner-ui", "step-begin", "step-end", "tree-update", "tree-validate"}
+	want := []string{"agent-exec", "eval-report", "eval-run", "runner-status", "runner-ui", "step-end", "tree-update", "tree-validate"}
 	if !slices.Equal(linking, want) {
 		t.Errorf("commands linking jsonschema/v5: %v, want %v", linking, want)
 	}
