@@ -39,7 +39,7 @@ func takeDirs(root string, skip func(rel string) bool, file func(rel, p string, 
 		skip = func(string) bool { return false }
 	}
 	w := &dirWalk{root: root, skip: skip, file: file, ix: ix, old: old, keep: keep,
-		children: map[string][]string{}, now: now, s: &Seal{root: root, skip: skip, files: make(map[string]entry, len(old)), byListing: true}}
+		children: map[string][]string{}, now: now, s: &Seal{root: root, skip: skip, files: make(map[string]entry, len(old)), byListing: true, plain: plainRoot(root)}}
 	for rel := range old {
 		w.children[path.Dir(rel)] = append(w.children[path.Dir(rel)], rel)
 	}
@@ -202,7 +202,7 @@ func (w *dirWalk) notRacy(fp fingerprint) bool {
 // join is the path of name in the directory p, without cleaning it again
 // when the walk's root is clean (see walkDir).
 func (w *dirWalk) join(p, name string) string {
-	if plainRoot(w.root) {
+	if w.s.plain {
 		return p + string(filepath.Separator) + name
 	}
 	return filepath.Join(p, name)
@@ -230,7 +230,7 @@ func (s *Seal) addedByListing() ([]string, error) {
 			if st, err := os.Lstat(p); err == nil {
 				if fp, ok := fingerprintOf(st); ok && fp == e.fp {
 					for _, c := range dirs[rel] {
-						if err := visit(under(s.root, c), c); err != nil {
+						if err := visit(s.under(c), c); err != nil {
 							return err
 						}
 					}
@@ -250,7 +250,7 @@ func (s *Seal) addedByListing() ([]string, error) {
 			if rel != "." {
 				crel = rel + "/" + crel
 			}
-			cp := under(s.root, crel)
+			cp := s.under(crel)
 			e, sealed := s.files[crel]
 			switch {
 			case sealed && e.link != "": // a link changed is put back by restoreEntry

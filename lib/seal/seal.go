@@ -53,6 +53,7 @@ type Seal struct {
 	// byListing: directories' entries say which listings Restore may
 	// take as unchanged (takeDirs).
 	byListing bool
+	plain     bool // plainRoot(root), taken once: Restore joins every path to it
 }
 
 // Take reads every directory, regular file and symbolic link (by its
@@ -73,7 +74,7 @@ func take(root string, skip func(rel string) bool, file func(rel, p string, st f
 	if skip == nil {
 		skip = func(string) bool { return false }
 	}
-	s := &Seal{root: root, skip: skip, files: map[string]entry{}}
+	s := &Seal{root: root, skip: skip, files: map[string]entry{}, plain: plainRoot(root)}
 	err := walkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && errors.Is(err, fs.ErrNotExist) {
@@ -182,12 +183,18 @@ func plainRoot(root string) bool {
 // under is the path of rel (a slash path the seal's walk found, so
 // clean) under root: filepath.Join(root, rel) without cleaning both again
 // when root is clean.
-func under(root, rel string) string {
-	if !plainRoot(root) {
+func under(root, rel string) string { return joinUnder(root, plainRoot(root), rel) }
+
+// joinUnder is under with plainRoot(root) given as plain.
+func joinUnder(root string, plain bool, rel string) string {
+	if !plain {
 		return filepath.Join(root, filepath.FromSlash(rel))
 	}
 	return root + string(filepath.Separator) + filepath.FromSlash(rel)
 }
+
+// under is the path of rel under the seal's root (see under).
+func (s *Seal) under(rel string) string { return joinUnder(s.root, s.plain, rel) }
 
 // relTo is filepath.Rel(root, p) for a path filepath.WalkDir(root, …)
 // gives: what follows root and a separator, without Rel's cleaning of
@@ -280,12 +287,17 @@ func (s *Seal) Restore() ([]string, error) {
 	for rel := range s.files {
 		rels = append(rels, rel)
 	}
-	slices.Sort(rels) // parents before children
+	// What the stat pass finds as sealed is left be; the rest is checked
+	// one by one, parents before children.
 	same := s.indexedAsSealed(rels)
+	var left []string
 	for i, rel := range rels {
-		if same[i] {
-			continue
+		if !same[i] {
+			left = append(left, rel)
 		}
+	}
+	slices.Sort(left)
+	for _, rel := range left {
 		note, err := s.restoreEntry(rel, s.files[rel], added)
 		if err != nil {
 			return nil, err
@@ -299,19 +311,21 @@ func (s *Seal) Restore() ([]string, error) {
 }
 
 // statWorkers is how many goroutines indexedAsSealed stats with, and
-// statBatch the fewest indexed files it starts them for.
-const (
-	statWorkers = 4
-	statBatch   = 256
-)
+// statBatch the fewest indexed files it starts them for (a variable for
+// the tests: export_test.go).
+const statWorkers = 4
+
+var statBatch = 256
 
 // indexedAsSealed reports, for each of rels, whether it is an indexed
-// file whose metadata is as sealed: one Restore leaves as it is (a path
-// of another kind than sealed was removed before, so it is not). The files are stat'ed by a few goroutines at once
-// when there are many (a long run's logs). False means only "not known
-// to be as sealed": restoreEntry checks such a path itself. nil when
-// there are few indexed files.
+// file whose metadata is as sealed, or a sealed directory that is still
+// one: what Restore leaves as it is (a path of another kind than sealed
+// was removed before, so it is not). The paths are stat'ed by a few
+// goroutines at once when there are many indexed files (a long run's
+// logs). False means only "not known to be as sealed": restoreEntry
+// checks such a path itself. All false when there are few indexed files.
 func (s *Seal) indexedAsSealed(rels []string) []bool {
+	same := make([]bool, len(rels))
 	n := 0
 	for _, rel := range rels {
 		if s.files[rel].id != "" {
@@ -319,9 +333,8 @@ func (s *Seal) indexedAsSealed(rels []string) []bool {
 		}
 	}
 	if n < statBatch {
-		return make([]bool, len(rels))
+		return same
 	}
-	same := make([]bool, len(rels))
 	workers := min(statWorkers, runtime.GOMAXPROCS(0))
 	chunk := (len(rels) + workers - 1) / workers
 	var wg sync.WaitGroup
@@ -332,10 +345,15 @@ func (s *Seal) indexedAsSealed(rels []string) []bool {
 			defer wg.Done()
 			for i := lo; i < hi; i++ {
 				e := s.files[rels[i]]
-				if e.id == "" {
+				if e.id == "" && !e.dir {
 					continue
 				}
-				if st, err := os.Lstat(under(s.root, rels[i])); err == nil {
+				st, err := os.Lstat(s.under(rels[i]))
+				switch {
+				case err != nil:
+				case e.dir:
+					same[i] = st.IsDir()
+				default:
 					fp, ok := fingerprintOf(st)
 					same[i] = ok && fp == e.fp
 				}
@@ -395,7 +413,7 @@ func (s *Seal) added() ([]string, error) {
 // restoreEntry puts the sealed path rel back (added lists the paths
 // Restore removed) and returns its note, "" when it is as sealed.
 func (s *Seal) restoreEntry(rel string, e entry, added []string) (string, error) {
-	p := under(s.root, rel)
+	p := s.under(rel)
 	if e.link != "" {
 		if target, err := os.Readlink(p); err != nil || target != e.link {
 			if err := os.RemoveAll(p); err != nil {
