@@ -157,6 +157,34 @@ func TestTransitionDecomposed(t *testing.T) {
 	}
 }
 
+// TestTransitionDecomposedAtBounds: children at the bounds the update
+// checks (a criterion of 4,096 characters, max_attempts 1 and
+// MaxAttemptsLimit) are taken; one character or attempt past them is not.
+func TestTransitionDecomposedAtBounds(t *testing.T) {
+	at := strings.Repeat("é", 4096)
+	for _, max := range []int{1, tree.MaxAttemptsLimit} {
+		n := txTree()
+		kids := []tree.NewChild{{Title: "T", Acceptance: []string{at}, Next: tree.NextExecute}}
+		if err := tree.Transition(n, "b", tree.Outcome{Status: tree.AgentDecomposed, Guard: tree.GuardSkipped, Children: kids}, max); err != nil {
+			t.Errorf("max_attempts %d, a criterion of 4096 characters: %v", max, err)
+		}
+	}
+	for _, tt := range []struct {
+		criterion string
+		max       int
+		want      string
+	}{
+		{at + "é", 3, "child 1: acceptance criterion longer than 4096 characters"},
+		{"x", tree.MaxAttemptsLimit + 1, fmt.Sprintf("max_attempts for new children must be 1 to %d, got %d", tree.MaxAttemptsLimit, tree.MaxAttemptsLimit+1)},
+	} {
+		kids := []tree.NewChild{{Title: "T", Acceptance: []string{tt.criterion}, Next: tree.NextExecute}}
+		err := tree.Transition(txTree(), "b", tree.Outcome{Status: tree.AgentDecomposed, Guard: tree.GuardSkipped, Children: kids}, tt.max)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Transition error = %v, want %q", err, tt.want)
+		}
+	}
+}
+
 func TestTransitionErrors(t *testing.T) {
 	one := []tree.NewChild{{Title: "T", Acceptance: []string{}, Next: tree.NextExecute}}
 	tests := []struct {
