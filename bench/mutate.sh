@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 if [ $# -eq 0 ]; then
-  set -- lib/eval lib/runrecord lib/cancel lib/iterdir lib/ui lib/command/treeedit lib/command/runnerstatus lib/sandbox lib/policy lib/evidence
+  set -- lib/eval lib/runrecord lib/cancel lib/iterdir lib/ui lib/command/treeedit lib/command/runnerstatus lib/sandbox lib/policy lib/evidence lib/tree lib/agentout
 fi
 out=$root/bin/mutate
 mkdir -p "$out"

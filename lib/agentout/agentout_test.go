@@ -120,6 +120,12 @@ func TestParseErrors(t *testing.T) {
 		{"child title too long", `{"status":"decomposed","summary":"s","children":[{"title":"` + strings.Repeat("t", 257) + `","goal":"","acceptance":[],"next":"execute"}]}`, agentout.ModeDecompose,
 			schemaIs + "children/0/title: length must be <= 256, but got 257"},
 
+		// Control characters (git refuses U+0000 in a commit message).
+		{"control character in the summary", `{"status":"done","summary":"s\u0000","children":[]}`, agentout.ModeExecute,
+			"summary holds the control character U+0000 (only newline and tab are allowed)"},
+		{"control character in a child", `{"status":"decomposed","summary":"s","children":[{"title":"t","goal":"g\u0007","acceptance":["a","b\u001b"],"next":"execute"}]}`, agentout.ModeDecompose,
+			"children[0].goal holds the control character U+0007 (only newline and tab are allowed); children[0].acceptance[1] holds the control character U+001B (only newline and tab are allowed)"},
+
 		// Not JSON, or not strict JSON.
 		{"empty", ``, agentout.ModeExecute, "output is not valid JSON: empty document"},
 		{"trailing data", `{"status":"done","summary":"s","children":[]} {}`, agentout.ModeExecute,
