@@ -42,18 +42,22 @@ test:
 # Fuzz corpora are replayed as regression tests. On a busy 2-core machine the
 # testscripts package alone takes longer than go test's default 10 minutes,
 # so the package timeout is raised; every wait inside a test is for an event.
+# Three tests at a time in a package, not one per core: a script waits on
+# its processes (fsync, a CLI's start, a server) often enough that a third
+# fills the gaps (testscripts alone, two runs each: 437 and 427 s with
+# two at a time, 410 and 403 with three, 426 with four).
 # Every test (the ci tier): every script, the browser tests, the real agent CLIs, the recipes.
 test-all:
-    go test -count=1 -timeout 60m ./...
+    go test -count=1 -timeout 60m -parallel 3 ./...
 
-# Where the suite's time goes: runs every test with go test -json, then
+# Where the suite's time goes: runs every test as test-all does, with go test -json, then
 # prints the slowest packages and the slowest tests and scripts with their
 # share of the time (bench/testprofile); exits as the tests did.
 test-profile:
     #!/usr/bin/env bash
     set -uo pipefail
     out="${TMPDIR:-/tmp}/treeloop-test-profile.json"
-    go test -count=1 -timeout 60m -json ./... > "$out"
+    go test -count=1 -timeout 60m -parallel 3 -json ./... > "$out"
     rc=$?
     go run ./bench/testprofile "$out"
     exit $rc
