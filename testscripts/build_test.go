@@ -20,7 +20,8 @@ import (
 // into a temporary directory put first on $PATH, so a script runs each
 // command as its own program: a binary that does not link what it needs
 // fails here as it would for a user. The directory is $TREELOOP_BIN for
-// the tests that name a command's path.
+// the tests that name a command's path. just's own binary comes next
+// (nativeJustDir).
 type builtCommands struct{ m *testing.M }
 
 func (b builtCommands) Run() int {
@@ -38,7 +39,16 @@ func (b builtCommands) Run() int {
 		return 1
 	}
 	os.Setenv("TREELOOP_BIN", dir)
-	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+	justDir, releaseJust, err := nativeJustDir()
+	defer releaseJust()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testscripts: the scripts run just's wrapper:", err)
+	}
+	if justDir != "" {
+		path = dir + string(os.PathListSeparator) + justDir + string(os.PathListSeparator) + os.Getenv("PATH")
+	}
+	os.Setenv("PATH", path)
 	return b.m.Run()
 }
 
