@@ -119,7 +119,17 @@ func TestCorruptStateFiles(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				work := filepath.Join(t.TempDir(), "w")
-				if out, err := exec.Command("cp", "-a", fixture, work).CombinedOutput(); err != nil {
+				if err := os.Mkdir(work, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				// Of the fixture's two homes, only the one r runs in:
+				// the eval home is the larger, and most readers run in
+				// the repository.
+				var from []string
+				for _, name := range []string{"goal.md", "agent", "home", r.dir} {
+					from = append(from, filepath.Join(fixture, name))
+				}
+				if out, err := exec.Command("cp", append(append([]string{"-a"}, from...), work)...).CombinedOutput(); err != nil {
 					t.Fatalf("cp: %v: %s", err, out)
 				}
 				for _, p := range r.prep {
