@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -46,11 +47,23 @@ func holdLock(t *testing.T, root string) {
 }
 
 // onSettling runs f, in a goroutine of its own, once readRepo waits for a
-// change.
+// change; the test ends once f has returned (a write of f's that readRepo
+// did not wait for, WriteAtomic's sync of the directory after its rename,
+// would otherwise outlive the test and its directory).
 func onSettling(t *testing.T, f func()) {
 	t.Helper()
-	settling = func() { go f() }
-	t.Cleanup(func() { settling = nil })
+	var running sync.WaitGroup
+	settling = func() {
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			f()
+		}()
+	}
+	t.Cleanup(func() {
+		settling = nil
+		running.Wait()
+	})
 }
 
 // A live run's tree caught missing, as git's checkout leaves it between
@@ -115,7 +128,7 @@ func TestReadRepoGivesUpAfterItsReads(t *testing.T) {
 	holdLock(t, root)
 	os.Remove(filepath.Join(root, layout.Tree))
 	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
+	defer close(done) // before onSettling's cleanup waits for the writer
 	onSettling(t, func() {
 		// Changes that never bring the tree back: each wakes a read.
 		for i := 0; ; i++ {
