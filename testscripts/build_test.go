@@ -84,12 +84,14 @@ func binDir() (dir string, release func(), err error) {
 }
 
 // buildCommands builds ./cmd/... into dir the way `just build` does
-// (stripped: -s -w; the commit is not stamped): the
+// (-trimpath, stripped: -s -w; the commit is not stamped), so that the
+// scripts that build a copy of the checkout (`just build`, `just install`)
+// find every package compiled already: the
 // porcelain (cmd/runner-step, cmd/runner-loop, which run the scripts of
 // tools/ embedded) among them, as `go install …/cmd/...` installs it. A
 // file of dir that is no command of cmd/ (one removed since) is removed.
 func buildCommands(dir string) error {
-	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", dir+string(os.PathSeparator), "./cmd/...")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", dir+string(os.PathSeparator), "./cmd/...")
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
