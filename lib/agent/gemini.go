@@ -39,7 +39,15 @@ import (
 // exit codes (41 authentication, 53 turn limit; 42, 44, 52 and 55 for
 // refused input, sandbox, settings and workspace), classify failures.
 // Chat compression is off through a system settings file (geminiSettings).
+// GEMINI_CLI_NO_RELAUNCH=true keeps the session in the process the runner
+// starts: without it Gemini CLI starts itself again as a child, to raise
+// its heap limit, and waits for it with SIGTERM and SIGINT ignored (twice
+// the start-up: 1.3 CPU s instead of 0.7 for `gemini --version` here).
 type Gemini struct{}
+
+// geminiNoRelaunch is the environment entry that keeps Gemini CLI in one
+// process (the value its own relaunch gives the child).
+const geminiNoRelaunch = "GEMINI_CLI_NO_RELAUNCH=true"
 
 // Name is "gemini".
 func (Gemini) Name() string { return "gemini" }
@@ -179,7 +187,7 @@ func (Gemini) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOn}
-	env := Env(os.Environ(), req)
+	env := append(Env(os.Environ(), req), geminiNoRelaunch)
 	if off {
 		res.AutoCompaction = CompactionOff
 		env = append(env, geminiSystemSettingsEnv+"="+settings)
