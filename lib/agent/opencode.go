@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/iterdir"
@@ -28,7 +30,8 @@ import (
 // itself (or that JSON alone in one fenced code block); it is validated
 // like any other. The JSON events (step_start, text, tool_use,
 // step_finish, error) go to events.jsonl; error events carry the HTTP
-// status, and for a rate limit its retry-after header.
+// status, and for a rate limit its retry-after header. Snapshots are off
+// (openCodeConfigContent).
 type OpenCode struct{}
 
 // Name is "opencode".
@@ -52,6 +55,11 @@ func (OpenCode) Run(ctx context.Context, req Request) (Result, error) {
 	// Automatic context compaction off (seed 000 §6.2, §8).
 	env := append(Env(os.Environ(), req), "OPENCODE_DB=:memory:", "OPENCODE_DISABLE_AUTOCOMPACT=true",
 		"OPENCODE_PERMISSION="+openCodePermission(req.Config.PermissionMode))
+	if content, ok := openCodeConfigContent(lastEnv(env, "OPENCODE_CONFIG_CONTENT")); ok {
+		env = append(env, "OPENCODE_CONFIG_CONTENT="+content)
+	} else {
+		fmt.Fprintf(req.Log, "[treeloop] OPENCODE_CONFIG_CONTENT is not a plain JSON object: OpenCode's snapshots stay on\n")
+	}
 	res := Result{Argv: argv, Model: req.Config.Model, CLIVersion: cliVersion(ctx, bin), AutoCompaction: CompactionOff}
 
 	ev := &openCodeEvents{}
@@ -247,4 +255,38 @@ func opencodeEndpoint(a config.Agent, root string, env EndpointEnv) (Endpoint, b
 		e.Keys = nil // a provider of the user's: its key, if any, is in the configuration
 	}
 	return e, true
+}
+
+// openCodeConfigContent is OPENCODE_CONFIG_CONTENT for a session: the
+// user's (content, "" when unset) with "snapshot": false. OpenCode would
+// otherwise copy the work tree into a git repository of its own under
+// ~/.local/share/opencode before every step (43 of a small session's 65
+// git processes), for an undo that a session kept out of its history
+// (OPENCODE_DB=:memory:) never offers; the runner commits every
+// iteration itself. ok is false, and content is the user's unchanged,
+// when it is not a plain JSON object (OpenCode also reads comments in it,
+// which a surgical edit could not keep).
+func openCodeConfigContent(content string) (string, bool) {
+	if strings.TrimSpace(content) == "" {
+		return `{"snapshot":false}`, true
+	}
+	if !gjson.Valid(content) || !gjson.Parse(content).IsObject() {
+		return content, false
+	}
+	out, err := sjson.Set(content, "snapshot", false)
+	if err != nil {
+		return content, false
+	}
+	return out, true
+}
+
+// lastEnv is the value of key in env, the last entry winning as it does
+// for exec; "" when there is none.
+func lastEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
