@@ -1,10 +1,7 @@
 package agent
 
 import (
-	"context"
-	"io"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -34,25 +31,9 @@ func TestOpenCodeConfigContent(t *testing.T) {
 // The session's environment carries the content, the last entry winning
 // over the user's, which a node's own settings (ExtraEnv) may give.
 func TestOpenCodeRunTurnsSnapshotsOff(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("OPENCODE_CONFIG_CONTENT", `{"model":"from-the-user"}`)
-	var got []string
-	req := Request{
-		Root: t.TempDir(), IterDir: t.TempDir(), Mode: "execute",
-		Deadline: time.Now().Add(time.Minute),
-		Log:      io.Discard, Events: io.Discard,
-		ExtraEnv: []string{`OPENCODE_CONFIG_CONTENT={"model":"from-the-node"}`},
-		Sandbox: func(argv, env []string) ([]string, error) {
-			got = env
-			return []string{"true"}, nil
-		},
-	}
-	req.Config.Bin = "true"
-	if _, err := (OpenCode{}).Run(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	content := lastEnv(got, "OPENCODE_CONFIG_CONTENT")
+	env := sessionEnv(t, OpenCode{}, `OPENCODE_CONFIG_CONTENT={"model":"from-the-node"}`)
+	content := lastEnv(env, "OPENCODE_CONFIG_CONTENT")
 	if m := gjson.Get(content, "model").String(); m != "from-the-node" {
 		t.Errorf("OPENCODE_CONFIG_CONTENT = %q: the node's model is gone", content)
 	}
