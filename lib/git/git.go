@@ -603,11 +603,42 @@ func (r *Repo) ChangesSince(rev string, scope ...string) (changed, ignored []str
 	}
 	paths = append(paths, splitZ(out)...)
 	slices.Sort(paths)
-	out, err = runEnv(r.root, env, nil, append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, ps...)...)
-	if err != nil {
+	if ignored, err = r.Ignored(scope...); err != nil {
 		return nil, nil, err
 	}
-	return slices.Compact(paths), splitZ(out), nil
+	return slices.Compact(paths), ignored, nil
+}
+
+// Ignored lists the ignored paths under scope (none: the whole work tree)
+// as ChangesSince gives them, from one `git ls-files --others --ignored
+// --exclude-standard --directory`, which walks the work tree's untracked
+// directories without the lstat of every tracked file a status makes: the
+// files git ignores, and a directory as a whole ("dir/") where a pattern
+// ignores the directory itself. ls-files also names a directory whose
+// every file is ignored by its own pattern, before those files; such a
+// directory (a listed path is under it) is left out, as status leaves it.
+func (r *Repo) Ignored(scope ...string) ([]string, error) {
+	out, err := runEnv(r.root, literal(scope), nil, append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, pathspec(scope)...)...)
+	if err != nil {
+		return nil, err
+	}
+	paths := splitZ(out)
+	slices.Sort(paths)
+	return coverless(paths), nil
+}
+
+// coverless is paths, sorted, without the directories ("dir/") that
+// another path is under (in sorted order, the paths under a directory
+// follow it at once).
+func coverless(paths []string) []string {
+	out := paths[:0]
+	for i, p := range paths {
+		if strings.HasSuffix(p, "/") && i+1 < len(paths) && strings.HasPrefix(paths[i+1], p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // pathspec is the tail of a git command line limiting it to scope: "--"

@@ -86,7 +86,7 @@ func judgingAtHead(root string, cfg config.Config, resultsDir string) (Judging, 
 	if data, ok, err := repo.ShowFile("HEAD", layout.GuardCache); err == nil && ok {
 		j.CacheDigest = ParseCacheDigest(data)
 	}
-	if _, j.Ignored, err = repo.ChangesSince("HEAD"); err != nil {
+	if j.Ignored, err = repo.Ignored(); err != nil {
 		return j, err
 	}
 	return j, nil

@@ -107,9 +107,10 @@ type Judging struct {
 	// Caches are the guard's private build caches; nil when [guard]
 	// caches is shared. CacheDigest is their digest as recorded after the
 	// guard last ran ("" when none was): caches that differ are emptied
-	// first. Changed lists the paths changed since the step's base and
-	// Ignored the work tree's ignored paths (git's, "dir/" for a whole
-	// directory), whose build outputs are removed first.
+	// first. Changed lists the paths changed since the step's base (for
+	// a witness only) and Ignored the work tree's ignored paths (git's,
+	// "dir/" for a whole directory: git.Repo.Ignored), whose build
+	// outputs are removed first.
 	Caches      *evidence.Caches
 	CacheDigest string
 	Changed     []string

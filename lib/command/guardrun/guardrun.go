@@ -167,9 +167,16 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 		}
 		return j, exit.Errorf(exit.RunnerError, "read %s at %s to judge the node's witness: %s", layout.Tree, it.Base, why)
 	}
-	if cfg.Guard.Caches == config.CachesPrivate || witness {
+	switch {
+	case witness:
 		if j.Changed, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
 			return j, exit.Errorf(exit.RunnerError, "list the work tree's changes: %v", err)
+		}
+	case cfg.Guard.Caches == config.CachesPrivate:
+		// The build outputs to remove need the ignored paths alone: no
+		// lstat of every tracked file.
+		if j.Ignored, err = repo.Ignored(); err != nil {
+			return j, exit.Errorf(exit.RunnerError, "list the work tree's ignored files: %v", err)
 		}
 	}
 	if cfg.Guard.Caches == config.CachesPrivate {
