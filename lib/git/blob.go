@@ -4,8 +4,10 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +19,9 @@ import (
 // WriteBlobs copies the files (absolute paths, or relative to the root;
 // no line breaks) into the object database as blobs, byte for byte (no
 // filters), and returns their ids in the same order: one `git hash-object
-// -w --stdin-paths` for all. The blobs are not referenced: git's gc keeps
+// -w --stdin-paths` for all, or, where git would write them as it is here
+// (looseWritable), no git process: each written as a loose object by
+// gitfile.WriteLooseFile. The blobs are not referenced: git's gc keeps
 // them gc.pruneExpire (two weeks), and writing one again renews it.
 func (r *Repo) WriteBlobs(paths []string) ([]string, error) {
 	var in strings.Builder
@@ -26,6 +30,20 @@ func (r *Repo) WriteBlobs(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("git hash-object: a path with a line break: %q", p)
 		}
 		in.WriteString(p + "\n")
+	}
+	if objects, newHash, ok := r.looseWritable(); ok {
+		ids := make([]string, len(paths))
+		for i, p := range paths {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(r.root, p)
+			}
+			id, err := gitfile.WriteLooseFile(objects, newHash, p)
+			if err != nil {
+				return nil, fmt.Errorf("store %s as a blob: %w", p, err)
+			}
+			ids[i] = id
+		}
+		return ids, nil
 	}
 	out, err := run(r.root, []byte(in.String()), "hash-object", "-w", "--no-filters", "--stdin-paths")
 	if err != nil {
@@ -36,6 +54,59 @@ func (r *Repo) WriteBlobs(paths []string) ([]string, error) {
 		return nil, fmt.Errorf("git hash-object: %d ids for %d files", len(ids), len(paths))
 	}
 	return ids, nil
+}
+
+// looseWritable is the objects directory and the hash to write loose
+// objects with here (gitfile.WriteLooseFile), where git would write them
+// the same way: a plain git directory with a loose HEAD to take the hash
+// from, in a step's hermetic git (the system and global settings are the
+// snapshot in the environment, which must not set core.sharedRepository,
+// an fsync setting or an extension), and a local config that names none
+// of them, nor an include. ok is false otherwise: git writes.
+func (r *Repo) looseWritable() (objects string, newHash func() hash.Hash, ok bool) {
+	if os.Getenv(HermeticVar) != "1" {
+		return "", nil, false
+	}
+	dir, plain := r.plainGitDir()
+	if !plain {
+		return "", nil, false
+	}
+	_, head, ok := r.looseHead()
+	switch {
+	case !ok:
+		return "", nil, false
+	case len(head) == sha1.Size*2:
+		newHash = sha1.New
+	case len(head) == sha256.Size*2:
+		newHash = sha256.New
+	default:
+		return "", nil, false
+	}
+	for _, kv := range os.Environ() {
+		if name, key, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "GIT_CONFIG_KEY_") && looseUnsafe(key) {
+			return "", nil, false
+		}
+	}
+	local, err := os.ReadFile(filepath.Join(dir, "config"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) || looseUnsafe(string(local)) {
+		return "", nil, false
+	}
+	return filepath.Join(dir, "objects"), newHash, true
+}
+
+// looseUnsafe reports whether config text (a key, or a config file) may
+// name a setting that changes how git writes a loose object (the
+// permissions, a sync, another object format beside the hash) or pulls in
+// another file: matched loosely, as words anywhere, so that a doubt leaves
+// the write to git.
+func looseUnsafe(config string) bool {
+	c := strings.ToLower(config)
+	for _, w := range []string{"sharedrepository", "fsync", "extensions", "include"} {
+		if strings.Contains(c, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteBlob stores data in the object database as a blob, byte for byte

@@ -1,6 +1,7 @@
 // Package gitfile reads and writes git's formats byte by byte, where
 // lib/git would otherwise start a git process for the answer: the index
 // file (gitformat-index(5)), tree objects (git-mktree(1), git-cat-file(1)),
+// loose blobs written (gitformat-loose(5), git-hash-object(1)),
 // `git cat-file --batch` output, the loose HEAD and branch refs
 // (gitrepository-layout(5)) and git's config value syntax (git-config(1),
 // "Values").
