@@ -197,3 +197,79 @@ func TestDifferentialLooseObjects(t *testing.T) {
 		t.Errorf("LooseObjects summed: %s; git count-objects: %s", got, want)
 	}
 }
+
+// TestDifferentialWriteLooseFile: in SHA-1 and SHA-256 repositories, the
+// loose blobs WriteLooseFile writes of random files (empty, one byte, past
+// a deflate window, text and binary) have git hash-object's ids, git
+// cat-file reads them back byte for byte and git fsck --strict accepts
+// them, mode 0444; one stored already keeps its file, its time renewed; a
+// directory, a missing file and an objects directory that cannot be
+// written are errors, and no temporary file is left.
+func TestDifferentialWriteLooseFile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, format := range []struct {
+		name    string
+		newHash func() hash.Hash
+	}{{"sha1", sha1.New}, {"sha256", sha256.New}} {
+		dir := t.TempDir()
+		gittest.Run(t, dir, "init", "-q", "--object-format="+format.name)
+		objects := filepath.Join(dir, ".git", "objects")
+		for i, size := range []int{0, 1, 5000, 70000, 200000} {
+			data := make([]byte, size)
+			for j := range data {
+				if i%2 == 0 {
+					data[j] = "ab\n"[rng.IntN(3)]
+				} else {
+					data[j] = byte(rng.IntN(256))
+				}
+			}
+			p := filepath.Join(dir, fmt.Sprintf("f%d", i))
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, err := gitIn(dir, nil, "hash-object", "--no-filters", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := WriteLooseFile(objects, format.newHash, p)
+			if err != nil || id != strings.TrimSpace(string(want)) {
+				t.Fatalf("%s, %d bytes: WriteLooseFile = %s, %v; git hash-object %s", format.name, size, id, err, want)
+			}
+			if out, err := gitIn(dir, nil, "cat-file", "blob", id); err != nil || !bytes.Equal(out, data) {
+				t.Fatalf("%s: git cat-file blob %s: %d bytes, %v; want %d", format.name, id, len(out), err, size)
+			}
+			obj := filepath.Join(objects, id[:2], id[2:])
+			st, err := os.Stat(obj)
+			if err != nil || st.Mode().Perm() != 0o444 {
+				t.Fatalf("%s: object %s: %v, %v; want mode 0444", format.name, id, st.Mode(), err)
+			}
+			old := st.ModTime().Add(-48 * 3600e9)
+			if err := os.Chtimes(obj, old, old); err != nil {
+				t.Fatal(err)
+			}
+			if again, err := WriteLooseFile(objects, format.newHash, p); err != nil || again != id {
+				t.Fatalf("%s: again = %s, %v; want %s", format.name, again, err, id)
+			}
+			if st, err := os.Stat(obj); err != nil || !st.ModTime().After(old) {
+				t.Fatalf("%s: the stored object's time was not renewed: %v, %v", format.name, st.ModTime(), err)
+			}
+		}
+		if out, err := gitIn(dir, nil, "fsck", "--strict"); err != nil {
+			t.Fatalf("%s: git fsck --strict: %v\n%s", format.name, err, out)
+		}
+		if _, err := WriteLooseFile(objects, format.newHash, dir); err == nil {
+			t.Fatalf("%s: a directory stored", format.name)
+		}
+		if _, err := WriteLooseFile(objects, format.newHash, filepath.Join(dir, "missing")); err == nil {
+			t.Fatalf("%s: a missing file stored", format.name)
+		}
+		p := filepath.Join(dir, "new")
+		os.WriteFile(p, []byte("new\n"), 0o644)
+		if _, err := WriteLooseFile(filepath.Join(p, "objects"), format.newHash, p); err == nil {
+			t.Fatalf("%s: stored under a file", format.name)
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(objects, "*", "tmp_obj_*")); len(tmps) > 0 {
+			t.Fatalf("%s: temporary files left: %q", format.name, tmps)
+		}
+	}
+}
