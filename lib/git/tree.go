@@ -99,9 +99,21 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 		}
 		t[name] = gitfile.TreeEntry{Mode: c.Mode, ID: id}
 	}
-	batch, want, err := gitfile.EncodeTrees(trees, names, newHash)
+	batch, objs, want, err := gitfile.EncodeTrees(trees, names, newHash)
 	if errors.Is(err, gitfile.ErrEmptyTree) {
 		return "", ErrTreeByHand
+	}
+	if objects, ok := r.treesWritable(changes, newHash().Size()); ok {
+		for i, obj := range objs {
+			id, err := gitfile.WriteLoose(objects, newHash, "tree", obj)
+			if err != nil {
+				return "", fmt.Errorf("write tree %s: %w", want[i], err)
+			}
+			if id != want[i] {
+				return "", fmt.Errorf("write tree: %s, computed %s", id, want[i])
+			}
+		}
+		return want[len(want)-1], nil
 	}
 	got, err := run(r.root, batch, "mktree", "-z", "--batch")
 	if err != nil {
@@ -117,6 +129,29 @@ func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 		}
 	}
 	return want[len(want)-1], nil
+}
+
+// treesWritable is the objects directory to write TreeWith's trees into
+// without git, where git would write them the same way (looseWritable,
+// with the hash of changes' ids) and mktree's check would pass: every
+// blob a change names (a submodule's commit aside) is a loose blob, as
+// the git add before it leaves a new file's bytes. ok is false
+// otherwise (an id the index names that no object has, a blob kept only
+// in a pack): mktree writes them, and checks.
+func (r *Repo) treesWritable(changes []StagedChange, hashSize int) (string, bool) {
+	objects, newHash, ok := r.looseWritable()
+	if !ok || newHash().Size() != hashSize {
+		return "", false
+	}
+	for _, c := range changes {
+		if c.Deleted() || c.Mode == "160000" {
+			continue
+		}
+		if typ, ok := gitfile.LooseType(objects, c.ID); !ok || typ != "blob" {
+			return "", false
+		}
+	}
+	return objects, true
 }
 
 // changedDirs returns the directories the changes touch, the root ("")

@@ -24,12 +24,19 @@ func treeOfIndex(t *testing.T, r *Repo, base string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, loose := r.treesWritable(cs, len(base)/2); loose != (os.Getenv(HermeticVar) == "1") {
+		t.Fatalf("trees written without git: %v, in hermetic git: %q", loose, os.Getenv(HermeticVar))
+	}
 	got, err := r.TreeWith(base, cs)
 	if err != nil {
 		t.Fatalf("TreeWith: %v (changes %+v)", err, cs)
 	}
 	if after, _ := os.ReadFile(index); string(after) != string(before) {
 		t.Fatal("TreeWith changed the index")
+	}
+	// Written before write-tree writes it too.
+	if out, err := r.Run("cat-file", "-t", got); err != nil || strings.TrimSpace(string(out)) != "tree" {
+		t.Fatalf("TreeWith's tree %s: %q, %v", got, out, err)
 	}
 	out, err := r.Run("write-tree")
 	if err != nil {
@@ -48,6 +55,20 @@ func treeOfIndex(t *testing.T, r *Repo, base string) string {
 // modes, a symbolic link, a submodule, names that sort around "/", spaces
 // and non-ASCII names) give write-tree's tree.
 func TestDifferentialTreeWith(t *testing.T) {
+	bothWays(t, differentialTreeWith)
+}
+
+// bothWays runs test with TreeWith's trees written by git mktree and,
+// in a step's hermetic git, without git (treesWritable).
+func bothWays(t *testing.T, test func(t *testing.T)) {
+	t.Run("mktree", test)
+	t.Run("loose", func(t *testing.T) {
+		t.Setenv(HermeticVar, "1")
+		test(t)
+	})
+}
+
+func differentialTreeWith(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, "a.txt", "a\n")
 	write(t, r, "dir/b.txt", "b\n")
@@ -86,12 +107,19 @@ func TestDifferentialTreeWith(t *testing.T) {
 	if got := treeOfIndex(t, r, head); got != tree {
 		t.Fatalf("unchanged index: tree %s, want %s", got, tree)
 	}
+	if out, err := r.Run("fsck", "--strict"); err != nil {
+		t.Fatalf("git fsck --strict: %v\n%s", err, out)
+	}
 }
 
 // TestDifferentialTreeWithRandom: rounds of random additions, edits, deletions and
 // moves between directories, each committed, TreeWith equal to
 // write-tree every round.
 func TestDifferentialTreeWithRandom(t *testing.T) {
+	bothWays(t, differentialTreeWithRandom)
+}
+
+func differentialTreeWithRandom(t *testing.T) {
 	r := newRepo(t)
 	rng := rand.New(rand.NewSource(16))
 	write(t, r, "seed.txt", "seed\n")
@@ -138,8 +166,14 @@ func TestDifferentialTreeWithRandom(t *testing.T) {
 
 // TestTreeWithRefuses: a conflict and an emptied tree are left to
 // write-tree (ErrTreeByHand), and a change whose object does not exist is
-// an error, as write-tree's.
+// an error, as write-tree's, in hermetic git too (where the trees are
+// otherwise written without git), as is one naming an object of
+// another type.
 func TestTreeWithRefuses(t *testing.T) {
+	bothWays(t, treeWithRefuses)
+}
+
+func treeWithRefuses(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, "a.txt", "a\n")
 	base := commitAll(t, r, "base")
@@ -151,6 +185,13 @@ func TestTreeWithRefuses(t *testing.T) {
 	}
 	if _, err := r.TreeWith(base, []StagedChange{{Mode: "100644", ID: strings.Repeat("1", 40), Path: "b.txt"}}); err == nil || errors.Is(err, ErrTreeByHand) {
 		t.Fatalf("a missing object: %v, want git mktree's error", err)
+	}
+	tree, err := r.Run("rev-parse", base+"^{tree}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TreeWith(base, []StagedChange{{Mode: "100644", ID: strings.TrimSpace(string(tree)), Path: "b.txt"}}); err == nil || errors.Is(err, ErrTreeByHand) {
+		t.Fatalf("a tree named as a file: %v, want git mktree's error", err)
 	}
 	if _, err := r.TreeWith(base, []StagedChange{{Mode: "100644", ID: strings.Repeat("1", 40), Path: "../b.txt"}}); !errors.Is(err, ErrTreeByHand) {
 		t.Fatalf("a path outside: %v, want ErrTreeByHand", err)

@@ -273,3 +273,49 @@ func TestDifferentialWriteLooseFile(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferentialWriteLoose: trees (random entries, SHA-1 and SHA-256)
+// and blobs written from memory get git hash-object's ids, git cat-file
+// gives their type and bytes back, and LooseType reads the type from the
+// object file; it refuses a missing object and a file that is not one.
+func TestDifferentialWriteLoose(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, format := range []struct {
+		name    string
+		newHash func() hash.Hash
+	}{{"sha1", sha1.New}, {"sha256", sha256.New}} {
+		dir := t.TempDir()
+		gittest.Run(t, dir, "init", "-q", "--object-format="+format.name)
+		objects := filepath.Join(dir, ".git", "objects")
+		for i := range 20 {
+			typ, body := "blob", []byte(fmt.Sprint("blob ", i, "\n"))
+			if i%2 == 0 {
+				typ = "tree"
+				body, _ = EncodeTree(randomTree(rng, 1+rng.IntN(12), format.newHash().Size()))
+			}
+			want, err := gitIn(dir, body, "hash-object", "-t", typ, "--literally", "--stdin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := WriteLoose(objects, format.newHash, typ, body)
+			if err != nil || id != strings.TrimSpace(string(want)) {
+				t.Fatalf("%s %s: WriteLoose = %s, %v; git hash-object %s", format.name, typ, id, err, want)
+			}
+			if got, ok := LooseType(objects, id); !ok || got != typ {
+				t.Fatalf("%s: LooseType(%s) = %q, %v; want %s", format.name, id, got, ok, typ)
+			}
+			if out, err := gitIn(dir, nil, "cat-file", typ, id); err != nil || !bytes.Equal(out, body) {
+				t.Fatalf("%s: git cat-file %s %s: %v", format.name, typ, id, err)
+			}
+		}
+		missing := strings.Repeat("ab", format.newHash().Size())
+		if typ, ok := LooseType(objects, missing); ok {
+			t.Fatalf("%s: LooseType of a missing object = %q", format.name, typ)
+		}
+		os.MkdirAll(filepath.Join(objects, missing[:2]), 0o755)
+		os.WriteFile(filepath.Join(objects, missing[:2], missing[2:]), []byte("not zlib"), 0o444)
+		if typ, ok := LooseType(objects, missing); ok {
+			t.Fatalf("%s: LooseType of a file that is no object = %q", format.name, typ)
+		}
+	}
+}

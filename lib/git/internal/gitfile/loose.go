@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,27 +53,55 @@ func WriteLooseFile(objects string, newHash func() hash.Hash, path string) (stri
 		return "", err
 	}
 	id := hex.EncodeToString(h.Sum(nil))
+	return id, writeLoose(objects, id, func(w io.Writer) error {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		again := newHash()
+		io.WriteString(w, header)
+		io.WriteString(again, header)
+		if err := copyExactly(io.MultiWriter(w, again), f, size, path); err != nil {
+			return err
+		}
+		if !bytes.Equal(again.Sum(nil), h.Sum(nil)) {
+			return fmt.Errorf("%s changed while it was stored", path)
+		}
+		return nil
+	})
+}
+
+// WriteLoose stores body as a loose object of type typ (blob, tree,
+// commit) under objects and returns its id, hashed with newHash's, as
+// WriteLooseFile stores a file's bytes. Errors: a file cannot be written.
+func WriteLoose(objects string, newHash func() hash.Hash, typ string, body []byte) (string, error) {
+	id := hex.EncodeToString(HashObject(newHash(), typ, body))
+	return id, writeLoose(objects, id, func(w io.Writer) error {
+		io.WriteString(w, typ+" "+strconv.Itoa(len(body))+"\x00")
+		_, err := w.Write(body)
+		return err
+	})
+}
+
+// writeLoose makes the object file of id under objects, its inflated
+// content written by content, unless it is there already (its time then
+// renewed): deflated into a temporary file beside it, which is then
+// linked to the object's name (renamed where links fail) and removed.
+func writeLoose(objects, id string, content func(io.Writer) error) error {
 	name := filepath.Join(objects, id[:2], id[2:])
 	if _, err := os.Lstat(name); err == nil {
 		now := time.Now()
-		return id, os.Chtimes(name, now, now)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", err
+		return os.Chtimes(name, now, now)
 	}
 	if err := os.MkdirAll(filepath.Dir(name), 0o777); err != nil {
-		return "", err
+		return err
 	}
 	tmp, err := looseTemp(filepath.Dir(name))
 	if err != nil {
-		return "", err
+		return err
 	}
-	defer os.Remove(tmp.Name()) // gone once linked or renamed; a no-op then
-	again := newHash()
+	defer os.Remove(tmp.Name())                      // gone once linked or renamed; a no-op then
 	z, _ := zlib.NewWriterLevel(tmp, zlib.BestSpeed) // core.looseCompression's default
-	w := io.MultiWriter(again, z)
-	io.WriteString(w, header)
-	err = copyExactly(w, f, size, path)
+	err = content(z)
 	if err == nil {
 		err = z.Close()
 	}
@@ -80,17 +109,38 @@ func WriteLooseFile(objects string, newHash func() hash.Hash, path string) (stri
 		err = cerr
 	}
 	if err != nil {
-		return "", err
-	}
-	if !bytes.Equal(again.Sum(nil), h.Sum(nil)) {
-		return "", fmt.Errorf("%s changed while it was stored", path)
+		return err
 	}
 	if err := os.Link(tmp.Name(), name); err != nil && !errors.Is(err, fs.ErrExist) {
-		if err := os.Rename(tmp.Name(), name); err != nil {
-			return "", err
-		}
+		return os.Rename(tmp.Name(), name)
 	}
-	return id, nil
+	return nil
+}
+
+// LooseType is the type ("blob", "tree", "commit", "tag") a loose object
+// of id under objects declares in its header; ok is false when there is
+// no such file or its header cannot be read (a packed object is not
+// looked for).
+func LooseType(objects, id string) (typ string, ok bool) {
+	if len(id) < 3 {
+		return "", false
+	}
+	f, err := os.Open(filepath.Join(objects, id[:2], id[2:]))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return "", false
+	}
+	var head [32]byte
+	n, _ := io.ReadFull(z, head[:])
+	typ, rest, found := strings.Cut(string(head[:n]), " ")
+	if !found || !strings.Contains(rest, "\x00") {
+		return "", false
+	}
+	return typ, true
 }
 
 // copyExactly copies the first size bytes of r to w (as git reads a

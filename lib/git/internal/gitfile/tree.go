@@ -113,11 +113,12 @@ var ErrEmptyTree = errors.New("an empty root tree")
 // slashes, "" the root, every directory's parent among them; each a key
 // of trees) as `git mktree -z --batch` input, deepest first: a
 // directory's id goes into its parent before the parent is written, and
-// an emptied directory leaves its parent. It returns the input and the
-// ids the trees must get, the root's last, hashed by newHash (sha1.New or
-// sha256.New). It sorts dirs and changes trees in place. ErrEmptyTree
-// when the root would be empty (git write-tree's case).
-func EncodeTrees(trees map[string]Tree, dirs []string, newHash func() hash.Hash) ([]byte, []string, error) {
+// an emptied directory leaves its parent. It returns the input, the tree
+// objects' contents in the same order and the ids the trees must get, the
+// root's last, hashed by newHash (sha1.New or sha256.New). It sorts dirs
+// and changes trees in place. ErrEmptyTree when the root would be empty
+// (git write-tree's case).
+func EncodeTrees(trees map[string]Tree, dirs []string, newHash func() hash.Hash) (batch []byte, objs [][]byte, want []string, err error) {
 	depth := func(d string) int {
 		if d == "" {
 			return 0
@@ -130,8 +131,7 @@ func EncodeTrees(trees map[string]Tree, dirs []string, newHash func() hash.Hash)
 		}
 		return dirs[i] < dirs[j]
 	})
-	var batch bytes.Buffer
-	var want []string
+	var buf bytes.Buffer
 	for _, d := range dirs {
 		t := trees[d]
 		if d != "" {
@@ -143,18 +143,19 @@ func EncodeTrees(trees map[string]Tree, dirs []string, newHash func() hash.Hash)
 				continue
 			}
 		} else if len(t) == 0 {
-			return nil, nil, ErrEmptyTree
+			return nil, nil, nil, ErrEmptyTree
 		}
 		obj, lines := EncodeTree(t)
 		id := HashObject(newHash(), "tree", obj)
 		if d != "" {
 			trees[parentDir(d)][path.Base(d)] = TreeEntry{Mode: "40000", ID: id}
 		}
-		batch.Write(lines)
-		batch.WriteByte(0)
+		buf.Write(lines)
+		buf.WriteByte(0)
+		objs = append(objs, obj)
 		want = append(want, hex.EncodeToString(id))
 	}
-	return batch.Bytes(), want, nil
+	return buf.Bytes(), objs, want, nil
 }
 
 // parentDir is p's directory, "" for the root.
