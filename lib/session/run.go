@@ -18,8 +18,10 @@ type Spec struct {
 	Iter string // the iteration directory (--iter), relative to the -C directory
 	Base string // the step's base (--base); "" when the command runs alone
 	// Tools reads the node's tools.json with config.toml
-	// (stepctx.StartWithTools).
-	Tools bool
+	// (stepctx.StartWithTools); AtBase are more files read from the base
+	// with it (stepctx.StartWith, Iteration.AtBase).
+	Tools  bool
+	AtBase []string
 	// Seal takes the seal before the session and checks it after; the
 	// guard run alone (no base) is not sealed.
 	Seal bool
@@ -120,11 +122,7 @@ func load(env *cli.Env, spec Spec) (stepctx.Iteration, *Session, error) {
 	if err := git.Hermetic(env.Dir); err != nil {
 		return it, nil, exit.Wrap(exit.RunnerError, err)
 	}
-	start := stepctx.Start
-	if spec.Tools {
-		start = stepctx.StartWithTools
-	}
-	loading, err := start(env, spec.Iter, spec.Base)
+	loading, err := stepctx.StartWith(env, spec.Iter, spec.Base, spec.Tools, spec.AtBase...)
 	if err != nil {
 		return it, nil, err
 	}

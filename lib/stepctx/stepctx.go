@@ -80,6 +80,10 @@ type Iteration struct {
 	// config.toml in the same git process when asked (StartWithTools and
 	// a base); its Rev is "" when it was not read.
 	NodeTools git.File
+	// AtBase are the files StartWith was asked for, at the base, read with
+	// config.toml in the same git process, in the order asked; nil
+	// without a base.
+	AtBase []git.File
 }
 
 // Load reads the iteration at iter (relative to the -C directory), with
@@ -110,16 +114,27 @@ type Loading struct {
 // caller works meanwhile (agent-exec and guard-run take their seal) and
 // Wait returns the whole Iteration. Errors carry the runner-error exit
 // code.
-func Start(env *cli.Env, iter, base string) (*Loading, error) { return start(env, iter, base, false) }
+func Start(env *cli.Env, iter, base string) (*Loading, error) {
+	return start(env, iter, base, false, nil)
+}
 
 // StartWithTools is Start that also reads the selected node's tools.json
 // from the base (Iteration.NodeTools), in the git process that reads
 // config.toml (agent-exec).
 func StartWithTools(env *cli.Env, iter, base string) (*Loading, error) {
-	return start(env, iter, base, true)
+	return StartWith(env, iter, base, true)
 }
 
-func start(env *cli.Env, iter, base string, tools bool) (*Loading, error) {
+// StartWith is Start that also reads, with a base, the node's tools.json
+// (tools, as StartWithTools) and the files atBase names (paths relative
+// to the root, Iteration.AtBase) from the base, in the git process that
+// reads config.toml (guard-run's judging reads the tree and the caches'
+// digest so).
+func StartWith(env *cli.Env, iter, base string, tools bool, atBase ...string) (*Loading, error) {
+	return start(env, iter, base, tools, atBase)
+}
+
+func start(env *cli.Env, iter, base string, tools bool, atBase []string) (*Loading, error) {
 	l := &Loading{Iteration: Iteration{Dir: env.Abs(iter)}, done: make(chan struct{})}
 	var err error
 	if l.Begin, err = iterdir.LoadBegin(l.Dir); err != nil {
@@ -145,11 +160,18 @@ func start(env *cli.Env, iter, base string, tools bool) (*Loading, error) {
 	}
 	go func() {
 		defer close(l.done)
-		if !tools {
+		if !tools && len(atBase) == 0 {
 			l.Config, l.err = ConfigAt(env, l.Repo, l.Base)
 			return
 		}
-		files, err := l.Repo.ShowFiles(git.File{Rev: l.Base, Path: layout.Config}, git.File{Rev: l.Base, Path: layout.NodeTools(l.Begin.NodeID)})
+		want := []git.File{{Rev: l.Base, Path: layout.Config}}
+		if tools {
+			want = append(want, git.File{Rev: l.Base, Path: layout.NodeTools(l.Begin.NodeID)})
+		}
+		for _, p := range atBase {
+			want = append(want, git.File{Rev: l.Base, Path: p})
+		}
+		files, err := l.Repo.ShowFiles(want...)
 		if err == nil {
 			err = files[0].Err
 		}
@@ -158,7 +180,11 @@ func start(env *cli.Env, iter, base string, tools bool) (*Loading, error) {
 			return
 		}
 		l.Config, l.err = ConfigFrom(l.Base, files[0].Data, files[0].OK)
-		l.NodeTools = files[1]
+		files = files[1:]
+		if tools {
+			l.NodeTools, files = files[0], files[1:]
+		}
+		l.AtBase = files
 	}()
 	return l, nil
 }

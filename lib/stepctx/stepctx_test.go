@@ -165,3 +165,42 @@ func TestStartWithTools(t *testing.T) {
 		t.Errorf("Start read tools.json: %+v", it.NodeTools)
 	}
 }
+
+// StartWith reads the files asked for from the base, with config.toml and
+// tools.json (one git process), in the order asked, as committed there
+// (not as the work tree has them), a file the base lacks not found; none
+// without a base.
+func TestStartWithAtBase(t *testing.T) {
+	env, _ := repo(t, same)
+	write(t, filepath.Join(env.Dir, "a.txt"), "at the base\n")
+	gittest.Run(t, env.Dir, "add", "-A")
+	gittest.Run(t, env.Dir, "commit", "-qm", "a")
+	commit := gittest.Run(t, env.Dir, "rev-parse", "HEAD")
+	if err := iterdir.Write(filepath.Join(env.Dir, "iter"), iterdir.BeginFile, iterdir.Begin{Version: 1, RunID: "r1", Iteration: 1, NodeID: "n1", HeadBefore: commit}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(env.Dir, "a.txt"), "the session's\n")
+	for _, tools := range []bool{false, true} {
+		l, err := StartWith(env, "iter", commit, tools, "missing.txt", "a.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := l.Wait()
+		if err != nil || it.Config.MaxIterations != 7 {
+			t.Fatalf("config: %d, %v", it.Config.MaxIterations, err)
+		}
+		if len(it.AtBase) != 2 || it.AtBase[0].OK || it.AtBase[0].Path != "missing.txt" || !it.AtBase[1].OK || string(it.AtBase[1].Data) != "at the base\n" || it.AtBase[1].Rev != commit {
+			t.Fatalf("tools %v: AtBase %+v", tools, it.AtBase)
+		}
+		if got := it.NodeTools.Rev != ""; got != tools {
+			t.Fatalf("tools %v: tools.json read: %v", tools, got)
+		}
+	}
+	l, err := StartWith(env, "iter", "", false, "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it, err := l.Wait(); err != nil || it.AtBase != nil {
+		t.Fatalf("without a base: AtBase %+v, %v", it.AtBase, err)
+	}
+}

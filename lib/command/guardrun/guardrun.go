@@ -78,8 +78,10 @@ func (o *Options) run(env *cli.Env) error {
 	// alone, guard-run only runs the guard.
 	out, err := session.Run(env, session.Spec{
 		Iter: o.Iter, Base: o.Base.Base, Seal: based,
-		Own: []string{iterdir.GuardLog, iterdir.GuardFile, iterdir.ResultsDir, iterdir.WitnessDir},
-		Who: "the guard", Session: "the guard", Fails: "the guard fails",
+		// judging's files, read with config.toml in one git process.
+		AtBase: []string{layout.GuardCache, layout.Tree},
+		Own:    []string{iterdir.GuardLog, iterdir.GuardFile, iterdir.ResultsDir, iterdir.WitnessDir},
+		Who:    "the guard", Session: "the guard", Fails: "the guard fails",
 		Confinement: func(it stepctx.Iteration) session.Confinement {
 			return guardConfinement(it.Config.Sandbox, env.Dir)
 		},
@@ -153,9 +155,9 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 	if err != nil {
 		return j, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
 	}
-	files, err := repo.ShowFiles(git.File{Rev: it.Base, Path: layout.GuardCache}, git.File{Rev: it.Base, Path: layout.Tree})
-	if err != nil {
-		return j, exit.Errorf(exit.RunnerError, "read %s at %s: %v", layout.Tree, it.Base, err)
+	files := it.AtBase // the caches' digest and the tree, at the base
+	if len(files) != 2 {
+		return j, exit.Errorf(exit.RunnerError, "read %s at %s: not read with %s", layout.Tree, it.Base, layout.Config)
 	}
 	witness := cfg.Guard.EvidenceOn() && it.Begin.Mode == tree.NextExecute
 	if witness && (files[1].Err != nil || !files[1].OK) {
