@@ -198,6 +198,20 @@ func TestDifferentialLooseObjects(t *testing.T) {
 	}
 }
 
+// objectFormats are git's object formats, each with its hash.
+var objectFormats = []struct {
+	name    string
+	newHash func() hash.Hash
+}{{"sha1", sha1.New}, {"sha256", sha256.New}}
+
+// newObjectRepo is a new repository of object format name and its
+// objects directory.
+func newObjectRepo(t *testing.T, name string) (dir, objects string) {
+	dir = t.TempDir()
+	gittest.Run(t, dir, "init", "-q", "--object-format="+name)
+	return dir, filepath.Join(dir, ".git", "objects")
+}
+
 // TestDifferentialWriteLooseFile: in SHA-1 and SHA-256 repositories, the
 // loose blobs WriteLooseFile writes of random files (empty, one byte, past
 // a deflate window, text and binary) have git hash-object's ids, git
@@ -207,13 +221,8 @@ func TestDifferentialLooseObjects(t *testing.T) {
 // written are errors, and no temporary file is left.
 func TestDifferentialWriteLooseFile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, format := range []struct {
-		name    string
-		newHash func() hash.Hash
-	}{{"sha1", sha1.New}, {"sha256", sha256.New}} {
-		dir := t.TempDir()
-		gittest.Run(t, dir, "init", "-q", "--object-format="+format.name)
-		objects := filepath.Join(dir, ".git", "objects")
+	for _, format := range objectFormats {
+		dir, objects := newObjectRepo(t, format.name)
 		for i, size := range []int{0, 1, 5000, 70000, 200000} {
 			data := make([]byte, size)
 			for j := range data {
@@ -280,13 +289,8 @@ func TestDifferentialWriteLooseFile(t *testing.T) {
 // object file; it refuses a missing object and a file that is not one.
 func TestDifferentialWriteLoose(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, format := range []struct {
-		name    string
-		newHash func() hash.Hash
-	}{{"sha1", sha1.New}, {"sha256", sha256.New}} {
-		dir := t.TempDir()
-		gittest.Run(t, dir, "init", "-q", "--object-format="+format.name)
-		objects := filepath.Join(dir, ".git", "objects")
+	for _, format := range objectFormats {
+		dir, objects := newObjectRepo(t, format.name)
 		for i := range 20 {
 			typ, body := "blob", []byte(fmt.Sprint("blob ", i, "\n"))
 			if i%2 == 0 {
