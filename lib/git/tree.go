@@ -183,6 +183,9 @@ func changedDirs(changes []StagedChange) ([]string, error) {
 // through one git cat-file --batch: empty for a directory commit does not
 // have (a new one, or one that was a file).
 func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[string]gitfile.Tree, error) {
+	if trees, ok := r.looseTrees(commit, names); ok {
+		return trees, nil
+	}
 	var in strings.Builder
 	for _, d := range names {
 		if d == "" {

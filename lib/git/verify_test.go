@@ -16,6 +16,10 @@ import (
 // git's back (same name, other bytes), the blob's or a tree's on the way,
 // is an *ErrTampered, never its bytes.
 func TestShowFileVerified(t *testing.T) {
+	bothWays(t, showFileVerified)
+}
+
+func showFileVerified(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, ".runner/state/config.toml", "[guard]\ncommand = [\"just\", \"ci\"]\n")
 	write(t, r, "other.txt", "other\n")

@@ -2,6 +2,7 @@ package gitfile
 
 import (
 	"bytes"
+	"compress/zlib"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -308,6 +309,9 @@ func TestDifferentialWriteLoose(t *testing.T) {
 			if got, ok := LooseType(objects, id); !ok || got != typ {
 				t.Fatalf("%s: LooseType(%s) = %q, %v; want %s", format.name, id, got, ok, typ)
 			}
+			if got, data, ok := ReadLoose(objects, id, format.newHash); !ok || got != typ || !bytes.Equal(data, body) {
+				t.Fatalf("%s: ReadLoose(%s) = %q, %d bytes, %v; want %s, %d", format.name, id, got, len(data), ok, typ, len(body))
+			}
 			if out, err := gitIn(dir, nil, "cat-file", typ, id); err != nil || !bytes.Equal(out, body) {
 				t.Fatalf("%s: git cat-file %s %s: %v", format.name, typ, id, err)
 			}
@@ -316,10 +320,31 @@ func TestDifferentialWriteLoose(t *testing.T) {
 		if typ, ok := LooseType(objects, missing); ok {
 			t.Fatalf("%s: LooseType of a missing object = %q", format.name, typ)
 		}
+		if _, _, ok := ReadLoose(objects, missing, format.newHash); ok {
+			t.Fatalf("%s: ReadLoose of a missing object", format.name)
+		}
 		os.MkdirAll(filepath.Join(objects, missing[:2]), 0o755)
 		os.WriteFile(filepath.Join(objects, missing[:2], missing[2:]), []byte("not zlib"), 0o444)
 		if typ, ok := LooseType(objects, missing); ok {
 			t.Fatalf("%s: LooseType of a file that is no object = %q", format.name, typ)
+		}
+		// Objects under that id whose bytes are not its own: another
+		// blob's, a header that claims more or fewer bytes than follow,
+		// one that claims more than ReadLoose inflates.
+		for _, forged := range []string{"blob 4\x00abc\n", "blob 9\x00abc\n", "blob 2\x00abc\n", fmt.Sprintf("blob %d\x00", maxLooseRead+1)} {
+			var z bytes.Buffer
+			w := zlib.NewWriter(&z)
+			w.Write([]byte(forged))
+			w.Close()
+			os.Chmod(filepath.Join(objects, missing[:2], missing[2:]), 0o644)
+			os.WriteFile(filepath.Join(objects, missing[:2], missing[2:]), z.Bytes(), 0o444)
+			if typ, _, ok := ReadLoose(objects, missing, format.newHash); ok {
+				t.Fatalf("%s: ReadLoose of %q under another id = %s", format.name, forged, typ)
+			}
+		}
+		id, _ := WriteLoose(objects, format.newHash, "blob", []byte("abc\n"))
+		if _, _, ok := ReadLoose(objects, id[:len(id)-1], format.newHash); ok {
+			t.Fatalf("%s: ReadLoose of a short id", format.name)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gitfile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"crypto/rand"
@@ -164,4 +165,49 @@ func looseTemp(dir string) (*os.File, error) {
 			return f, err
 		}
 	}
+}
+
+// maxLooseRead bounds the content ReadLoose inflates (a header could claim
+// any size): a larger object is left to git.
+const maxLooseRead = 64 << 20
+
+// ReadLoose returns the type and content of the loose object id under
+// objects, checked against id by newHash's hash (the repository's); ok
+// is false when there is no such file, it is not a loose object, or its
+// bytes do not hash to id, or it holds more than maxLooseRead bytes (a
+// packed object is not looked for: the caller asks git).
+func ReadLoose(objects, id string, newHash func() hash.Hash) (typ string, body []byte, ok bool) {
+	if len(id) != 2*newHash().Size() || !IsObjectID(id) {
+		return "", nil, false
+	}
+	f, err := os.Open(filepath.Join(objects, id[:2], id[2:]))
+	if err != nil {
+		return "", nil, false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return "", nil, false
+	}
+	r := bufio.NewReader(z)
+	head, err := r.ReadSlice(0)
+	if err != nil {
+		return "", nil, false
+	}
+	typ, size, found := strings.Cut(string(head[:len(head)-1]), " ")
+	n, err := strconv.Atoi(size)
+	if !found || err != nil || n < 0 || n > maxLooseRead {
+		return "", nil, false
+	}
+	body = make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return "", nil, false
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		return "", nil, false // more than the header says
+	}
+	if hex.EncodeToString(HashObject(newHash(), typ, body)) != id {
+		return "", nil, false
+	}
+	return typ, body, true
 }
