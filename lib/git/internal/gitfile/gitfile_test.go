@@ -346,5 +346,12 @@ func TestDifferentialWriteLoose(t *testing.T) {
 		if _, _, ok := ReadLoose(objects, id[:len(id)-1], format.newHash); ok {
 			t.Fatalf("%s: ReadLoose of a short id", format.name)
 		}
+		empty, err := WriteLoose(objects, format.newHash, "blob", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ, data, ok := ReadLoose(objects, empty, format.newHash); !ok || typ != "blob" || len(data) != 0 {
+			t.Fatalf("%s: ReadLoose of the empty blob = %q, %q, %v", format.name, typ, data, ok)
+		}
 	}
 }
