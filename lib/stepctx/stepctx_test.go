@@ -2,10 +2,12 @@ package stepctx
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/cli"
@@ -202,5 +204,92 @@ func TestStartWithAtBase(t *testing.T) {
 	}
 	if it, err := l.Wait(); err != nil || it.AtBase != nil {
 		t.Fatalf("without a base: AtBase %+v, %v", it.AtBase, err)
+	}
+}
+
+// The standard descriptors are never a seal descriptor: Tell, Say and Exit
+// write nothing to descriptor 2 (nor 0 or 1); a descriptor that cannot
+// take a line is a warning naming it, not an error.
+func TestSealFDRefusesStandardAndWarns(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// Descriptor 2 is the pipe's write end while the three speak.
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Dup3(int(w.Fd()), 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	env := &cli.Env{Stderr: io.Discard}
+	f := SealFD{SealFD: 2}
+	f.Tell(env, "abc")
+	f.Say(env, "said_done", "1")
+	f.Exit(nil)
+	if err := syscall.Dup3(saved, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(saved)
+	w.Close()
+	if got, _ := io.ReadAll(r); len(got) != 0 {
+		t.Fatalf("descriptor 2 got %q", got)
+	}
+
+	// The read end of a pipe takes no write.
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	defer w2.Close()
+	var warn bytes.Buffer
+	env = &cli.Env{Name: "test", Stderr: &warn}
+	bad := SealFD{SealFD: int(r2.Fd())}
+	bad.Tell(env, "abc")
+	bad.Say(env, "said_done", "1")
+	want := fmt.Sprintf("--seal-fd %d: ", r2.Fd())
+	if n := strings.Count(warn.String(), want); n != 2 {
+		t.Fatalf("warnings %q, want two naming %q", warn.String(), want)
+	}
+}
+
+// Without a base, a config.toml that does not parse in the work tree is a
+// runner error.
+func TestWorkTreeConfigRefused(t *testing.T) {
+	env, _ := repo(t, same)
+	write(t, filepath.Join(env.Dir, layout.Config), "max_iterations = \"x\"\n")
+	if _, err := Load(env, "iter", ""); err == nil || exit.Code(err) != exit.RunnerError {
+		t.Fatalf("a bad config.toml: %v (exit %d)", err, exit.Code(err))
+	}
+}
+
+// A config.toml at the base that is no file (a directory there) is a
+// runner error when read with tools.json or other files too, as when
+// read alone.
+func TestConfigNotAFileAtBase(t *testing.T) {
+	env, _ := repo(t, same)
+	cfg := filepath.Join(env.Dir, layout.Config)
+	os.Remove(cfg)
+	write(t, filepath.Join(cfg, "inside"), "x\n")
+	gittest.Run(t, env.Dir, "add", "-A")
+	gittest.Run(t, env.Dir, "commit", "-qm", "config.toml is a directory")
+	commit := gittest.Run(t, env.Dir, "rev-parse", "HEAD")
+	if err := iterdir.Write(filepath.Join(env.Dir, "iter"), iterdir.BeginFile, iterdir.Begin{Version: 1, RunID: "r1", Iteration: 1, NodeID: "n1", HeadBefore: commit}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tools := range []bool{false, true} {
+		l, err := StartWith(env, "iter", commit, tools, "a.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Wait(); err == nil || exit.Code(err) != exit.RunnerError || !strings.Contains(err.Error(), "read "+layout.Config+" at ") {
+			t.Fatalf("tools %v: %v (exit %d)", tools, err, exit.Code(err))
+		}
+	}
+	if _, err := Load(env, "iter", commit); err == nil || exit.Code(err) != exit.RunnerError {
+		t.Fatalf("read alone: %v", err)
 	}
 }
