@@ -56,14 +56,15 @@ func looseRootTree(objects string, newHash func() hash.Hash, commit string) (str
 }
 
 // looseTree is the entries of the loose tree object id; ok is false when
-// it is not one.
+// it is not one, or not a tree as git writes it (gitfile.CanonicalTree:
+// git's own lookup answers for those).
 func looseTree(objects string, newHash func() hash.Hash, id string) (gitfile.Tree, bool) {
 	typ, body, ok := gitfile.ReadLoose(objects, id, newHash)
 	if !ok || typ != "tree" {
 		return nil, false
 	}
 	t, err := gitfile.ParseTree(body, newHash().Size())
-	return t, err == nil
+	return t, err == nil && gitfile.CanonicalTree(body, t)
 }
 
 // looseFile is ShowFiles' answer for p at commit rev (verifyChain's) from
@@ -91,6 +92,9 @@ func looseFile(objects string, newHash func() hash.Hash, rev, p string) (data []
 		case !present, e.Mode == "160000", !last && e.Mode != "40000":
 			return nil, false, nil, true // no such file
 		case last && e.Mode == "40000":
+			if typ, ok := gitfile.LooseType(objects, hex.EncodeToString(e.ID)); !ok || typ != "tree" {
+				return nil, false, nil, false // git says what a directory's entry naming no tree is
+			}
 			return nil, false, fmt.Errorf("git cat-file: %s:%s is a tree, not a file", rev, p), true
 		}
 		id = hex.EncodeToString(e.ID)

@@ -54,7 +54,8 @@ func parseRaw(out []byte) ([]StagedChange, error) {
 }
 
 // ErrTreeByHand: TreeWith does not build this tree (a conflict, an
-// unusual path or mode, or nothing left in it); `git write-tree` does.
+// unusual path or mode, nothing left in it, or a tree of the commit that
+// git would not write so: gitfile.CanonicalTree); `git write-tree` does.
 var ErrTreeByHand = errors.New("git write-tree needed")
 
 // TreeWith writes, without touching the index, the tree that `git
@@ -67,7 +68,10 @@ var ErrTreeByHand = errors.New("git write-tree needed")
 // rewrite the whole index to record its cache of tree ids, which is most
 // of its time in a large repository. ErrTreeByHand when a
 // change is a conflict, a path is not a plain relative path or the tree
-// would be empty: the caller runs write-tree.
+// would be empty, or a tree read from commit is not as git writes trees
+// (a zero-padded mode, a name twice, entries out of order: rebuilt from
+// its entries it would not keep what git's does): the caller runs
+// write-tree.
 func (r *Repo) TreeWith(commit string, changes []StagedChange) (string, error) {
 	var newHash func() hash.Hash
 	switch len(commit) {
@@ -208,6 +212,9 @@ func (r *Repo) readTrees(commit string, names []string, hashSize int) (map[strin
 		if rec.Type == "tree" {
 			if entries, err = gitfile.ParseTree(rec.Body, hashSize); err != nil {
 				return nil, fmt.Errorf("git cat-file: %w", err)
+			}
+			if !gitfile.CanonicalTree(rec.Body, entries) {
+				return nil, ErrTreeByHand // rebuilt from entries, it would lose what git keeps
 			}
 		} else if d == "" {
 			return nil, fmt.Errorf("git cat-file: %s has no tree", commit)

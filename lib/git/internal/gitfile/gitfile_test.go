@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/internal/gittest"
@@ -353,5 +354,79 @@ func TestDifferentialWriteLoose(t *testing.T) {
 		if typ, data, ok := ReadLoose(objects, empty, format.newHash); !ok || typ != "blob" || len(data) != 0 {
 			t.Fatalf("%s: ReadLoose of the empty blob = %q, %q, %v", format.name, typ, data, ok)
 		}
+	}
+}
+
+// TestLooseHeaderAsGitParses: a loose object whose header spells its size
+// as git's parser would not take it (a leading zero, a sign, nothing)
+// is no loose object to ReadLoose or LooseType, whose bytes would
+// otherwise hash to its id: git answers ("unable to parse header"). A
+// FIFO at an object's name is none either, and opening it does not block.
+func TestLooseHeaderAsGitParses(t *testing.T) {
+	_, objects := newObjectRepo(t, "sha1")
+	id := hex.EncodeToString(HashObject(sha1.New(), "blob", []byte("abcdef")))
+	p := filepath.Join(objects, id[:2], id[2:])
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	for _, head := range []string{"blob 6", "blob 06", "blob +6", "blob ", "blob 6 ", "blob 0x6"} {
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		w.Write([]byte(head + "\x00abcdef"))
+		w.Close()
+		os.Remove(p)
+		if err := os.WriteFile(p, z.Bytes(), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		want := head == "blob 6"
+		if _, _, ok := ReadLoose(objects, id, sha1.New); ok != want {
+			t.Errorf("ReadLoose of header %q: %v", head, ok)
+		}
+		if _, ok := LooseType(objects, id); ok != want {
+			t.Errorf("LooseType of header %q: %v", head, ok)
+		}
+	}
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := ReadLoose(objects, id, sha1.New); ok {
+		t.Error("ReadLoose of a FIFO")
+	}
+	if _, ok := LooseType(objects, id); ok {
+		t.Error("LooseType of a FIFO")
+	}
+}
+
+// TestCanonicalTree: EncodeTree's trees are canonical; a zero-padded
+// directory mode, a mode git does not write, a name twice or entries out
+// of git's order are not.
+func TestCanonicalTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 50 {
+		body, _ := EncodeTree(randomTree(rng, 1+rng.IntN(12), 20))
+		tr, err := ParseTree(body, 20)
+		if err != nil || !CanonicalTree(body, tr) {
+			t.Fatalf("EncodeTree's tree not canonical: %v", err)
+		}
+	}
+	id := bytes.Repeat([]byte{7}, 20)
+	entry := func(mode, name string) []byte { return append([]byte(mode+" "+name+"\x00"), id...) }
+	for name, body := range map[string][]byte{
+		"zero padded":  entry("040000", "d"),
+		"group write":  entry("100664", "f"),
+		"twice":        append(entry("100644", "a"), entry("100644", "a")...),
+		"out of order": append(entry("100644", "b"), entry("100644", "a")...),
+		"dir order":    append(entry("40000", "a"), entry("100644", "a.b")...), // "a/" sorts after "a.b"
+	} {
+		tr, err := ParseTree(body, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if CanonicalTree(body, tr) {
+			t.Errorf("%s: canonical", name)
+		}
+	}
+	ok := append(entry("100644", "a.b"), entry("40000", "a")...)
+	if tr, _ := ParseTree(ok, 20); !CanonicalTree(ok, tr) {
+		t.Error(`"a.b" before the directory "a": not canonical`)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -126,8 +127,8 @@ func LooseType(objects, id string) (typ string, ok bool) {
 	if len(id) < 3 {
 		return "", false
 	}
-	f, err := os.Open(filepath.Join(objects, id[:2], id[2:]))
-	if err != nil {
+	f, ok := openLoose(objects, id)
+	if !ok {
 		return "", false
 	}
 	defer f.Close()
@@ -137,11 +138,47 @@ func LooseType(objects, id string) (typ string, ok bool) {
 	}
 	var head [32]byte
 	n, _ := io.ReadFull(z, head[:])
-	typ, rest, found := strings.Cut(string(head[:n]), " ")
-	if !found || !strings.Contains(rest, "\x00") {
+	h, _, found := strings.Cut(string(head[:n]), "\x00")
+	if !found {
+		return "", false
+	}
+	typ, size, found := strings.Cut(h, " ")
+	if _, ok := looseSize(size); !found || !ok {
 		return "", false
 	}
 	return typ, true
+}
+
+// openLoose opens the loose object file of id under objects for reading:
+// ok is false when there is none or it is no regular file (a FIFO there
+// would block an open without O_NONBLOCK for ever; git, which looks in its
+// packs first, may never open that name).
+func openLoose(objects, id string) (*os.File, bool) {
+	f, err := os.OpenFile(filepath.Join(objects, id[:2], id[2:]), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+// looseSize is a loose object header's size as git parses it: decimal
+// digits alone, no sign, no leading zero but in "0"; ok is false for any
+// other (git: "unable to parse header").
+func looseSize(s string) (int, bool) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }
 
 // copyExactly copies the first size bytes of r to w (as git reads a
@@ -180,8 +217,8 @@ func ReadLoose(objects, id string, newHash func() hash.Hash) (typ string, body [
 	if len(id) != 2*newHash().Size() || !IsObjectID(id) {
 		return "", nil, false
 	}
-	f, err := os.Open(filepath.Join(objects, id[:2], id[2:]))
-	if err != nil {
+	f, ok := openLoose(objects, id)
+	if !ok {
 		return "", nil, false
 	}
 	defer f.Close()
@@ -195,8 +232,8 @@ func ReadLoose(objects, id string, newHash func() hash.Hash) (typ string, body [
 		return "", nil, false
 	}
 	typ, size, found := strings.Cut(string(head[:len(head)-1]), " ")
-	n, err := strconv.Atoi(size)
-	if !found || err != nil || n < 0 || n > maxLooseRead {
+	n, ok := looseSize(size)
+	if !found || !ok || n > maxLooseRead {
 		return "", nil, false
 	}
 	body = make([]byte, n)

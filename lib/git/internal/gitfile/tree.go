@@ -45,6 +45,24 @@ func ParseTree(body []byte, idLen int) (Tree, error) {
 	return t, nil
 }
 
+// CanonicalTree reports whether body, parsed as t (ParseTree), is a tree
+// as git writes it: each name once, in git's order (EncodeTree's), each
+// mode one git writes (100644, 100755, 120000, 40000, 160000). On any
+// other tree (a zero-padded 040000 of old tools, a name twice, entries out
+// of order: what git fsck warns of) a lookup by name here need not find
+// what git's does, nor a tree rebuilt from t keep what git's would.
+func CanonicalTree(body []byte, t Tree) bool {
+	for _, e := range t {
+		switch e.Mode {
+		case "100644", "100755", "120000", "40000", "160000":
+		default:
+			return false
+		}
+	}
+	obj, _ := EncodeTree(t)
+	return bytes.Equal(obj, body)
+}
+
 // EncodeTree returns t's object content in git's order (names compared
 // byte by byte, a directory's as if it ended in "/"), and the same
 // entries as `git mktree -z` input: "<mode> SP <type> SP <hex id> TAB
