@@ -152,8 +152,8 @@ func TestWrapHome(t *testing.T) {
 }
 
 // TestWrapHiddenCommand: a command in a hidden place (the home directory,
-// /tmp) is shown read-only where its path resolves; one elsewhere is not
-// bound at all.
+// /tmp, /dev/shm) is shown read-only where its path resolves; one
+// elsewhere is not bound at all.
 func TestWrapHiddenCommand(t *testing.T) {
 	noServices(t)
 	root := repo(t)
@@ -181,11 +181,24 @@ func TestWrapHiddenCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inTmp := filepath.Join(t.TempDir(), "tool")
-	if err := os.WriteFile(inTmp, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	cases := []struct{ exe, shown, runs string }{{inHome, inHome, inHome}, {link, real, real}, {sh, "", sh}}
+	// /tmp and /dev/shm (under bwrap's own /dev), where there is one.
+	for _, place := range []string{"/tmp", "/dev/shm"} {
+		dir, err := os.MkdirTemp(place, "sandbox-tool-")
+		if err != nil {
+			if place == "/tmp" {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		tool := filepath.Join(dir, "tool")
+		if err := os.WriteFile(tool, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct{ exe, shown, runs string }{tool, tool, tool})
 	}
-	for _, x := range []struct{ exe, shown, runs string }{{inHome, inHome, inHome}, {link, real, real}, {inTmp, inTmp, inTmp}, {sh, "", sh}} {
+	for _, x := range cases {
 		exe, want := x.exe, x.shown
 		argv, err := s.Wrap([]string{exe})
 		if err != nil {

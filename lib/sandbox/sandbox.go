@@ -157,6 +157,13 @@ func expandHome(ps []string, home string) []string {
 	return out
 }
 
+// hides reports whether p lies in a place the sandbox mounts afresh, its
+// contents hidden: /tmp, /dev (bwrap's own, without /dev/shm's files),
+// the home directory, the runtime directory.
+func (s *Sandbox) hides(p string) bool {
+	return within("/tmp", p) || within("/dev", p) || s.home != "" && within(s.home, p) || s.runtime != "" && within(s.runtime, p)
+}
+
 // shows reports whether the sandbox shows p by a mount of its own: the
 // root, a readable or writable path, one bound read-only.
 func (s *Sandbox) shows(p string) bool {
@@ -282,13 +289,15 @@ func (s *Sandbox) Wrap(argv []string) ([]string, error) {
 	for _, p := range s.writable {
 		a = append(a, "--bind-try", p, p)
 	}
-	// A command that lives in a hidden place (/tmp, the home directory)
-	// the sandbox does not show otherwise is shown there read-only, as
-	// the file its path resolves to (bwrap cannot bind onto a symlink).
-	// One the sandbox shows (in the repository, a readable path) runs by
-	// its own path: a virtual environment's python is a link, and run as
-	// the file it resolves to it would not be the environment's.
-	if (within("/tmp", exe) || s.home != "" && within(s.home, exe)) && !s.shows(exe) {
+	// A command that lives in a hidden place (/tmp, /dev and so
+	// /dev/shm, the home directory, the runtime directory: each a fresh
+	// mount above) the sandbox does not show otherwise is shown there
+	// read-only, as the file its path resolves to (bwrap cannot bind onto
+	// a symlink). One the sandbox shows (in the repository, a readable
+	// path) runs by its own path: a virtual environment's python is a
+	// link, and run as the file it resolves to it would not be the
+	// environment's.
+	if s.hides(exe) && !s.shows(exe) {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
