@@ -33,14 +33,14 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh bench/script-cpu.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop tools/test-scratch hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh bench/script-cpu.sh
 
 # go test -short (four packages at once: their tests wait on processes as
 # much as they compute): testscripts/tier_test.go names the core scripts, the random
 # differential tests run fewer rounds; `just ci` runs everything.
 # The inner loop (the short tier): the unit tests and the core scripts.
 test:
-    go test -short -p 4 ./...
+    tools/test-scratch go test -short -p 4 ./...
 
 # Fuzz corpora are replayed as regression tests. On a busy 2-core machine the
 # testscripts package alone takes longer than go test's default 10 minutes,
@@ -53,7 +53,7 @@ test:
 # every package) is off: on cold caches 7 s of wall time, 14 of CPU.
 # Every test (the ci tier): every script, the browser tests, the real agent CLIs, the recipes.
 test-all: vet
-    go test -count=1 -timeout 60m -parallel 3 -vet=off ./...
+    tools/test-scratch go test -count=1 -timeout 60m -parallel 3 -vet=off ./...
 
 # Where the suite's time goes: runs every test as test-all does, with go test -json, then
 # prints the slowest packages and the slowest tests and scripts with their
@@ -62,7 +62,7 @@ test-profile: vet
     #!/usr/bin/env bash
     set -uo pipefail
     out="${TMPDIR:-/tmp}/treeloop-test-profile.json"
-    go test -count=1 -timeout 60m -parallel 3 -vet=off -json ./... > "$out"
+    tools/test-scratch go test -count=1 -timeout 60m -parallel 3 -vet=off -json ./... > "$out"
     rc=$?
     go run ./bench/testprofile "$out"
     exit $rc
