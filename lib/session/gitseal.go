@@ -2,10 +2,12 @@ package session
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/seal"
 )
@@ -21,7 +23,37 @@ import (
 type gitSettings struct {
 	seals []*seal.Seal
 	rels  []string
+	// index is git's index file and stamp what it was when sealed
+	// (indexStamp): a session that wrote it may have hidden a change
+	// from git in it (git.Repo.ResetIndex).
+	index, stamp string
 }
+
+// indexStamp says which file p is, without reading it whole: its inode,
+// size, modification and change times and its last 32 bytes (git's
+// checksum ends there); "" when there is none. Git writes the index to a
+// lock file and renames it (a new inode); a write in place moves its
+// change time, which no session sets back.
+func indexStamp(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "?"
+	}
+	var tail [32]byte
+	n, _ := f.ReadAt(tail[:], max(st.Size()-32, 0))
+	ino, _ := fsutil.Inode(st)
+	ctime, _ := fsutil.ChangeTime(st)
+	return fmt.Sprintf("%d %d %d %d %x", ino, st.Size(), st.ModTime().UnixNano(), ctime.UnixNano(), tail[:n])
+}
+
+// IndexTouched reports whether git's index is not the file it was when
+// the settings were sealed.
+func (g *gitSettings) IndexTouched() bool { return indexStamp(g.index) != g.stamp }
 
 // housekeepingOnly reports whether rel is a file under the sealed git
 // directories that only git's housekeeping writes and no git command reads
@@ -67,7 +99,14 @@ func sealGit(repo *git.Repo) (*gitSettings, error) {
 			keep[name] = true
 		}
 	}
-	g := &gitSettings{}
+	g := &gitSettings{index: filepath.Join(gitDir, "index")}
+	if f := os.Getenv("GIT_INDEX_FILE"); f != "" {
+		g.index = f
+		if !filepath.IsAbs(f) {
+			g.index = filepath.Join(repo.Root(), f)
+		}
+	}
+	g.stamp = indexStamp(g.index)
 	s, err := seal.Take(common, func(rel string) bool {
 		return (!keep[strings.SplitN(rel, "/", 2)[0]] && !kept(keep, rel)) || housekeepingOnly(rel)
 	})

@@ -226,6 +226,13 @@ func (s *Session) Check(who string, protected []string) ([]string, error) {
 		return nil, fmt.Errorf("check git's settings: %w", err)
 	}
 	reasons = append(reasons, more...)
+	// An index the session wrote is not believed (git.Repo.ResetIndex):
+	// made again from base before any check reads it.
+	if s.base != "" && s.git.IndexTouched() {
+		if err := s.repo.ResetIndex(s.base); err != nil {
+			return nil, fmt.Errorf("reset git's index the session wrote: %w", err)
+		}
+	}
 	type checked struct {
 		reasons []string
 		err     error

@@ -1,0 +1,112 @@
+package git
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/git/internal/gitfile"
+)
+
+// forgeEntry makes the index's entry for name name the blob id, with the
+// stat data of name's file as it is now, leaving the index's cache of
+// tree ids as it was (a hand-written index, as a session could write).
+func forgeEntry(t *testing.T, r *Repo, name, id string) {
+	t.Helper()
+	p := filepath.Join(r.Root(), ".git", "index")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := hex.DecodeString(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(r.Root(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	off, count := gitfile.IndexHeaderSize, int(binary.BigEndian.Uint32(data[8:12]))
+	found := false
+	for range count {
+		q := off + gitfile.IndexEntryFixed + gitfile.IndexSHA1Size
+		flags := binary.BigEndian.Uint16(data[q:])
+		fixed := q + 2
+		if flags&gitfile.FlagExtended != 0 {
+			fixed += 2
+		}
+		n := strings.IndexByte(string(data[fixed:]), 0)
+		if string(data[fixed:fixed+n]) == name {
+			for i, v := range []uint32{uint32(sys.Ctim.Sec), uint32(sys.Ctim.Nsec), uint32(sys.Mtim.Sec), uint32(sys.Mtim.Nsec), uint32(sys.Dev), uint32(sys.Ino), 0o100644, sys.Uid, sys.Gid, uint32(st.Size())} {
+				binary.BigEndian.PutUint32(data[off+4*i:], v)
+			}
+			copy(data[off+gitfile.IndexEntryFixed:], raw)
+			found = true
+		}
+		off += (fixed - off + n + 8) &^ 7
+	}
+	if !found {
+		t.Fatalf("no index entry %s", name)
+	}
+	sum := sha1.Sum(data[:len(data)-sha1.Size])
+	copy(data[len(data)-sha1.Size:], sum[:])
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResetIndex: an index that hides changes from git (a file marked
+// assume-unchanged, one marked skip-worktree, an entry changed under a
+// cache of tree ids naming the base's trees) shows every change once
+// ResetIndex made it again from the base, and git add stages them all; a
+// skip-worktree mark on a file that is absent (a sparse checkout's)
+// stays, and what was staged is staged no more.
+func TestResetIndex(t *testing.T) {
+	r := newRepo(t)
+	for _, f := range []string{"a.txt", "d/b.txt", "d/c.txt", "e/f.txt", "g.txt"} {
+		write(t, r, f, "orig\n")
+	}
+	base := commitAll(t, r, "base")
+	mustRun(t, r, "update-index", "--assume-unchanged", "a.txt")
+	write(t, r, "a.txt", "hidden\n")
+	mustRun(t, r, "update-index", "--skip-worktree", "d/b.txt")
+	write(t, r, "d/b.txt", "hidden\n")
+	mustRun(t, r, "update-index", "--skip-worktree", "d/c.txt")
+	if err := os.Remove(filepath.Join(r.Root(), "d", "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, r, "write-tree")
+	write(t, r, "e/f.txt", "hidden\n")
+	forgeEntry(t, r, "e/f.txt", strings.TrimSpace(string(mustRun(t, r, "hash-object", "-w", "e/f.txt"))))
+	write(t, r, "g.txt", "staged\n")
+	mustRun(t, r, "add", "g.txt")
+	if out := mustRun(t, r, "diff", "--name-only", "HEAD"); string(out) != "g.txt\n" {
+		t.Fatalf("before: git sees %q, want only g.txt", out)
+	}
+
+	if err := r.ResetIndex(base); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, r, "ls-files", "-v"); string(out) != "H a.txt\nH d/b.txt\nS d/c.txt\nH e/f.txt\nH g.txt\n" {
+		t.Fatalf("marks after: %q", out)
+	}
+	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); len(out) != 0 {
+		t.Fatalf("still staged: %q", out)
+	}
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); string(out) != "a.txt\nd/b.txt\ne/f.txt\ng.txt\n" {
+		t.Fatalf("staged after git add -A: %q", out)
+	}
+	tree := strings.TrimSpace(string(mustRun(t, r, "write-tree")))
+	if got := string(mustRun(t, r, "cat-file", "blob", tree+":e/f.txt")); got != "hidden\n" {
+		t.Fatalf("e/f.txt in the tree: %q", got)
+	}
+}
