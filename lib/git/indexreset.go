@@ -10,12 +10,12 @@ import (
 // ResetIndex makes the index one that only git wrote from what it can
 // check, after a session wrote it: git's index can hide a change from
 // every git status, git add and commit (a path marked assume-unchanged,
-// or skip-worktree where its file is present, or a cache of tree ids that
+// or skip-worktree, its file changed or deleted, or a cache of tree ids that
 // names a directory's tree in the commit while its entries differ), so
 // that the guard runs on a change the runner's commit leaves out. The
 // marks are cleared (`git update-index --no-assume-unchanged`,
-// `--no-skip-worktree` for a file that is present: a sparse checkout's
-// mark on an absent one stays), then `git read-tree --reset base` resets
+// `--no-skip-worktree`, but on an absent file in a sparse checkout
+// (core.sparseCheckout), as git marks it), then `git read-tree --reset base` resets
 // the entries to base's, keeping the stat data of those that equal it,
 // its cache of tree ids taken from base's trees, and no untracked cache
 // (core.untrackedCache=false). What the session changed stays in the
@@ -27,6 +27,7 @@ func (r *Repo) ResetIndex(base string) error {
 		return err
 	}
 	var assumed, skipped bytes.Buffer
+	sparse := -1 // core.sparseCheckout, read once an absent file is marked
 	for _, rec := range strings.Split(string(out), "\x00") {
 		if len(rec) < 3 || rec[1] != ' ' {
 			continue
@@ -35,11 +36,21 @@ func (r *Repo) ResetIndex(base string) error {
 		if 'a' <= tag && tag <= 'z' { // -v: assume-unchanged in lower case
 			assumed.WriteString(p + "\x00")
 		}
-		if tag == 'S' || tag == 's' {
-			if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p))); err == nil {
-				skipped.WriteString(p + "\x00")
+		if tag != 'S' && tag != 's' {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p))); err != nil {
+			if sparse < 0 {
+				sparse = 0
+				if v, _ := r.Run("config", "--bool", "core.sparseCheckout"); strings.TrimSpace(string(v)) == "true" {
+					sparse = 1
+				}
+			}
+			if sparse == 1 {
+				continue // outside a sparse checkout's cone, as git keeps it
 			}
 		}
+		skipped.WriteString(p + "\x00")
 	}
 	if assumed.Len() > 0 {
 		if _, err := runEnv(r.root, nil, assumed.Bytes(), "update-index", "--no-assume-unchanged", "-z", "--stdin"); err != nil {

@@ -64,9 +64,10 @@ func forgeEntry(t *testing.T, r *Repo, name, id string) {
 // TestResetIndex: an index that hides changes from git (a file marked
 // assume-unchanged, one marked skip-worktree, an entry changed under a
 // cache of tree ids naming the base's trees) shows every change once
-// ResetIndex made it again from the base, and git add stages them all; a
-// skip-worktree mark on a file that is absent (a sparse checkout's)
-// stays, and what was staged is staged no more.
+// ResetIndex made it again from the base, and git add stages them all,
+// a file deleted under a skip-worktree mark among them; in a sparse
+// checkout (core.sparseCheckout) such a mark on an absent file stays,
+// as git sets it; what was staged is staged no more.
 func TestResetIndex(t *testing.T) {
 	r := newRepo(t)
 	for _, f := range []string{"a.txt", "d/b.txt", "d/c.txt", "e/f.txt", "g.txt"} {
@@ -93,7 +94,7 @@ func TestResetIndex(t *testing.T) {
 	if err := r.ResetIndex(base); err != nil {
 		t.Fatal(err)
 	}
-	if out := mustRun(t, r, "ls-files", "-v"); string(out) != "H a.txt\nH d/b.txt\nS d/c.txt\nH e/f.txt\nH g.txt\n" {
+	if out := mustRun(t, r, "ls-files", "-v"); string(out) != "H a.txt\nH d/b.txt\nH d/c.txt\nH e/f.txt\nH g.txt\n" {
 		t.Fatalf("marks after: %q", out)
 	}
 	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); len(out) != 0 {
@@ -102,11 +103,25 @@ func TestResetIndex(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); string(out) != "a.txt\nd/b.txt\ne/f.txt\ng.txt\n" {
+	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); string(out) != "a.txt\nd/b.txt\nd/c.txt\ne/f.txt\ng.txt\n" {
 		t.Fatalf("staged after git add -A: %q", out)
 	}
 	tree := strings.TrimSpace(string(mustRun(t, r, "write-tree")))
 	if got := string(mustRun(t, r, "cat-file", "blob", tree+":e/f.txt")); got != "hidden\n" {
 		t.Fatalf("e/f.txt in the tree: %q", got)
+	}
+
+	// A sparse checkout: the mark on the absent file stays.
+	mustRun(t, r, "reset", "-q", "--hard", base)
+	mustRun(t, r, "config", "core.sparseCheckout", "true")
+	mustRun(t, r, "update-index", "--skip-worktree", "d/c.txt")
+	if err := os.Remove(filepath.Join(r.Root(), "d", "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ResetIndex(base); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, r, "ls-files", "-v", "d/c.txt"); string(out) != "S d/c.txt\n" {
+		t.Fatalf("sparse checkout: %q", out)
 	}
 }
