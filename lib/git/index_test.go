@@ -55,6 +55,16 @@ func sameAsLsFiles(t *testing.T, r *Repo, scopes ...[]string) {
 // could.
 func rewriteIndex(t *testing.T, r *Repo, name string, set, clear uint16) {
 	t.Helper()
+	editIndex(t, r, name, func(entry []byte, q int) {
+		binary.BigEndian.PutUint16(entry[q:], binary.BigEndian.Uint16(entry[q:])|set&^clear)
+	})
+}
+
+// editIndex rewrites .git/index (version 2 or 3, SHA-1) by hand: edit is
+// given the entry of name (from its first byte) and the offset of its
+// flags in it, and the checksum is made again.
+func editIndex(t *testing.T, r *Repo, name string, edit func(entry []byte, q int)) {
+	t.Helper()
 	p := filepath.Join(r.Root(), ".git", "index")
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -71,7 +81,7 @@ func rewriteIndex(t *testing.T, r *Repo, name string, set, clear uint16) {
 		}
 		n := strings.IndexByte(string(data[fixed:]), 0)
 		if string(data[fixed:fixed+n]) == name {
-			binary.BigEndian.PutUint16(data[q:], flags|set&^clear)
+			edit(data[off:], q-off)
 			found = true
 		}
 		off += (fixed - off + n + 8) &^ 7

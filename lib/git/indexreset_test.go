@@ -1,7 +1,6 @@
 package git
 
 import (
-	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
 	"os"
@@ -18,11 +17,6 @@ import (
 // tree ids as it was (a hand-written index, as a session could write).
 func forgeEntry(t *testing.T, r *Repo, name, id string) {
 	t.Helper()
-	p := filepath.Join(r.Root(), ".git", "index")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	raw, err := hex.DecodeString(id)
 	if err != nil {
 		t.Fatal(err)
@@ -32,33 +26,12 @@ func forgeEntry(t *testing.T, r *Repo, name, id string) {
 		t.Fatal(err)
 	}
 	sys := st.Sys().(*syscall.Stat_t)
-	off, count := gitfile.IndexHeaderSize, int(binary.BigEndian.Uint32(data[8:12]))
-	found := false
-	for range count {
-		q := off + gitfile.IndexEntryFixed + gitfile.IndexSHA1Size
-		flags := binary.BigEndian.Uint16(data[q:])
-		fixed := q + 2
-		if flags&gitfile.FlagExtended != 0 {
-			fixed += 2
+	editIndex(t, r, name, func(entry []byte, _ int) {
+		for i, v := range []uint32{uint32(sys.Ctim.Sec), uint32(sys.Ctim.Nsec), uint32(sys.Mtim.Sec), uint32(sys.Mtim.Nsec), uint32(sys.Dev), uint32(sys.Ino), 0o100644, sys.Uid, sys.Gid, uint32(st.Size())} {
+			binary.BigEndian.PutUint32(entry[4*i:], v)
 		}
-		n := strings.IndexByte(string(data[fixed:]), 0)
-		if string(data[fixed:fixed+n]) == name {
-			for i, v := range []uint32{uint32(sys.Ctim.Sec), uint32(sys.Ctim.Nsec), uint32(sys.Mtim.Sec), uint32(sys.Mtim.Nsec), uint32(sys.Dev), uint32(sys.Ino), 0o100644, sys.Uid, sys.Gid, uint32(st.Size())} {
-				binary.BigEndian.PutUint32(data[off+4*i:], v)
-			}
-			copy(data[off+gitfile.IndexEntryFixed:], raw)
-			found = true
-		}
-		off += (fixed - off + n + 8) &^ 7
-	}
-	if !found {
-		t.Fatalf("no index entry %s", name)
-	}
-	sum := sha1.Sum(data[:len(data)-sha1.Size])
-	copy(data[len(data)-sha1.Size:], sum[:])
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+		copy(entry[gitfile.IndexEntryFixed:], raw)
+	})
 }
 
 // TestResetIndex: an index that hides changes from git (a file marked
