@@ -43,12 +43,19 @@ func forgeEntry(t *testing.T, r *Repo, name, id string) {
 // as git sets it; what was staged is staged no more.
 func TestResetIndex(t *testing.T) {
 	r := newRepo(t)
-	for _, f := range []string{"a.txt", "d/b.txt", "d/c.txt", "e/f.txt", "g.txt"} {
+	for _, f := range []string{"a.txt", "d/b.txt", "d/c.txt", "e/f.txt", "g.txt", "h", "i.txt"} {
 		write(t, r, f, "orig\n")
 	}
 	base := commitAll(t, r, "base")
-	mustRun(t, r, "update-index", "--assume-unchanged", "a.txt")
+	mustRun(t, r, "update-index", "--assume-unchanged", "a.txt", "h")
 	write(t, r, "a.txt", "hidden\n")
+	write(t, r, "h", "hidden\n") // a name of one letter
+	mustRun(t, r, "update-index", "--assume-unchanged", "i.txt")
+	mustRun(t, r, "update-index", "--skip-worktree", "i.txt")
+	write(t, r, "i.txt", "hidden\n") // both marks: "s"
+	if out := mustRun(t, r, "ls-files", "-v", "i.txt"); string(out) != "s i.txt\n" {
+		t.Fatalf("both marks: %q", out)
+	}
 	mustRun(t, r, "update-index", "--skip-worktree", "d/b.txt")
 	write(t, r, "d/b.txt", "hidden\n")
 	mustRun(t, r, "update-index", "--skip-worktree", "d/c.txt")
@@ -67,7 +74,7 @@ func TestResetIndex(t *testing.T) {
 	if err := r.ResetIndex(base); err != nil {
 		t.Fatal(err)
 	}
-	if out := mustRun(t, r, "ls-files", "-v"); string(out) != "H a.txt\nH d/b.txt\nH d/c.txt\nH e/f.txt\nH g.txt\n" {
+	if out := mustRun(t, r, "ls-files", "-v"); string(out) != "H a.txt\nH d/b.txt\nH d/c.txt\nH e/f.txt\nH g.txt\nH h\nH i.txt\n" {
 		t.Fatalf("marks after: %q", out)
 	}
 	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); len(out) != 0 {
@@ -76,7 +83,7 @@ func TestResetIndex(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); string(out) != "a.txt\nd/b.txt\nd/c.txt\ne/f.txt\ng.txt\n" {
+	if out := mustRun(t, r, "diff", "--cached", "--name-only", base); string(out) != "a.txt\nd/b.txt\nd/c.txt\ne/f.txt\ng.txt\nh\ni.txt\n" {
 		t.Fatalf("staged after git add -A: %q", out)
 	}
 	tree := strings.TrimSpace(string(mustRun(t, r, "write-tree")))
