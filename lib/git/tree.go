@@ -19,6 +19,7 @@ import (
 // ("000000" and zeros for a path the index no longer has).
 type StagedChange struct {
 	Mode     string // octal, six digits: 100644, 100755, 120000, 160000 or 000000
+	OldMode  string // the tree's mode at the path, as Mode ("000000" where it had none)
 	ID       string
 	Path     string
 	Unmerged bool // status U: the index holds conflict stages
@@ -48,7 +49,7 @@ func parseRaw(out []byte) ([]StagedChange, error) {
 		if !strings.HasPrefix(fields[i], ":") || len(head) != 5 {
 			return nil, fmt.Errorf("git diff --raw: unexpected record %q", fields[i])
 		}
-		cs = append(cs, StagedChange{Mode: head[1], ID: head[3], Path: fields[i+1], Unmerged: strings.HasPrefix(head[4], "U")})
+		cs = append(cs, StagedChange{OldMode: head[0], Mode: head[1], ID: head[3], Path: fields[i+1], Unmerged: strings.HasPrefix(head[4], "U")})
 	}
 	return cs, nil
 }
@@ -260,6 +261,21 @@ const maxStaleTrees = 64
 // rewriting the whole index for that cache, which TreeWith does not
 // (bench/fastpaths.md).
 func (r *Repo) IndexTree(commit, by string) (string, error) {
+	return r.indexTree(commit, nil, by)
+}
+
+// IndexTreeOf is IndexTree given changes, StagedChanges(commit) of this
+// index, read already.
+func (r *Repo) IndexTreeOf(commit string, changes []StagedChange, by string) (string, error) {
+	if changes == nil {
+		changes = []StagedChange{}
+	}
+	return r.indexTree(commit, changes, by)
+}
+
+// indexTree is IndexTree; changes nil: read them here, while the cache of
+// tree ids is looked at.
+func (r *Repo) indexTree(commit string, changes []StagedChange, by string) (string, error) {
 	type count struct {
 		n  int
 		ok bool
@@ -269,7 +285,10 @@ func (r *Repo) IndexTree(commit, by string) (string, error) {
 		n, ok := r.staleTrees()
 		stale <- count{n, ok}
 	}()
-	cs, err := r.StagedChanges(commit)
+	cs, err := changes, error(nil)
+	if cs == nil {
+		cs, err = r.StagedChanges(commit)
+	}
 	if c := <-stale; err == nil && c.ok && c.n <= maxStaleTrees {
 		if tree, err := r.TreeWith(commit, cs); err == nil {
 			return tree, nil

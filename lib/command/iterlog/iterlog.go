@@ -28,7 +28,7 @@ import (
 type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree (a blob in git's object database, named in begin.json), record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
-	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A), then meta.json (with the staged tree, for loop-commit --as-staged), diff.patch, and run_state.json for the next iteration."`
+	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A; a git repository a session made inside the work tree as its files, not as a gitlink), then meta.json (with the staged tree, for loop-commit --as-staged), diff.patch, and run_state.json for the next iteration."`
 	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, what a pass stands on (witnessed, suite only, exit status only), model, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
 	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the guard's run and its tests by name (counts, what a pass stands on, the level and who set it, the witness check, failing and missing tests), the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
@@ -222,7 +222,7 @@ func (e *EndCmd) End(env *cli.Env) (iterdir.Meta, error) {
 	if err != nil {
 		return none, exit.Wrap(exit.RunnerError, err)
 	}
-	patch, err := stage(repo, statePath, begin.HeadBefore, &m)
+	patch, err := stage(env, repo, statePath, begin.HeadBefore, &m)
 	if err != nil {
 		return none, err
 	}
@@ -343,7 +343,7 @@ func writeRunState(env *cli.Env, begin iterdir.Begin, m iterdir.Meta, summary st
 // directory (statePath) is synced. The tree after the iteration is no
 // file of its log: it is in the staged tree, and in the commit made of it
 // (iterdir.SnapshotTree). Errors carry the runner-error exit code.
-func stage(repo *git.Repo, statePath, head string, m *iterdir.Meta) ([]byte, error) {
+func stage(env *cli.Env, repo *git.Repo, statePath, head string, m *iterdir.Meta) ([]byte, error) {
 	// Durable before meta.json, which marks the log complete (iter-log
 	// recover: a crash before it redoes this whole command, action=end):
 	// run_state.json's directory, whose fsync is made while git stages
@@ -365,7 +365,7 @@ func stage(repo *git.Repo, statePath, head string, m *iterdir.Meta) ([]byte, err
 	var staged git.Staged
 	err := repo.AddAll()
 	if err == nil {
-		patch, staged, err = stagedDiff(repo, head)
+		patch, staged, err = stagedDiff(env, repo, head, m)
 	}
 	if lerr := <-logged; lerr != nil {
 		return nil, exit.Errorf(exit.RunnerError, "%w", lerr)
@@ -379,18 +379,29 @@ func stage(repo *git.Repo, statePath, head string, m *iterdir.Meta) ([]byte, err
 
 // stagedDiff is the iteration's diff from the index just staged and that
 // index's tree, for loop-commit --as-staged to commit (git.Staged). The
-// tree is written first (git.IndexTree: from head's trees and the staged
-// changes, or by git write-tree, which stores the index's cache of tree
-// ids back under index.lock) and the diff taken between head and it
-// (git diff --binary HEAD TREE): two trees are compared without reading
-// the index again, so the pair costs less than a diff --cached beside the
-// write-tree, and diff.patch is the diff of the very tree committed. An
-// index with no stamp (not .git/index) or a failed write-tree gives the
-// diff of the index (git diff --cached --binary) and the zero Staged:
-// loop-commit then writes the tree itself, and reports its error.
-func stagedDiff(repo *git.Repo, head string) ([]byte, git.Staged, error) {
+// staged changes are read first (git diff --cached --raw): a git
+// repository a session made inside the work tree, which git staged as a
+// gitlink, is staged as its files instead (unembed). The tree is then
+// written (git.IndexTreeOf: from head's trees and those changes, or by git
+// write-tree, which stores the index's cache of tree ids back under
+// index.lock) and the diff taken between head and it (git diff --binary
+// HEAD TREE): two trees are compared without reading the index again, and
+// diff.patch is the diff of the very tree committed. An index with no
+// stamp (not .git/index) or a failed write-tree gives the diff of the
+// index (git diff --cached --binary) and the zero Staged: loop-commit then
+// writes the tree itself, and reports its error.
+func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]byte, git.Staged, error) {
+	cs, err := repo.StagedChanges(head)
+	if err != nil {
+		return nil, git.Staged{}, err
+	}
+	if len(git.NewGitlinks(cs)) > 0 {
+		if cs, err = unembed(env, repo, head, m, cs); err != nil {
+			return nil, git.Staged{}, err
+		}
+	}
 	if _, ok := repo.IndexStamp(); ok {
-		if tree, err := repo.IndexTree(head, "loop"); err == nil {
+		if tree, err := repo.IndexTreeOf(head, cs, "loop"); err == nil {
 			if stamp, ok := repo.IndexStamp(); ok {
 				patch, err := repo.Run("diff", "--binary", head, tree)
 				return patch, git.Staged{Tree: tree, Index: stamp}, err
@@ -399,6 +410,25 @@ func stagedDiff(repo *git.Repo, head string) ([]byte, git.Staged, error) {
 	}
 	patch, err := repo.Run("diff", "--cached", "--binary", head)
 	return patch, git.Staged{}, err
+}
+
+// unembed stages as plain files each git repository a session made inside
+// the work tree (git.Repo.StageUnembedded): the guard ran on its files,
+// which a gitlink would leave out of the commit (docs/threat-model.md).
+// Its .git is kept in the git directory, under
+// treeloop/embedded/<run>/<iteration>, and a warning names both. It
+// returns the changes staged in the end.
+func unembed(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta, cs []git.StagedChange) ([]git.StagedChange, error) {
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return nil, err
+	}
+	keep := filepath.Join(dirs.Git, "treeloop", "embedded", m.RunID, layout.IterName(m.Iteration))
+	cs, moved, err := repo.StageUnembedded(head, keep, cs)
+	for _, e := range moved {
+		env.Warnf("%s/ is a git repository made inside the work tree: its files are committed, not a gitlink to its commit; its .git is kept in %s", e.Path, e.Kept)
+	}
+	return cs, err
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied

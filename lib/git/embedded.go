@@ -1,0 +1,100 @@
+package git
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// NewGitlinks are the paths that changes (StagedChanges(rev)) stage as a
+// gitlink, a submodule's entry (mode 160000), where rev's tree had none:
+// a git repository made inside the work tree with a commit of its own,
+// which `git add -A` stages as that commit's id, not as its files.
+func NewGitlinks(changes []StagedChange) []string {
+	var paths []string
+	for _, c := range changes {
+		if c.Mode == "160000" && c.OldMode != "160000" {
+			paths = append(paths, c.Path)
+		}
+	}
+	return paths
+}
+
+// Embedded is one git repository found inside the work tree and made a
+// directory of plain files (Unembed).
+type Embedded struct {
+	Path string // slash path of the repository's directory in the work tree
+	Kept string // the absolute path its .git was moved to
+}
+
+// MaxUnembedRounds bounds StageUnembedded's rounds: a repository inside an
+// embedded one shows up only once its outer one's .git has gone.
+const MaxUnembedRounds = 8
+
+// StageUnembedded makes sure what is staged holds files, not gitlinks,
+// wherever rev's tree had no gitlink: each repository that
+// changes (StagedChanges(rev) of the index just staged with `git add -A`)
+// stages as a new gitlink has its .git (a directory, or a file naming one)
+// moved to keep/<path>/.git and its gitlink taken out of the index, and
+// the work tree is staged again, until none
+// is left (MaxUnembedRounds at most). A guard runs on the files of the
+// work tree: committed as a gitlink they would be out of the iteration's
+// commit, which would record only an id no clone can fetch. The user's
+// own submodules (gitlinks in rev's tree) are left as they are. It
+// returns the changes staged in the end and the repositories moved.
+// Errors: a .git that cannot be moved (it is then left, and so is its
+// gitlink), or git's.
+func (r *Repo) StageUnembedded(rev, keep string, changes []StagedChange) ([]StagedChange, []Embedded, error) {
+	var moved []Embedded
+	for round := 0; ; round++ {
+		paths := NewGitlinks(changes)
+		if len(paths) == 0 {
+			return changes, moved, nil
+		}
+		if round == MaxUnembedRounds {
+			return changes, moved, fmt.Errorf("embedded git repositories still staged as gitlinks after %d rounds: %s", round, strings.Join(paths, ", "))
+		}
+		for _, p := range paths {
+			e, err := r.unembed(p, keep)
+			if err != nil {
+				return changes, moved, err
+			}
+			moved = append(moved, e)
+		}
+		// A gitlink in the index stays one, its .git gone, until it is
+		// taken out of the index.
+		if _, err := r.Run(append([]string{"update-index", "--force-remove", "--"}, paths...)...); err != nil {
+			return changes, moved, err
+		}
+		if err := r.AddAll(); err != nil {
+			return changes, moved, err
+		}
+		var err error
+		if changes, err = r.StagedChanges(rev); err != nil {
+			return changes, moved, err
+		}
+	}
+}
+
+// unembed moves the .git of the repository at rel (a slash path in the
+// work tree, from git) to keep/rel/.git.
+func (r *Repo) unembed(rel, keep string) (Embedded, error) {
+	clean := path.Clean(rel)
+	if clean != rel || clean == "." || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return Embedded{}, fmt.Errorf("embedded git repository %q: not a path inside the work tree", rel)
+	}
+	from := filepath.Join(r.root, filepath.FromSlash(rel), ".git")
+	if _, err := os.Lstat(from); err != nil {
+		return Embedded{}, fmt.Errorf("embedded git repository %s: %w", rel, err)
+	}
+	to := filepath.Join(keep, filepath.FromSlash(rel), ".git")
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return Embedded{}, fmt.Errorf("embedded git repository %s: %w", rel, err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		return Embedded{}, fmt.Errorf("embedded git repository %s: move its .git: %w", rel, err)
+	}
+	return Embedded{Path: rel, Kept: to}, nil
+}

@@ -1,0 +1,148 @@
+package git
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// nestedRepo makes a git repository at dir (relative to r's work tree)
+// holding file with data, committed; with separate, its git directory
+// lives in separate and dir/.git is a file naming it.
+func nestedRepo(t *testing.T, r *Repo, dir, file, data, separate string) {
+	t.Helper()
+	write(t, r, filepath.Join(dir, file), data)
+	p := filepath.Join(r.Root(), dir)
+	args := []string{"init", "-q"}
+	if separate != "" {
+		args = append(args, "--separate-git-dir", separate)
+	}
+	for _, a := range [][]string{args, {"add", file}, {"commit", "-qm", "nested"}} {
+		if _, err := run(p, nil, a...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestNewGitlinks(t *testing.T) {
+	cs := []StagedChange{
+		{OldMode: "000000", Mode: "160000", Path: "new"},
+		{OldMode: "100644", Mode: "160000", Path: "was-a-file"},
+		{OldMode: "160000", Mode: "160000", Path: "bumped"},
+		{OldMode: "160000", Mode: "000000", Path: "removed"},
+		{OldMode: "000000", Mode: "100644", Path: "a.txt"},
+	}
+	if got := NewGitlinks(cs); !slices.Equal(got, []string{"new", "was-a-file"}) {
+		t.Fatalf("NewGitlinks = %q", got)
+	}
+	if got := NewGitlinks(nil); got != nil {
+		t.Fatalf("NewGitlinks(nil) = %q", got)
+	}
+}
+
+// TestStageUnembedded: repositories made inside the work tree (one with a
+// repository inside it, one whose .git is a file naming its git
+// directory) are staged as their files, their .git kept under keep; the
+// user's own submodule, a gitlink in the base, stays one, its commit
+// moved or not; nothing is left untracked.
+func TestStageUnembedded(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	nestedRepo(t, r, "ext", "lib.txt", "lib\n", "")
+	base := commitAll(t, r, "base with a submodule")
+	if out := mustRun(t, r, "ls-tree", base, "ext"); !strings.HasPrefix(string(out), "160000 commit ") {
+		t.Fatalf("the base's submodule: %q", out)
+	}
+	// The submodule moves on: a new commit in it.
+	write(t, r, "ext/lib.txt", "lib 2\n")
+	if _, err := run(filepath.Join(r.Root(), "ext"), nil, "commit", "-qam", "bump"); err != nil {
+		t.Fatal(err)
+	}
+	nestedRepo(t, r, "sub", "impl.txt", "impl\n", "")
+	nestedRepo(t, r, "sub/inner", "deep.txt", "deep\n", "")
+	separate := filepath.Join(t.TempDir(), "sep.git")
+	nestedRepo(t, r, "d/file-git", "x.txt", "x\n", separate)
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.StagedChanges(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NewGitlinks(cs); !slices.Equal(got, []string{"d/file-git", "sub"}) {
+		t.Fatalf("staged as gitlinks: %q", got)
+	}
+	keep := filepath.Join(t.TempDir(), "keep")
+	cs, moved, err := r.StageUnembedded(base, keep, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, e := range moved {
+		paths = append(paths, e.Path)
+		if e.Kept != filepath.Join(keep, filepath.FromSlash(e.Path), ".git") {
+			t.Errorf("%s kept in %s", e.Path, e.Kept)
+		}
+		if _, err := os.Lstat(e.Kept); err != nil {
+			t.Errorf("%s's .git: %v", e.Path, err)
+		}
+		if _, err := os.Lstat(filepath.Join(r.Root(), e.Path, ".git")); !os.IsNotExist(err) {
+			t.Errorf("%s/.git is still in the work tree: %v", e.Path, err)
+		}
+	}
+	if !slices.Equal(paths, []string{"d/file-git", "sub", "sub/inner"}) {
+		t.Fatalf("moved %q", paths)
+	}
+	if st, err := os.Lstat(filepath.Join(keep, "d", "file-git", ".git")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("a .git file is kept as the file it is: %v", err)
+	}
+	got := map[string]string{}
+	for _, c := range cs {
+		got[c.Path] = c.OldMode + ">" + c.Mode
+	}
+	want := map[string]string{
+		"d/file-git/x.txt":   "000000>100644",
+		"sub/impl.txt":       "000000>100644",
+		"sub/inner/deep.txt": "000000>100644",
+		"ext":                "160000>160000",
+	}
+	for p, m := range want {
+		if got[p] != m {
+			t.Errorf("%s staged %q, want %q (all: %v)", p, got[p], m, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("staged %v, want %v", got, want)
+	}
+	// Everything is staged: no line with a work tree column or untracked.
+	for _, l := range strings.Split(strings.TrimSuffix(string(mustRun(t, r, "status", "--porcelain", "--untracked-files=all")), "\n"), "\n") {
+		if len(l) < 3 || l[1] != ' ' {
+			t.Errorf("left unstaged: %q", l)
+		}
+	}
+	// Nothing to do: the changes as they are, nothing moved, no git run.
+	again, moved, err := r.StageUnembedded(base, keep, cs)
+	if err != nil || len(moved) != 0 || len(again) != len(cs) {
+		t.Errorf("again: %v moved, %d changes of %d, %v", moved, len(again), len(cs), err)
+	}
+}
+
+// TestStageUnembeddedRefused: a path git would not name, or a .git that
+// is not there, is an error, and nothing is moved.
+func TestStageUnembeddedRefused(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	keep := filepath.Join(t.TempDir(), "keep")
+	for _, p := range []string{"../out", "/abs", ".", "a/../b", "gone"} {
+		_, moved, err := r.StageUnembedded(base, keep, []StagedChange{{OldMode: "000000", Mode: "160000", Path: p}})
+		if err == nil || len(moved) != 0 {
+			t.Errorf("%q: moved %v, err %v", p, moved, err)
+		}
+	}
+	if _, err := os.Lstat(keep); !os.IsNotExist(err) {
+		t.Errorf("keep made for nothing: %v", err)
+	}
+}
