@@ -1,7 +1,9 @@
 package git
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -61,7 +63,9 @@ func (r *Repo) StageUnembedded(rev, keep string, changes []StagedChange) ([]Stag
 			if err != nil {
 				return changes, moved, err
 			}
-			moved = append(moved, e)
+			if e.Kept != "" {
+				moved = append(moved, e)
+			}
 		}
 		// A gitlink in the index stays one, its .git gone, until it is
 		// taken out of the index.
@@ -79,14 +83,18 @@ func (r *Repo) StageUnembedded(rev, keep string, changes []StagedChange) ([]Stag
 }
 
 // unembed moves the .git of the repository at rel (a slash path in the
-// work tree, from git) to keep/rel/.git.
+// work tree, from git) to keep/rel/.git. With no .git there (moved
+// already, by a run of this that a crash cut short after the move, its
+// gitlink still in the index), nothing is moved (Kept "").
 func (r *Repo) unembed(rel, keep string) (Embedded, error) {
 	clean := path.Clean(rel)
 	if clean != rel || clean == "." || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return Embedded{}, fmt.Errorf("embedded git repository %q: not a path inside the work tree", rel)
 	}
 	from := filepath.Join(r.root, filepath.FromSlash(rel), ".git")
-	if _, err := os.Lstat(from); err != nil {
+	if _, err := os.Lstat(from); errors.Is(err, fs.ErrNotExist) {
+		return Embedded{Path: rel}, nil
+	} else if err != nil {
 		return Embedded{}, fmt.Errorf("embedded git repository %s: %w", rel, err)
 	}
 	to := filepath.Join(keep, filepath.FromSlash(rel), ".git")

@@ -129,14 +129,46 @@ func TestStageUnembedded(t *testing.T) {
 	}
 }
 
-// TestStageUnembeddedRefused: a path git would not name, or a .git that
-// is not there, is an error, and nothing is moved.
+// TestStageUnembeddedAfterCrash: a gitlink left in the index by a run cut
+// short after its .git was moved is taken out, and the files staged.
+func TestStageUnembeddedAfterCrash(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	nestedRepo(t, r, "sub", "impl.txt", "impl\n", "")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(r.Root(), "sub", ".git"), filepath.Join(t.TempDir(), "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddAll(); err != nil { // the gitlink stays
+		t.Fatal(err)
+	}
+	cs, err := r.StagedChanges(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NewGitlinks(cs); !slices.Equal(got, []string{"sub"}) {
+		t.Fatalf("staged as gitlinks: %q", got)
+	}
+	cs, moved, err := r.StageUnembedded(base, filepath.Join(t.TempDir(), "keep"), cs)
+	if err != nil || len(moved) != 0 {
+		t.Fatalf("moved %v, %v", moved, err)
+	}
+	if len(cs) != 1 || cs[0].Path != "sub/impl.txt" || cs[0].Mode != "100644" {
+		t.Fatalf("staged %+v", cs)
+	}
+}
+
+// TestStageUnembeddedRefused: a path git would not name is an error, and
+// nothing is moved.
 func TestStageUnembeddedRefused(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, "a.txt", "a\n")
 	base := commitAll(t, r, "base")
 	keep := filepath.Join(t.TempDir(), "keep")
-	for _, p := range []string{"../out", "/abs", ".", "a/../b", "gone"} {
+	for _, p := range []string{"../out", "/abs", ".", "a/../b"} {
 		_, moved, err := r.StageUnembedded(base, keep, []StagedChange{{OldMode: "000000", Mode: "160000", Path: p}})
 		if err == nil || len(moved) != 0 {
 			t.Errorf("%q: moved %v, err %v", p, moved, err)
