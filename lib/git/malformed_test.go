@@ -78,7 +78,7 @@ func TestZeroPaddedTreeStaged(t *testing.T) {
 		if _, err := r.TreeWith(base, cs); err != ErrTreeByHand {
 			t.Fatalf("TreeWith: %v, want ErrTreeByHand", err)
 		}
-		got, err := r.IndexTree(base, "test")
+		got, _, err := r.IndexTree(base, "test")
 		if err != nil {
 			t.Fatal(err)
 		}

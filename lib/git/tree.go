@@ -259,23 +259,10 @@ const maxStaleTrees = 64
 // directories; else, or where TreeWith cannot, by WriteTree(by), which
 // also fills the cache in again. write-tree spends most of its time
 // rewriting the whole index for that cache, which TreeWith does not
-// (bench/fastpaths.md).
-func (r *Repo) IndexTree(commit, by string) (string, error) {
-	return r.indexTree(commit, nil, by)
-}
-
-// IndexTreeOf is IndexTree given changes, StagedChanges(commit) of this
-// index, read already.
-func (r *Repo) IndexTreeOf(commit string, changes []StagedChange, by string) (string, error) {
-	if changes == nil {
-		changes = []StagedChange{}
-	}
-	return r.indexTree(commit, changes, by)
-}
-
-// indexTree is IndexTree; changes nil: read them here, while the cache of
-// tree ids is looked at.
-func (r *Repo) indexTree(commit string, changes []StagedChange, by string) (string, error) {
+// (bench/fastpaths.md). It also returns the index's changes against
+// commit (StagedChanges), read while the cache is looked at: nil when
+// they could not be read.
+func (r *Repo) IndexTree(commit, by string) (string, []StagedChange, error) {
 	type count struct {
 		n  int
 		ok bool
@@ -285,14 +272,12 @@ func (r *Repo) indexTree(commit string, changes []StagedChange, by string) (stri
 		n, ok := r.staleTrees()
 		stale <- count{n, ok}
 	}()
-	cs, err := changes, error(nil)
-	if cs == nil {
-		cs, err = r.StagedChanges(commit)
-	}
+	cs, err := r.StagedChanges(commit)
 	if c := <-stale; err == nil && c.ok && c.n <= maxStaleTrees {
 		if tree, err := r.TreeWith(commit, cs); err == nil {
-			return tree, nil
+			return tree, cs, nil
 		}
 	}
-	return r.WriteTree(by)
+	tree, err := r.WriteTree(by)
+	return tree, cs, err
 }

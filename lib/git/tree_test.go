@@ -265,9 +265,12 @@ func TestIndexTree(t *testing.T) {
 		t.Fatalf("one file staged: %d stale trees (ok %v), want 3", n, ok)
 	}
 	stamp, _ := r.IndexStamp()
-	tree, err := r.IndexTree(base, "loop")
+	tree, cs, err := r.IndexTree(base, "loop")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Path != "d00/sub/f.txt" || cs[0].OldMode != "100644" || cs[0].Mode != "100644" {
+		t.Fatalf("IndexTree's changes: %+v", cs)
 	}
 	if after, _ := r.IndexStamp(); after != stamp {
 		t.Fatal("IndexTree rewrote the index with few stale trees")
@@ -288,9 +291,12 @@ func TestIndexTree(t *testing.T) {
 		t.Fatalf("every directory staged: %d stale trees, want more than %d", n, maxStaleTrees)
 	}
 	stamp, _ = r.IndexStamp()
-	tree, err = r.IndexTree(base, "loop")
+	tree, cs, err = r.IndexTree(base, "loop")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(cs) != maxStaleTrees+8 {
+		t.Fatalf("IndexTree's changes, write-tree's way: %d, want %d", len(cs), maxStaleTrees+8)
 	}
 	if after, _ := r.IndexStamp(); after == stamp {
 		t.Fatal("IndexTree left the index as it was with many stale trees: write-tree was not run")

@@ -379,32 +379,43 @@ func stage(env *cli.Env, repo *git.Repo, statePath, head string, m *iterdir.Meta
 
 // stagedDiff is the iteration's diff from the index just staged and that
 // index's tree, for loop-commit --as-staged to commit (git.Staged). The
-// staged changes are read first (git diff --cached --raw): a git
-// repository a session made inside the work tree, which git staged as a
-// gitlink, is staged as its files instead (unembed). The tree is then
-// written (git.IndexTreeOf: from head's trees and those changes, or by git
-// write-tree, which stores the index's cache of tree ids back under
-// index.lock) and the diff taken between head and it (git diff --binary
-// HEAD TREE): two trees are compared without reading the index again, and
-// diff.patch is the diff of the very tree committed. An index with no
-// stamp (not .git/index) or a failed write-tree gives the diff of the
-// index (git diff --cached --binary) and the zero Staged: loop-commit then
-// writes the tree itself, and reports its error.
+// tree is written first (git.IndexTree: from head's trees and the staged
+// changes, or by git write-tree, which stores the index's cache of tree
+// ids back under index.lock) and the diff taken between head and it
+// (git diff --binary HEAD TREE): two trees are compared without reading
+// the index again, so the pair costs less than a diff --cached beside the
+// write-tree, and diff.patch is the diff of the very tree committed. A
+// git repository a session made inside the work tree, which git staged as
+// a gitlink, is staged as its files instead (unembed), and the tree
+// written again. An index with no stamp (not .git/index) or a failed
+// write-tree gives the diff of the index (git diff --cached --binary) and
+// the zero Staged: loop-commit then writes the tree itself, and reports
+// its error.
 func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]byte, git.Staged, error) {
-	cs, err := repo.StagedChanges(head)
-	if err != nil {
-		return nil, git.Staged{}, err
-	}
-	if len(git.NewGitlinks(cs)) > 0 {
-		if cs, err = unembed(env, repo, head, m, cs); err != nil {
-			return nil, git.Staged{}, err
-		}
-	}
+	var cs []git.StagedChange
 	if _, ok := repo.IndexStamp(); ok {
-		if tree, err := repo.IndexTreeOf(head, cs, "loop"); err == nil {
+		tree, changes, err := repo.IndexTree(head, "loop")
+		if cs = changes; len(git.NewGitlinks(cs)) > 0 {
+			if cs, err = unembed(env, repo, head, m, cs); err != nil {
+				return nil, git.Staged{}, err
+			}
+			tree, _, err = repo.IndexTree(head, "loop")
+		}
+		if err == nil {
 			if stamp, ok := repo.IndexStamp(); ok {
 				patch, err := repo.Run("diff", "--binary", head, tree)
 				return patch, git.Staged{Tree: tree, Index: stamp}, err
+			}
+		}
+	}
+	if cs == nil {
+		var err error
+		if cs, err = repo.StagedChanges(head); err != nil {
+			return nil, git.Staged{}, err
+		}
+		if len(git.NewGitlinks(cs)) > 0 {
+			if _, err := unembed(env, repo, head, m, cs); err != nil {
+				return nil, git.Staged{}, err
 			}
 		}
 	}
