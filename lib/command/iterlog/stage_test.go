@@ -1,0 +1,98 @@
+package iterlog
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/iterdir"
+)
+
+// gitIn runs git in dir, failing the test on an error, and returns its
+// output.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestStagedDiffUnembeds: the tree stagedDiff writes, the one loop-commit
+// commits, holds the files of a repository made inside the work tree (and
+// of one inside it), not a gitlink; each .git is kept under the git
+// directory, a warning names it, and the diff is that tree's.
+func TestStagedDiffUnembeds(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
+		t.Setenv(k+"_NAME", "Test")
+		t.Setenv(k+"_EMAIL", "test@example.com")
+	}
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+	head := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+	for _, sub := range []string{"sub", "sub/inner"} {
+		p := filepath.Join(dir, sub)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "f.txt"), []byte(sub+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, p, "init", "-q")
+		gitIn(t, p, "add", "f.txt")
+		gitIn(t, p, "commit", "-qm", "hidden")
+	}
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	var warn bytes.Buffer
+	env := &cli.Env{Name: "iter-log", Stdout: &bytes.Buffer{}, Stderr: &warn, Dir: dir}
+	m := &iterdir.Meta{RunID: "run-u", Iteration: 7}
+	patch, staged, err := stagedDiff(env, repo, head, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if staged.Tree == "" {
+		t.Fatal("no staged tree")
+	}
+	ls := gitIn(t, dir, "ls-tree", "-r", staged.Tree)
+	for _, want := range []string{"\tsub/f.txt\n", "\tsub/inner/f.txt\n"} {
+		if !strings.Contains(ls, "100644 blob ") || !strings.Contains(ls, want) {
+			t.Errorf("the staged tree has no %q:\n%s", strings.TrimSpace(want), ls)
+		}
+	}
+	if strings.Contains(ls, "160000") {
+		t.Errorf("a gitlink in the staged tree:\n%s", ls)
+	}
+	if !bytes.Contains(patch, []byte("+++ b/sub/inner/f.txt")) || bytes.Contains(patch, []byte("Subproject commit")) {
+		t.Errorf("the diff is not the staged tree's:\n%s", patch)
+	}
+	for _, sub := range []string{"sub", "sub/inner"} {
+		kept := filepath.Join(dir, ".git", "treeloop", "embedded", "run-u", "0007", sub, ".git")
+		if _, err := os.Stat(filepath.Join(kept, "HEAD")); err != nil {
+			t.Errorf("%s's .git is not kept: %v", sub, err)
+		}
+		if !strings.Contains(warn.String(), "iter-log: warning: "+sub+"/ is a git repository made inside the work tree") || !strings.Contains(warn.String(), kept) {
+			t.Errorf("no warning for %s: %q", sub, warn.String())
+		}
+	}
+}
