@@ -178,3 +178,33 @@ func TestStageUnembeddedRefused(t *testing.T) {
 		t.Errorf("keep made for nothing: %v", err)
 	}
 }
+
+// TestStageUnembeddedBound: each round finds the repositories its last one
+// uncovered; past MaxUnembedRounds of them, nested one in the other, it
+// stops with an error, the ones it moved named.
+func TestStageUnembeddedBound(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	dirs := []string{"n"}
+	for i := 1; i <= MaxUnembedRounds; i++ {
+		dirs = append(dirs, dirs[i-1]+"/n")
+	}
+	for i := len(dirs) - 1; i >= 0; i-- { // the innermost first: its outer one's commit leaves it out
+		nestedRepo(t, r, dirs[i], "f.txt", "f\n", "")
+	}
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.StagedChanges(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, moved, err := r.StageUnembedded(base, filepath.Join(t.TempDir(), "keep"), cs)
+	if err == nil || !strings.Contains(err.Error(), "after 8 rounds: "+dirs[MaxUnembedRounds]) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(moved) != MaxUnembedRounds || moved[MaxUnembedRounds-1].Path != dirs[MaxUnembedRounds-1] {
+		t.Fatalf("moved %v", moved)
+	}
+}
