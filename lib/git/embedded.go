@@ -8,6 +8,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/treeloop/treeloop/lib/layout"
 )
 
 // NewGitlinks are the paths that changes (StagedChanges(rev)) stage as a
@@ -105,4 +107,32 @@ func (r *Repo) unembed(rel, keep string) (Embedded, error) {
 		return Embedded{}, fmt.Errorf("embedded git repository %s: move its .git: %w", rel, err)
 	}
 	return Embedded{Path: rel, Kept: to}, nil
+}
+
+// Unembed is StageUnembedded for an iteration's staging: with changes nil
+// they are read here (StagedChanges(rev)), and only when one of them is a
+// new gitlink is anything moved, each .git kept in the git directory
+// under treeloop/embedded/<run>/<iteration> (layout.IterName); warn is
+// given one line for each repository moved. It returns the changes
+// staged in the end. Errors: StageUnembedded's, or the git directory's.
+func (r *Repo) Unembed(rev, run string, iter int, changes []StagedChange, warn func(line string)) ([]StagedChange, error) {
+	if changes == nil {
+		var err error
+		if changes, err = r.StagedChanges(rev); err != nil {
+			return nil, err
+		}
+	}
+	if len(NewGitlinks(changes)) == 0 {
+		return changes, nil
+	}
+	dirs, err := r.Dirs()
+	if err != nil {
+		return nil, err
+	}
+	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
+	changes, moved, err := r.StageUnembedded(rev, keep, changes)
+	for _, e := range moved {
+		warn(fmt.Sprintf("%s/ is a git repository made inside the work tree: its files are committed, not a gitlink to its commit; its .git is kept in %s", e.Path, e.Kept))
+	}
+	return changes, err
 }

@@ -208,3 +208,39 @@ func TestStageUnembeddedBound(t *testing.T) {
 		t.Fatalf("moved %v", moved)
 	}
 }
+
+// TestUnembed: an iteration's staging keeps each .git in the git
+// directory under treeloop/embedded/<run>/<iteration> and says so once a
+// repository; with no new gitlink, nothing moves and nothing is said.
+func TestUnembed(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	var lines []string
+	warn := func(l string) { lines = append(lines, l) }
+	write(t, r, "b.txt", "b\n")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.Unembed(base, "run-u", 12, nil, warn)
+	if err != nil || len(cs) != 1 || cs[0].Path != "b.txt" || len(lines) != 0 {
+		t.Fatalf("no repository: %+v, %q, %v", cs, lines, err)
+	}
+	nestedRepo(t, r, "sub", "f.txt", "f\n", "")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err = r.Unembed(base, "run-u", 12, nil, warn); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(r.Root(), ".git", "treeloop", "embedded", "run-u", "0012", "sub", ".git")
+	if _, err := os.Stat(filepath.Join(kept, "HEAD")); err != nil {
+		t.Fatalf("not kept: %v", err)
+	}
+	if len(lines) != 1 || lines[0] != "sub/ is a git repository made inside the work tree: its files are committed, not a gitlink to its commit; its .git is kept in "+kept {
+		t.Fatalf("said %q", lines)
+	}
+	if len(NewGitlinks(cs)) != 0 || len(cs) != 2 {
+		t.Fatalf("staged %+v", cs)
+	}
+}

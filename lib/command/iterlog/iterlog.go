@@ -409,14 +409,8 @@ func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]b
 		}
 	}
 	if cs == nil {
-		var err error
-		if cs, err = repo.StagedChanges(head); err != nil {
+		if _, err := unembed(env, repo, head, m, nil); err != nil {
 			return nil, git.Staged{}, err
-		}
-		if len(git.NewGitlinks(cs)) > 0 {
-			if _, err := unembed(env, repo, head, m, cs); err != nil {
-				return nil, git.Staged{}, err
-			}
 		}
 	}
 	patch, err := repo.Run("diff", "--cached", "--binary", head)
@@ -424,22 +418,11 @@ func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]b
 }
 
 // unembed stages as plain files each git repository a session made inside
-// the work tree (git.Repo.StageUnembedded): the guard ran on its files,
-// which a gitlink would leave out of the commit (docs/threat-model.md).
-// Its .git is kept in the git directory, under
-// treeloop/embedded/<run>/<iteration>, and a warning names both. It
-// returns the changes staged in the end.
+// the work tree (git.Repo.Unembed): the guard ran on its files, which a
+// gitlink would leave out of the commit (docs/threat-model.md). It returns
+// the changes staged in the end.
 func unembed(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta, cs []git.StagedChange) ([]git.StagedChange, error) {
-	dirs, err := repo.Dirs()
-	if err != nil {
-		return nil, err
-	}
-	keep := filepath.Join(dirs.Git, "treeloop", "embedded", m.RunID, layout.IterName(m.Iteration))
-	cs, moved, err := repo.StageUnembedded(head, keep, cs)
-	for _, e := range moved {
-		env.Warnf("%s/ is a git repository made inside the work tree: its files are committed, not a gitlink to its commit; its .git is kept in %s", e.Path, e.Kept)
-	}
-	return cs, err
+	return repo.Unembed(head, m.RunID, m.Iteration, cs, func(line string) { env.Warnf("%s", line) })
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied

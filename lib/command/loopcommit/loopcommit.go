@@ -265,7 +265,7 @@ func (c *CommitCmd) Commit(env *cli.Env) (CommitResult, error) {
 	if t := trailers(m); len(t) > 0 {
 		msg += "\n\n" + strings.Join(t, "\n")
 	}
-	sha, err := c.commit(repo, subj, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
+	sha, err := c.commit(env, repo, m, subj, msg, git.Staged{Tree: m.StagedTree, Index: m.StagedIndex})
 	if err != nil {
 		return none, exit.Errorf(exit.RunnerError, "commit iteration %d: %v", m.Iteration, err)
 	}
@@ -289,7 +289,7 @@ func (c *CommitCmd) Commit(env *cli.Env) (CommitResult, error) {
 // that gets here again after a kill goes through recovery, which commits
 // without it, so the check for an existing commit is only needed there.
 // The check compares subjects: the body carries the agent's summary.
-func (c *CommitCmd) commit(repo *git.Repo, subject, msg string, staged git.Staged) (string, error) {
+func (c *CommitCmd) commit(env *cli.Env, repo *git.Repo, m iterdir.Meta, subject, msg string, staged git.Staged) (string, error) {
 	if !c.AsStaged {
 		staged = git.Staged{} // the index is staged again: its tree is written anew
 		if head, err := repo.CommitMessage("HEAD"); err == nil && strings.SplitN(head, "\n", 2)[0] == subject {
@@ -298,6 +298,11 @@ func (c *CommitCmd) commit(repo *git.Repo, subject, msg string, staged git.Stage
 			}
 		}
 		if err := repo.AddAll(); err != nil {
+			return "", err
+		}
+		// As iter-log end stages: a repository made inside the work tree
+		// is committed as its files (git.Repo.Unembed).
+		if _, err := repo.Unembed("HEAD", m.RunID, m.Iteration, nil, func(line string) { env.Warnf("%s", line) }); err != nil {
 			return "", err
 		}
 	}

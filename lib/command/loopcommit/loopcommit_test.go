@@ -201,3 +201,36 @@ func TestCommitRecordsOnce(t *testing.T) {
 		t.Fatalf("%s commits, want 2", n)
 	}
 }
+
+// TestCommitUnembeds: commit without --as-staged (a recovery's) stages a
+// git repository made inside the work tree as its files, as iter-log end
+// does, keeps its .git under the git directory and says so.
+func TestCommitUnembeds(t *testing.T) {
+	dir := repo(t)
+	gittest.Run(t, dir, "switch", "-qc", "runner/r1")
+	iter := layout.IterDir("r1", 3)
+	m := iterdir.Meta{Version: 1, RunID: "r1", Iteration: 3, NodeID: "a", Status: "done", Guard: "pass", Result: "passed"}
+	os.MkdirAll(filepath.Join(dir, iter), 0o755)
+	if err := iterdir.Write(filepath.Join(dir, iter), iterdir.MetaFile, m); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "sub/f.txt", "f\n")
+	sub := filepath.Join(dir, "sub")
+	gittest.Run(t, sub, "init", "-q")
+	gittest.Run(t, sub, "add", "f.txt")
+	gittest.Run(t, sub, "commit", "-qm", "hidden")
+	code, _, errs := run(dir, "commit", "--iter", iter)
+	if code != exit.OK {
+		t.Fatalf("commit: exit %d %q", code, errs)
+	}
+	if ls := gittest.Run(t, dir, "ls-tree", "-r", "HEAD", "sub"); !strings.HasPrefix(ls, "100644 blob ") || !strings.HasSuffix(ls, "\tsub/f.txt") {
+		t.Errorf("committed %q, want sub/f.txt's blob", ls)
+	}
+	kept := filepath.Join(dir, ".git", "treeloop", "embedded", "r1", "0003", "sub", ".git")
+	if _, err := os.Stat(filepath.Join(kept, "HEAD")); err != nil {
+		t.Errorf("sub's .git is not kept: %v", err)
+	}
+	if !strings.Contains(errs, "loop-commit: warning: sub/ is a git repository made inside the work tree") || !strings.Contains(errs, kept) {
+		t.Errorf("stderr %q", errs)
+	}
+}
