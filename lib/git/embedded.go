@@ -109,30 +109,48 @@ func (r *Repo) unembed(rel, keep string) (Embedded, error) {
 	return Embedded{Path: rel, Kept: to}, nil
 }
 
-// Unembed is StageUnembedded for an iteration's staging: with changes nil
-// they are read here (StagedChanges(rev)), and only when one of them is a
-// new gitlink is anything moved, each .git kept in the git directory
-// under treeloop/embedded/<run>/<iteration> (layout.IterName); warn is
-// given one line for each repository moved. It returns the changes
-// staged in the end. Errors: StageUnembedded's, or the git directory's.
-func (r *Repo) Unembed(rev, run string, iter int, changes []StagedChange, warn func(line string)) ([]StagedChange, error) {
+// Pointers reports whether changes stage something that may point at
+// content outside the commit: a new gitlink, or a new or changed symbolic
+// link (StageFiles looks closer).
+func Pointers(changes []StagedChange) bool {
+	return len(NewGitlinks(changes)) > 0 || len(newLinks(changes)) > 0
+}
+
+// StageFiles stages as files what a session made that git would commit as
+// a pointer to content the commit does not hold, though the guard ran on
+// it: a git repository inside the work tree (StageUnembedded, each .git
+// kept in the git directory under treeloop/embedded/<run>/<iteration>,
+// layout.IterName) and a symbolic link out of the work tree
+// (StageOutsideLinks, copied through treeloop/tmp there). With changes nil
+// they are read here (StagedChanges(rev)). warn is given one line for
+// each repository moved and each link replaced. It returns the changes
+// staged in the end and whether any were. Errors: those two's, or the git
+// directory's.
+func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, warn func(line string)) ([]StagedChange, bool, error) {
 	if changes == nil {
 		var err error
 		if changes, err = r.StagedChanges(rev); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	if len(NewGitlinks(changes)) == 0 {
-		return changes, nil
+	if !Pointers(changes) {
+		return changes, false, nil
 	}
 	dirs, err := r.Dirs()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
 	changes, moved, err := r.StageUnembedded(rev, keep, changes)
 	for _, e := range moved {
 		warn(fmt.Sprintf("%s/ is a git repository made inside the work tree: its files are committed, not a gitlink to its commit; its .git is kept in %s", e.Path, e.Kept))
 	}
-	return changes, err
+	if err != nil {
+		return changes, len(moved) > 0, err
+	}
+	changes, replaced, err := r.StageOutsideLinks(rev, filepath.Join(dirs.Git, "treeloop", "tmp"), changes)
+	for _, o := range replaced {
+		warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: what it points to is committed in its place", o.Path, o.Target))
+	}
+	return changes, len(moved)+len(replaced) > 0, err
 }

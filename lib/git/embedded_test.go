@@ -209,10 +209,10 @@ func TestStageUnembeddedBound(t *testing.T) {
 	}
 }
 
-// TestUnembed: an iteration's staging keeps each .git in the git
+// TestStageFilesUnembeds: an iteration's staging keeps each .git in the git
 // directory under treeloop/embedded/<run>/<iteration> and says so once a
 // repository; with no new gitlink, nothing moves and nothing is said.
-func TestUnembed(t *testing.T) {
+func TestStageFilesUnembeds(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, "a.txt", "a\n")
 	base := commitAll(t, r, "base")
@@ -222,16 +222,16 @@ func TestUnembed(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := r.Unembed(base, "run-u", 12, nil, warn)
-	if err != nil || len(cs) != 1 || cs[0].Path != "b.txt" || len(lines) != 0 {
-		t.Fatalf("no repository: %+v, %q, %v", cs, lines, err)
+	cs, again, err := r.StageFiles(base, "run-u", 12, nil, warn)
+	if err != nil || again || len(cs) != 1 || cs[0].Path != "b.txt" || len(lines) != 0 {
+		t.Fatalf("no repository: %+v, %v, %q, %v", cs, again, lines, err)
 	}
 	nestedRepo(t, r, "sub", "f.txt", "f\n", "")
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if cs, err = r.Unembed(base, "run-u", 12, nil, warn); err != nil {
-		t.Fatal(err)
+	if cs, again, err = r.StageFiles(base, "run-u", 12, nil, warn); err != nil || !again {
+		t.Fatalf("again %v, %v", again, err)
 	}
 	kept := filepath.Join(r.Root(), ".git", "treeloop", "embedded", "run-u", "0012", "sub", ".git")
 	if _, err := os.Stat(filepath.Join(kept, "HEAD")); err != nil {
@@ -242,5 +242,69 @@ func TestUnembed(t *testing.T) {
 	}
 	if len(NewGitlinks(cs)) != 0 || len(cs) != 2 {
 		t.Fatalf("staged %+v", cs)
+	}
+}
+
+func TestPointers(t *testing.T) {
+	for _, c := range []struct {
+		cs   []StagedChange
+		want bool
+	}{
+		{nil, false},
+		{[]StagedChange{{OldMode: "100644", Mode: "100644", Path: "a"}, {OldMode: "160000", Mode: "160000", Path: "s"}}, false},
+		{[]StagedChange{{OldMode: "000000", Mode: "160000", Path: "s"}}, true},
+		{[]StagedChange{{OldMode: "100644", Mode: "120000", Path: "l"}}, true},
+		{[]StagedChange{{OldMode: "120000", Mode: "100644", Path: "l"}}, false},
+	} {
+		if got := Pointers(c.cs); got != c.want {
+			t.Errorf("Pointers(%+v) = %v", c.cs, got)
+		}
+	}
+}
+
+// TestStageFilesSays: StageFiles says whether it staged anything again: not
+// for a link inside the work tree, yes for a link out alone; a repository
+// whose .git cannot be kept is an error, nothing staged again.
+func TestStageFilesSays(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	var lines []string
+	warn := func(l string) { lines = append(lines, l) }
+	if err := os.Symlink("a.txt", filepath.Join(r.Root(), "inside")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, err := r.StageFiles(base, "run-s", 1, nil, warn); err != nil || again || len(lines) != 0 {
+		t.Fatalf("a link inside: again %v, %q, %v", again, lines, err)
+	}
+	outside := filepath.Join(t.TempDir(), "o.txt")
+	if err := os.WriteFile(outside, []byte("o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(r.Root(), "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, err := r.StageFiles(base, "run-s", 1, nil, warn); err != nil || !again || len(lines) != 1 || lines[0] != "out is a symbolic link out of the work tree, to "+outside+": what it points to is committed in its place" {
+		t.Fatalf("a link out: again %v, %q, %v", again, lines, err)
+	}
+	// The place the .git would be kept is a file.
+	if err := os.MkdirAll(filepath.Join(r.Root(), ".git", "treeloop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root(), ".git", "treeloop", "embedded"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nestedRepo(t, r, "sub", "f.txt", "f\n", "")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, err := r.StageFiles(base, "run-s", 2, nil, warn); err == nil || again {
+		t.Fatalf("a .git that cannot be kept: again %v, %v", again, err)
 	}
 }

@@ -28,7 +28,7 @@ import (
 type Options struct {
 	cli.Chdir
 	Begin   BeginCmd   `cmd:"" help:"Allocate the next iteration of the run for the selected leaf: check max_iterations, snapshot the tree (a blob in git's object database, named in begin.json), record the start and the deadline. Prints iter=<n> dir=<path>. Exit 4 when max_iterations is reached."`
-	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A; a git repository a session made inside the work tree as its files, not as a gitlink), then meta.json (with the staged tree, for loop-commit --as-staged), diff.patch, and run_state.json for the next iteration."`
+	End     EndCmd     `cmd:"" help:"Complete the iteration's log: stage every change (git add -A; a git repository a session made inside the work tree, or a symbolic link out of it, as the files it points to), then meta.json (with the staged tree, for loop-commit --as-staged), diff.patch, and run_state.json for the next iteration."`
 	List    ListCmd    `cmd:"" help:"One line per iteration of the run: iter, node, mode, status, guard, what a pass stands on (witnessed, suite only, exit status only), model, duration, tokens, cost and the agent's summary (cut to the terminal's width). --json for every field."`
 	Show    ShowCmd    `cmd:"" help:"One iteration (default: the last): meta.json, the guard's run and its tests by name (counts, what a pass stands on, the level and who set it, the witness check, failing and missing tests), the agent's output, the guard's last lines, the diff stat and why it failed."`
 	Recover RecoverCmd `cmd:"" help:"Find the run's last iteration left unfinished by a crash or kill and say what completes it: action=none, commit (meta.json written, commit missing), end (tree updated, log not closed), update (stopped before tree-update: record it as interrupted), or discarded (stopped before begin.json: the directory is set aside). Prints action=<a> dir=<path> selected=<id>."`
@@ -386,20 +386,23 @@ func stage(env *cli.Env, repo *git.Repo, statePath, head string, m *iterdir.Meta
 // the index again, so the pair costs less than a diff --cached beside the
 // write-tree, and diff.patch is the diff of the very tree committed. A
 // git repository a session made inside the work tree, which git staged as
-// a gitlink, is staged as its files instead (unembed), and the tree
-// written again. An index with no stamp (not .git/index) or a failed
-// write-tree gives the diff of the index (git diff --cached --binary) and
-// the zero Staged: loop-commit then writes the tree itself, and reports
-// its error.
+// a gitlink, or a symbolic link out of the work tree, is staged as the
+// files it points to instead (stageFiles), and the tree written again.
+// An index with no stamp (not .git/index) or a failed write-tree gives
+// the diff of the index (git diff --cached --binary) and the zero Staged:
+// loop-commit then writes the tree itself, and reports its error.
 func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]byte, git.Staged, error) {
 	var cs []git.StagedChange
 	if _, ok := repo.IndexStamp(); ok {
 		tree, changes, err := repo.IndexTree(head, "loop")
-		if cs = changes; len(git.NewGitlinks(cs)) > 0 {
-			if cs, err = unembed(env, repo, head, m, cs); err != nil {
+		if cs = changes; git.Pointers(cs) {
+			var again bool
+			if cs, again, err = stageFiles(env, repo, head, m, cs); err != nil {
 				return nil, git.Staged{}, err
 			}
-			tree, _, err = repo.IndexTree(head, "loop")
+			if again {
+				tree, _, err = repo.IndexTree(head, "loop")
+			}
 		}
 		if err == nil {
 			if stamp, ok := repo.IndexStamp(); ok {
@@ -409,7 +412,7 @@ func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]b
 		}
 	}
 	if cs == nil {
-		if _, err := unembed(env, repo, head, m, nil); err != nil {
+		if _, _, err := stageFiles(env, repo, head, m, nil); err != nil {
 			return nil, git.Staged{}, err
 		}
 	}
@@ -417,12 +420,13 @@ func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]b
 	return patch, git.Staged{}, err
 }
 
-// unembed stages as plain files each git repository a session made inside
-// the work tree (git.Repo.Unembed): the guard ran on its files, which a
-// gitlink would leave out of the commit (docs/threat-model.md). It returns
-// the changes staged in the end.
-func unembed(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta, cs []git.StagedChange) ([]git.StagedChange, error) {
-	return repo.Unembed(head, m.RunID, m.Iteration, cs, func(line string) { env.Warnf("%s", line) })
+// stageFiles stages as files what a session made that git would commit as
+// a pointer to content elsewhere (git.Repo.StageFiles): a repository
+// inside the work tree, a symbolic link out of it. The guard ran on that
+// content, which the commit would leave out (docs/threat-model.md). It
+// returns the changes staged in the end and whether any were.
+func stageFiles(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta, cs []git.StagedChange) ([]git.StagedChange, bool, error) {
+	return repo.StageFiles(head, m.RunID, m.Iteration, cs, func(line string) { env.Warnf("%s", line) })
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied

@@ -28,8 +28,9 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 
 // TestStagedDiffUnembeds: the tree stagedDiff writes, the one loop-commit
 // commits, holds the files of a repository made inside the work tree (and
-// of one inside it), not a gitlink; each .git is kept under the git
-// directory, a warning names it, and the diff is that tree's.
+// of one inside it), not a gitlink, and the file a link out of the work
+// tree points to, not the link; each .git is kept under the git
+// directory, a warning names each, and the diff is that tree's.
 func TestStagedDiffUnembeds(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -57,6 +58,13 @@ func TestStagedDiffUnembeds(t *testing.T) {
 		gitIn(t, p, "add", "f.txt")
 		gitIn(t, p, "commit", "-qm", "hidden")
 	}
+	outside := filepath.Join(t.TempDir(), "o.txt")
+	if err := os.WriteFile(outside, []byte("o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
 	repo, err := git.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +88,15 @@ func TestStagedDiffUnembeds(t *testing.T) {
 			t.Errorf("the staged tree has no %q:\n%s", strings.TrimSpace(want), ls)
 		}
 	}
+	if line := lineOf(ls, "\tlink.txt"); !strings.HasPrefix(line, "100644 blob ") {
+		t.Errorf("the link out is staged as %q, not its file", line)
+	}
+	if got := gitIn(t, dir, "cat-file", "-p", staged.Tree+":link.txt"); got != "o\n" {
+		t.Errorf("link.txt staged as %q", got)
+	}
+	if !strings.Contains(warn.String(), "iter-log: warning: link.txt is a symbolic link out of the work tree, to "+outside) {
+		t.Errorf("no warning for the link: %q", warn.String())
+	}
 	if strings.Contains(ls, "160000") {
 		t.Errorf("a gitlink in the staged tree:\n%s", ls)
 	}
@@ -95,4 +112,14 @@ func TestStagedDiffUnembeds(t *testing.T) {
 			t.Errorf("no warning for %s: %q", sub, warn.String())
 		}
 	}
+}
+
+// lineOf is the line of text that ends with suffix, "" when none does.
+func lineOf(text, suffix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasSuffix(l, suffix) {
+			return l
+		}
+	}
+	return ""
 }

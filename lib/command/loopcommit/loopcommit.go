@@ -300,9 +300,10 @@ func (c *CommitCmd) commit(env *cli.Env, repo *git.Repo, m iterdir.Meta, subject
 		if err := repo.AddAll(); err != nil {
 			return "", err
 		}
-		// As iter-log end stages: a repository made inside the work tree
-		// is committed as its files (git.Repo.Unembed).
-		if _, err := repo.Unembed("HEAD", m.RunID, m.Iteration, nil, func(line string) { env.Warnf("%s", line) }); err != nil {
+		// As iter-log end stages: a repository made inside the work tree,
+		// or a symbolic link out of it, is committed as the files it
+		// points to (git.Repo.StageFiles).
+		if _, _, err := repo.StageFiles("HEAD", m.RunID, m.Iteration, nil, func(line string) { env.Warnf("%s", line) }); err != nil {
 			return "", err
 		}
 	}

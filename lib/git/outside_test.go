@@ -1,0 +1,278 @@
+package git
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStageOutsideLinks: links a session made out of the work tree
+// (absolute, climbing out, to a directory with links inside, through
+// another link) are staged as copies of what they lead to, the copy in the
+// work tree too, a file's executable bit kept; a link inside the work
+// tree, a dangling one and the base's own link out stay links.
+func TestStageOutsideLinks(t *testing.T) {
+	r := newRepo(t)
+	out := t.TempDir()
+	other := t.TempDir()
+	write(t, r, "a.txt", "a\n")
+	if err := os.WriteFile(filepath.Join(other, "users.txt"), []byte("u\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(other, "users.txt"), filepath.Join(r.Root(), "users-link")); err != nil {
+		t.Fatal(err)
+	}
+	base := commitAll(t, r, "base")
+
+	mk := func(p, data string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(filepath.Join(out, "file.txt"), "outside\n", 0o644)
+	mk(filepath.Join(out, "tool"), "#!/bin/sh\n", 0o755)
+	mk(filepath.Join(out, "dir", "f.txt"), "f\n", 0o644)
+	mk(filepath.Join(out, "dir", "sub", "g.txt"), "g\n", 0o644)
+	mk(filepath.Join(other, "x.txt"), "x\n", 0o644)
+	ln := func(target, name string) {
+		t.Helper()
+		p := filepath.Join(r.Root(), name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("f.txt", filepath.Join(out, "dir", "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(other, "x.txt"), filepath.Join(out, "dir", "abs")); err != nil {
+		t.Fatal(err)
+	}
+	ln(filepath.Join(out, "file.txt"), "f")
+	ln(filepath.Join(out, "tool"), "bin/tool")
+	rel, err := filepath.Rel(filepath.Join(r.Root(), "deep"), filepath.Join(out, "file.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln(rel, "deep/rel")
+	ln(filepath.Join(out, "dir"), "d")
+	ln("hop", "via")
+	ln(filepath.Join(out, "file.txt"), "hop")
+	ln("/nonexistent/at/all", "dangling")
+	ln("a.txt", "inner")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.StagedChanges(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(r.Root(), ".git", "treeloop", "tmp")
+	cs, replaced, err := r.StageOutsideLinks(base, tmp, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, o := range replaced {
+		paths = append(paths, o.Path)
+	}
+	// via leads through hop, replaced before it: a link inside the work
+	// tree then.
+	if want := []string{"bin/tool", "d", "deep/rel", "f", "hop", "d/abs"}; !slices.Equal(paths, want) {
+		t.Fatalf("replaced %q, want %q", paths, want)
+	}
+	modes := map[string]string{}
+	for _, c := range cs {
+		modes[c.Path] = c.Mode
+	}
+	for p, m := range map[string]string{
+		"f": "100644", "bin/tool": "100755", "deep/rel": "100644", "hop": "100644", "via": "120000",
+		"d/f.txt": "100644", "d/sub/g.txt": "100644", "d/l": "120000", "d/abs": "100644",
+		"dangling": "120000", "inner": "120000",
+	} {
+		if modes[p] != m {
+			t.Errorf("%s staged as %q, want %q (all: %v)", p, modes[p], m, modes)
+		}
+	}
+	if _, ok := modes["users-link"]; ok {
+		t.Errorf("the base's link was staged again")
+	}
+	if st, err := os.Lstat(filepath.Join(r.Root(), "users-link")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the base's link out is not a link now: %v", err)
+	}
+	for p, want := range map[string]string{"f": "outside\n", "hop": "outside\n", "d/abs": "x\n", "d/sub/g.txt": "g\n"} {
+		if got, err := os.ReadFile(filepath.Join(r.Root(), p)); err != nil || string(got) != want {
+			t.Errorf("%s in the work tree: %q, %v", p, got, err)
+		}
+		if st, err := os.Lstat(filepath.Join(r.Root(), p)); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("%s is not a file now: %v", p, err)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(r.Root(), "via")); err != nil || target != "hop" {
+		t.Errorf("via: %q, %v", target, err)
+	}
+	if target, err := os.Readlink(filepath.Join(r.Root(), "d", "l")); err != nil || target != "f.txt" {
+		t.Errorf("d/l: %q, %v", target, err)
+	}
+	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+		t.Errorf("left in tmp: %v, %v", ents, err)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(string(mustRun(t, r, "status", "--porcelain", "--untracked-files=all")), "\n"), "\n") {
+		if len(l) < 3 || l[1] != ' ' {
+			t.Errorf("left unstaged: %q", l)
+		}
+	}
+}
+
+// TestStageOutsideLinksBound: past MaxOutsideCopy bytes to copy it stops
+// with an error and the link stays.
+func TestStageOutsideLinksBound(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	big := filepath.Join(t.TempDir(), "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxOutsideCopy + 1); err != nil { // sparse: nothing written
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Symlink(big, filepath.Join(r.Root(), "big")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.StagedChanges(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link big to "+big+": more than 64 MiB or 10000 files") || len(replaced) != 0 {
+		t.Fatalf("replaced %v, err %v", replaced, err)
+	}
+	if st, err := os.Lstat(filepath.Join(r.Root(), "big")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is gone: %v", err)
+	}
+}
+
+// TestOutsideCopyBounds: exactly the bound in bytes, or in files, is
+// copied; one more of either is refused, in a directory as for a file.
+func TestOutsideCopyBounds(t *testing.T) {
+	saved := copyBounds
+	t.Cleanup(func() { copyBounds = saved })
+	copyBounds.bytes, copyBounds.files = 10, 3
+	out := t.TempDir()
+	mk := func(name string, size int) string {
+		p := filepath.Join(out, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Repeat("x", size)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		make func() string
+		ok   bool
+	}{
+		{"ten bytes", func() string { return mk("ten", 10) }, true},
+		{"eleven bytes", func() string { return mk("eleven", 11) }, false},
+		{"three files", func() string {
+			mk("three/a", 1)
+			mk("three/b", 1)
+			mk("three/c/d", 1)
+			return filepath.Join(out, "three")
+		}, true},
+		{"four files", func() string {
+			mk("four/a", 1)
+			mk("four/b", 1)
+			mk("four/c", 1)
+			mk("four/d", 1)
+			return filepath.Join(out, "four")
+		}, false},
+		{"eleven bytes in a directory", func() string { mk("dir11/a", 5); mk("dir11/b", 6); return filepath.Join(out, "dir11") }, false},
+	} {
+		p := c.make()
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b copyBudget
+		err = b.count(p, st)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if err != nil && err.Error() != "more than 10 bytes or 3 files to copy in its place" {
+			t.Errorf("%s: %q", c.name, err)
+		}
+	}
+}
+
+// TestStageOutsideLinksRounds: a link out whose copy holds a link out,
+// and so on, is copied round after round, up to MaxUnembedRounds rounds.
+func TestStageOutsideLinksRounds(t *testing.T) {
+	for _, c := range []struct {
+		levels int
+		ok     bool
+	}{{MaxUnembedRounds, true}, {MaxUnembedRounds + 1, false}} {
+		r := newRepo(t)
+		write(t, r, "a.txt", "a\n")
+		base := commitAll(t, r, "base")
+		// dirs[i] holds f.txt and a link to dirs[i+1], absolute.
+		dirs := make([]string, c.levels)
+		for i := range dirs {
+			dirs[i] = t.TempDir()
+			if err := os.WriteFile(filepath.Join(dirs[i], "f.txt"), []byte("f\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i+1 < len(dirs); i++ {
+			if err := os.Symlink(dirs[i+1], filepath.Join(dirs[i], "next")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(dirs[0], filepath.Join(r.Root(), "next")); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.AddAll(); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := r.StagedChanges(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs)
+		switch {
+		case c.ok && (err != nil || len(replaced) != c.levels):
+			t.Errorf("%d levels: replaced %d, %v", c.levels, len(replaced), err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), "still staged after 8 rounds: next/next/next/next/next/next/next/next/next") || len(replaced) != MaxUnembedRounds):
+			t.Errorf("%d levels: replaced %d, %v", c.levels, len(replaced), err)
+		}
+	}
+}
+
+func TestSameDevice(t *testing.T) {
+	dir := t.TempDir()
+	if !sameDevice(dir, dir) {
+		t.Error("a directory and itself")
+	}
+	if sameDevice(dir, "/proc") || sameDevice("/proc", dir) {
+		t.Error("a directory and /proc")
+	}
+	if sameDevice(filepath.Join(dir, "gone"), dir) || sameDevice(dir, filepath.Join(dir, "gone")) {
+		t.Error("a path that is not there")
+	}
+}
