@@ -688,6 +688,20 @@ func argv(key string, args []string, bad func(key, format string, args ...any)) 
 	}
 }
 
+// AgentUnconfined reports whether the config.toml at path (with the
+// overrides of the environment Load takes) runs the agent without a sandbox
+// ([sandbox] mode = "none"): false when it is not there (Load would give
+// the defaults) or cannot be read. Without one, a session can read
+// whatever the runner can (git.Repo.StageFiles copies into the work tree
+// only then).
+func AgentUnconfined(path string) bool {
+	if _, err := os.Stat(path); err != nil {
+		return false
+	}
+	cfg, err := Load(path, os.LookupEnv)
+	return err == nil && !cfg.Sandbox.Confined()
+}
+
 // Load reads the configuration file at path, then applies the environment
 // overrides read through lookupEnv (os.LookupEnv in production). A missing
 // file means the defaults; any other read error is returned. Errors name the

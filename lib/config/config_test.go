@@ -628,3 +628,33 @@ func TestWithChoices(t *testing.T) {
 		t.Errorf("WithChoices with no choice = %+v, %v; want the default", same, err)
 	}
 }
+
+// TestAgentUnconfined: the default ("none") runs the agent unconfined,
+// bwrap and docker do not, and neither does a config that is not there
+// or cannot be read.
+func TestAgentUnconfined(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		mode string
+		want bool
+	}{{"none", true}, {"bwrap", false}, {"docker", false}} {
+		p := filepath.Join(dir, c.mode+".toml")
+		data := strings.Replace(string(DefaultTOML()), `mode = "none"`, `mode = "`+c.mode+`"`, 1)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := AgentUnconfined(p); got != c.want {
+			t.Errorf("mode %s: %v", c.mode, got)
+		}
+	}
+	if AgentUnconfined(filepath.Join(dir, "missing.toml")) {
+		t.Error("a config that is not there")
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[sandbox]\nmode = 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if AgentUnconfined(bad) {
+		t.Error("a config that cannot be read")
+	}
+}

@@ -121,12 +121,13 @@ func Pointers(changes []StagedChange) bool {
 // it: a git repository inside the work tree (StageUnembedded, each .git
 // kept in the git directory under treeloop/embedded/<run>/<iteration>,
 // layout.IterName) and a symbolic link out of the work tree
-// (StageOutsideLinks, copied through treeloop/tmp there). With changes nil
-// they are read here (StagedChanges(rev)). warn is given one line for
-// each repository moved and each link replaced. It returns the changes
-// staged in the end and whether any were. Errors: those two's, or the git
+// (StageOutsideLinks, copied through treeloop/tmp there, when mayCopy says
+// the sessions could read what it points to). With changes nil they are
+// read here (StagedChanges(rev)). warn is given one line for each
+// repository moved and each link out. It returns the changes staged in
+// the end and whether any were. Errors: those two's, or the git
 // directory's.
-func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, warn func(line string)) ([]StagedChange, bool, error) {
+func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, mayCopy func() bool, warn func(line string)) ([]StagedChange, bool, error) {
 	if changes == nil {
 		var err error
 		if changes, err = r.StagedChanges(rev); err != nil {
@@ -148,9 +149,15 @@ func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, war
 	if err != nil {
 		return changes, len(moved) > 0, err
 	}
-	changes, replaced, err := r.StageOutsideLinks(rev, filepath.Join(dirs.Git, "treeloop", "tmp"), changes)
-	for _, o := range replaced {
-		warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: what it points to is committed in its place", o.Path, o.Target))
+	changes, outside, err := r.StageOutsideLinks(rev, filepath.Join(dirs.Git, "treeloop", "tmp"), changes, mayCopy)
+	copied := 0
+	for _, o := range outside {
+		if o.Copied {
+			copied++
+			warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: what it points to is committed in its place", o.Path, o.Target))
+		} else {
+			warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: committed as the link (under a sandbox the runner copies nothing in)", o.Path, o.Target))
+		}
 	}
-	return changes, len(moved)+len(replaced) > 0, err
+	return changes, len(moved)+copied > 0, err
 }

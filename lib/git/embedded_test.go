@@ -222,7 +222,7 @@ func TestStageFilesUnembeds(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	cs, again, err := r.StageFiles(base, "run-u", 12, nil, warn)
+	cs, again, err := r.StageFiles(base, "run-u", 12, nil, yes, warn)
 	if err != nil || again || len(cs) != 1 || cs[0].Path != "b.txt" || len(lines) != 0 {
 		t.Fatalf("no repository: %+v, %v, %q, %v", cs, again, lines, err)
 	}
@@ -230,7 +230,7 @@ func TestStageFilesUnembeds(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if cs, again, err = r.StageFiles(base, "run-u", 12, nil, warn); err != nil || !again {
+	if cs, again, err = r.StageFiles(base, "run-u", 12, nil, yes, warn); err != nil || !again {
 		t.Fatalf("again %v, %v", again, err)
 	}
 	kept := filepath.Join(r.Root(), ".git", "treeloop", "embedded", "run-u", "0012", "sub", ".git")
@@ -277,7 +277,7 @@ func TestStageFilesSays(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, again, err := r.StageFiles(base, "run-s", 1, nil, warn); err != nil || again || len(lines) != 0 {
+	if _, again, err := r.StageFiles(base, "run-s", 1, nil, yes, warn); err != nil || again || len(lines) != 0 {
 		t.Fatalf("a link inside: again %v, %q, %v", again, lines, err)
 	}
 	outside := filepath.Join(t.TempDir(), "o.txt")
@@ -290,7 +290,7 @@ func TestStageFilesSays(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, again, err := r.StageFiles(base, "run-s", 1, nil, warn); err != nil || !again || len(lines) != 1 || lines[0] != "out is a symbolic link out of the work tree, to "+outside+": what it points to is committed in its place" {
+	if _, again, err := r.StageFiles(base, "run-s", 1, nil, yes, warn); err != nil || !again || len(lines) != 1 || lines[0] != "out is a symbolic link out of the work tree, to "+outside+": what it points to is committed in its place" {
 		t.Fatalf("a link out: again %v, %q, %v", again, lines, err)
 	}
 	// The place the .git would be kept is a file.
@@ -304,7 +304,52 @@ func TestStageFilesSays(t *testing.T) {
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, again, err := r.StageFiles(base, "run-s", 2, nil, warn); err == nil || again {
+	if _, again, err := r.StageFiles(base, "run-s", 2, nil, yes, warn); err == nil || again {
 		t.Fatalf("a .git that cannot be kept: again %v, %v", again, err)
+	}
+}
+
+// yes is StageFiles' mayCopy without a sandbox.
+func yes() bool { return true }
+
+// TestStageFilesUnderSandbox: with the agent confined (mayCopy false, asked
+// once), a link out stays a link, and a warning says so; a repository made
+// inside the work tree is staged as its files all the same.
+func TestStageFilesUnderSandbox(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	base := commitAll(t, r, "base")
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	if err := os.WriteFile(secret, []byte("hidden\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"key", "key2"} {
+		if err := os.Symlink(secret, filepath.Join(r.Root(), l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nestedRepo(t, r, "sub", "f.txt", "f\n", "")
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	var lines []string
+	cs, again, err := r.StageFiles(base, "run-b", 3, nil, func() bool { asked++; return false }, func(l string) { lines = append(lines, l) })
+	if err != nil || !again || asked != 1 {
+		t.Fatalf("again %v, asked %d, %v", again, asked, err)
+	}
+	modes := map[string]string{}
+	for _, c := range cs {
+		modes[c.Path] = c.Mode
+	}
+	if modes["key"] != "120000" || modes["key2"] != "120000" || modes["sub/f.txt"] != "100644" {
+		t.Fatalf("staged %v", modes)
+	}
+	if st, err := os.Lstat(filepath.Join(r.Root(), "key")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("key is not a link now: %v", err)
+	}
+	want := "key is a symbolic link out of the work tree, to " + secret + ": committed as the link (under a sandbox the runner copies nothing in)"
+	if len(lines) != 3 || lines[1] != want {
+		t.Fatalf("said %q", lines)
 	}
 }

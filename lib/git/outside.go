@@ -22,6 +22,7 @@ const (
 type Outside struct {
 	Path   string // slash path of the link in the work tree
 	Target string // where it pointed, every link followed
+	Copied bool   // false: left a link (StageOutsideLinks' mayCopy said no)
 }
 
 // newLinks are the paths changes stage as symbolic links (mode 120000):
@@ -47,15 +48,19 @@ func newLinks(changes []StagedChange) []string {
 // would have the link alone. A link that leads nowhere (dangling) or to
 // something else (a device, a socket) stays. The copy is made in tmp (a
 // directory on the work tree's filesystem, outside it) and moved over the
-// link, and the work tree is staged again. It returns the changes staged
-// in the end and the links replaced. Errors: more than MaxOutsideCopy
+// link, and the work tree is staged again. Only when mayCopy says so, asked
+// once, at the first link out: the runner must copy nothing the sessions
+// could not read (under a sandbox, the home directory it hides); a link
+// out then stays, and is returned with Copied false. It returns the changes
+// staged in the end and the links out. Errors: more than MaxOutsideCopy
 // bytes or MaxOutsideCopyFiles files to copy in all (what is left then
 // stays a link), more than MaxUnembedRounds rounds, a copy that fails, or
 // git's.
-func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange) ([]StagedChange, []Outside, error) {
+func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange, mayCopy func() bool) ([]StagedChange, []Outside, error) {
 	var replaced []Outside
 	var budget copyBudget
 	root := ""
+	copying := 0 // 1 yes, -1 no, 0 not asked
 	for round := 0; ; round++ {
 		paths := newLinks(changes)
 		if len(paths) == 0 {
@@ -81,6 +86,16 @@ func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange) ([]Sta
 			if err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
 				continue
 			}
+			if copying == 0 {
+				copying = -1
+				if mayCopy() {
+					copying = 1
+				}
+			}
+			if copying < 0 {
+				replaced = append(replaced, Outside{Path: p, Target: real})
+				continue
+			}
 			if round == MaxUnembedRounds {
 				return changes, replaced, fmt.Errorf("symbolic links out of the work tree still staged after %d rounds: %s", round, p)
 			}
@@ -90,9 +105,9 @@ func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange) ([]Sta
 			if err := replaceLink(link, real, st, tmp); err != nil {
 				return changes, replaced, err
 			}
-			replaced = append(replaced, Outside{Path: p, Target: real})
+			replaced = append(replaced, Outside{Path: p, Target: real, Copied: true})
 		}
-		if len(replaced) == n {
+		if copying < 0 || len(replaced) == n {
 			return changes, replaced, nil
 		}
 		if err := r.AddAll(); err != nil {

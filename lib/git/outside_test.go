@@ -76,7 +76,7 @@ func TestStageOutsideLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := filepath.Join(r.Root(), ".git", "treeloop", "tmp")
-	cs, replaced, err := r.StageOutsideLinks(base, tmp, cs)
+	cs, replaced, err := r.StageOutsideLinks(base, tmp, cs, yes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestStageOutsideLinksBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs)
+	_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs, yes)
 	if err == nil || !strings.Contains(err.Error(), "symbolic link big to "+big+": more than 64 MiB or 10000 files") || len(replaced) != 0 {
 		t.Fatalf("replaced %v, err %v", replaced, err)
 	}
@@ -254,7 +254,7 @@ func TestStageOutsideLinksRounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs)
+		_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs, yes)
 		switch {
 		case c.ok && (err != nil || len(replaced) != c.levels):
 			t.Errorf("%d levels: replaced %d, %v", c.levels, len(replaced), err)

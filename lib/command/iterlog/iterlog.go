@@ -422,11 +422,13 @@ func stagedDiff(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta) ([]b
 
 // stageFiles stages as files what a session made that git would commit as
 // a pointer to content elsewhere (git.Repo.StageFiles): a repository
-// inside the work tree, a symbolic link out of it. The guard ran on that
-// content, which the commit would leave out (docs/threat-model.md). It
-// returns the changes staged in the end and whether any were.
+// inside the work tree, a symbolic link out of it (copied only without a
+// sandbox: config.AgentUnconfined). The guard ran on that content, which the commit would
+// leave out (docs/threat-model.md). It returns the changes staged in the
+// end and whether any were.
 func stageFiles(env *cli.Env, repo *git.Repo, head string, m *iterdir.Meta, cs []git.StagedChange) ([]git.StagedChange, bool, error) {
-	return repo.StageFiles(head, m.RunID, m.Iteration, cs, func(line string) { env.Warnf("%s", line) })
+	unconfined := func() bool { return config.AgentUnconfined(env.Abs(layout.Config)) }
+	return repo.StageFiles(head, m.RunID, m.Iteration, cs, unconfined, func(line string) { env.Warnf("%s", line) })
 }
 
 // loadTree loads the repository's tree.json, mapped rather than copied

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
 )
 
 // gitIn runs git in dir, failing the test on an error, and returns its
@@ -41,6 +43,13 @@ func TestStagedDiffUnembeds(t *testing.T) {
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The defaults: no sandbox, so a link out is copied in.
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(layout.Config)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, layout.Config), config.DefaultTOML(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	gitIn(t, dir, "add", "-A")

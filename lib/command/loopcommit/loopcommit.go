@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -303,7 +304,8 @@ func (c *CommitCmd) commit(env *cli.Env, repo *git.Repo, m iterdir.Meta, subject
 		// As iter-log end stages: a repository made inside the work tree,
 		// or a symbolic link out of it, is committed as the files it
 		// points to (git.Repo.StageFiles).
-		if _, _, err := repo.StageFiles("HEAD", m.RunID, m.Iteration, nil, func(line string) { env.Warnf("%s", line) }); err != nil {
+		unconfined := func() bool { return config.AgentUnconfined(env.Abs(layout.Config)) }
+		if _, _, err := repo.StageFiles("HEAD", m.RunID, m.Iteration, nil, unconfined, func(line string) { env.Warnf("%s", line) }); err != nil {
 			return "", err
 		}
 	}
