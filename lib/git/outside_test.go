@@ -8,13 +8,11 @@ import (
 	"testing"
 )
 
-// TestStageOutsideLinks: links a session made out of the work tree
-// (absolute, climbing out, to a directory with links inside, through
-// another link) are staged as copies of what they lead to, the copy in the
-// work tree too, a file's executable bit kept; a link inside the work
-// tree, a dangling one and the base's own link out stay links.
-func TestStageOutsideLinks(t *testing.T) {
-	r := newRepo(t)
+// outsideLinks commits a base with a link out of r's work tree, then
+// makes, uncommitted, links of every kind TestStageOutsideLinks checks,
+// and returns the base.
+func outsideLinks(t *testing.T, r *Repo) string {
+	t.Helper()
 	out := t.TempDir()
 	other := t.TempDir()
 	write(t, r, "a.txt", "a\n")
@@ -68,6 +66,17 @@ func TestStageOutsideLinks(t *testing.T) {
 	ln(filepath.Join(out, "file.txt"), "hop")
 	ln("/nonexistent/at/all", "dangling")
 	ln("a.txt", "inner")
+	return base
+}
+
+// TestStageOutsideLinks: links a session made out of the work tree
+// (absolute, climbing out, to a directory with links inside, through
+// another link) are staged as copies of what they lead to, the copy in the
+// work tree too, a file's executable bit kept; a link inside the work
+// tree, a dangling one and the base's own link out stay links.
+func TestStageOutsideLinks(t *testing.T) {
+	r := newRepo(t)
+	base := outsideLinks(t, r)
 	if err := r.AddAll(); err != nil {
 		t.Fatal(err)
 	}
