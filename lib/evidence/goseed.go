@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
 // GoSeedEnv names the directory of the Go seeds, overriding the default
@@ -222,28 +223,8 @@ func copyTree(src, dst string) error {
 		case d.IsDir():
 			return os.MkdirAll(to, 0o755)
 		case info.Mode().IsRegular():
-			return copyFile(p, to, info.Mode().Perm()|0o200)
+			return fsutil.CopyFile(p, to, info.Mode().Perm()|0o200)
 		}
 		return nil
 	})
-}
-
-// copyFile copies the file src to a new file dst with perm
-// (copy_file_range where the kernel has it: a clone on a filesystem that
-// shares extents).
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

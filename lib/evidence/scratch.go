@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/internal/lazyre"
 )
@@ -278,7 +279,7 @@ func copyPath(src, dst string) error {
 	case !st.Mode().IsRegular():
 		return nil // a directory: its files are listed on their own
 	}
-	return copyFile(src, dst, st.Mode().Perm())
+	return fsutil.CopyFile(src, dst, st.Mode().Perm())
 }
 
 // Links are the paths of the work tree the scratch links to, from git's

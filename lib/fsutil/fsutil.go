@@ -201,7 +201,7 @@ func InsideRoot(path, root string) error {
 	if err != nil {
 		return err
 	}
-	if !lexicallyInside(path, root) && l.Mode()&fs.ModeSymlink == 0 {
+	if !Inside(path, root) && l.Mode()&fs.ModeSymlink == 0 {
 		return nil
 	}
 	real, err := filepath.EvalSymlinks(path)
@@ -212,15 +212,15 @@ func InsideRoot(path, root string) error {
 	if err != nil {
 		return err
 	}
-	if !lexicallyInside(real, r) {
+	if !Inside(real, r) {
 		return fmt.Errorf("%w (points to %s)", ErrOutside, real)
 	}
 	return nil
 }
 
-// lexicallyInside reports whether path names root or a place below it,
+// Inside reports whether path names root or a place below it,
 // by the names alone.
-func lexicallyInside(path, root string) bool {
+func Inside(path, root string) bool {
 	absPath, err1 := filepath.Abs(path)
 	absRoot, err2 := filepath.Abs(root)
 	if err1 != nil || err2 != nil {
@@ -238,4 +238,25 @@ func Cause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// CopyFile copies the regular file src to dst, a new file (O_EXCL) with
+// perm (copy_file_range where the kernel has it: a clone on a filesystem
+// that shares extents). Errors: src cannot be read, dst exists or cannot
+// be written.
+func CopyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -26,6 +26,20 @@ func nestedRepo(t *testing.T, r *Repo, dir, file, data, separate string) {
 	}
 }
 
+// stageAll stages r's work tree (git add -A) and returns its changes
+// against base.
+func stageAll(t *testing.T, r *Repo, base string) []StagedChange {
+	t.Helper()
+	if err := r.AddAll(); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.StagedChanges(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
 func TestNewGitlinks(t *testing.T) {
 	cs := []StagedChange{
 		{OldMode: "000000", Mode: "160000", Path: "new"},
@@ -64,13 +78,7 @@ func TestStageUnembedded(t *testing.T) {
 	nestedRepo(t, r, "sub/inner", "deep.txt", "deep\n", "")
 	separate := filepath.Join(t.TempDir(), "sep.git")
 	nestedRepo(t, r, "d/file-git", "x.txt", "x\n", separate)
-	if err := r.AddAll(); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.StagedChanges(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stageAll(t, r, base)
 	if got := NewGitlinks(cs); !slices.Equal(got, []string{"d/file-git", "sub"}) {
 		t.Fatalf("staged as gitlinks: %q", got)
 	}
@@ -193,13 +201,7 @@ func TestStageUnembeddedBound(t *testing.T) {
 	for i := len(dirs) - 1; i >= 0; i-- { // the innermost first: its outer one's commit leaves it out
 		nestedRepo(t, r, dirs[i], "f.txt", "f\n", "")
 	}
-	if err := r.AddAll(); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.StagedChanges(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stageAll(t, r, base)
 	_, moved, err := r.StageUnembedded(base, filepath.Join(t.TempDir(), "keep"), cs)
 	if err == nil || !strings.Contains(err.Error(), "after 8 rounds: "+dirs[MaxUnembedRounds]) {
 		t.Fatalf("err = %v", err)

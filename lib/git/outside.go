@@ -2,12 +2,12 @@ package git
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
 )
 
 // MaxOutsideCopy bounds what StageOutsideLinks copies in place of the
@@ -79,7 +79,7 @@ func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange, mayCop
 			if err != nil {
 				continue // dangling, or a loop: nothing was read through it
 			}
-			if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			if fsutil.Inside(real, root) {
 				continue // inside the work tree: the commit holds its target
 			}
 			st, err := os.Stat(real)
@@ -178,7 +178,7 @@ func replaceLink(link, real string, st fs.FileInfo, tmp string) error {
 	if st.IsDir() {
 		err = copyDir(real, made)
 	} else {
-		err = copyFile(real, made, st.Mode())
+		err = fsutil.CopyFile(real, made, execPerm(st.Mode()))
 	}
 	if err == nil && st.IsDir() {
 		err = os.Remove(link)
@@ -192,27 +192,12 @@ func replaceLink(link, real string, st fs.FileInfo, tmp string) error {
 	return nil
 }
 
-// copyFile copies the regular file src to dst, new, with src's executable
-// bit (0755, else 0644).
-func copyFile(src, dst string, mode fs.FileMode) error {
-	perm := fs.FileMode(0o644)
+// execPerm is 0755 for a mode with an executable bit, else 0644.
+func execPerm(mode fs.FileMode) fs.FileMode {
 	if mode&0o111 != 0 {
-		perm = 0o755
+		return 0o755
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return 0o644
 }
 
 // copyDir copies the directory src to dst, new: directories and regular
@@ -242,7 +227,7 @@ func copyDir(src, dst string) error {
 			if err != nil {
 				return err
 			}
-			return copyFile(p, to, info.Mode())
+			return fsutil.CopyFile(p, to, execPerm(info.Mode()))
 		}
 		return nil
 	})

@@ -77,13 +77,7 @@ func outsideLinks(t *testing.T, r *Repo) string {
 func TestStageOutsideLinks(t *testing.T) {
 	r := newRepo(t)
 	base := outsideLinks(t, r)
-	if err := r.AddAll(); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.StagedChanges(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stageAll(t, r, base)
 	tmp := filepath.Join(r.Root(), ".git", "treeloop", "tmp")
 	cs, replaced, err := r.StageOutsideLinks(base, tmp, cs, yes)
 	if err != nil {
@@ -159,13 +153,7 @@ func TestStageOutsideLinksBound(t *testing.T) {
 	if err := os.Symlink(big, filepath.Join(r.Root(), "big")); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.AddAll(); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.StagedChanges(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stageAll(t, r, base)
 	_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs, yes)
 	if err == nil || !strings.Contains(err.Error(), "symbolic link big to "+big+": more than 64 MiB or 10000 files") || len(replaced) != 0 {
 		t.Fatalf("replaced %v, err %v", replaced, err)
@@ -256,13 +244,7 @@ func TestStageOutsideLinksRounds(t *testing.T) {
 		if err := os.Symlink(dirs[0], filepath.Join(r.Root(), "next")); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.AddAll(); err != nil {
-			t.Fatal(err)
-		}
-		cs, err := r.StagedChanges(base)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := stageAll(t, r, base)
 		_, replaced, err := r.StageOutsideLinks(base, filepath.Join(t.TempDir(), "tmp"), cs, yes)
 		switch {
 		case c.ok && (err != nil || len(replaced) != c.levels):

@@ -3,7 +3,6 @@ package iterlog
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,22 +10,10 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 )
-
-// gitIn runs git in dir, failing the test on an error, and returns its
-// output.
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
 
 // TestStagedDiffUnembeds: the tree stagedDiff writes, the one loop-commit
 // commits, holds the files of a repository made inside the work tree (and
@@ -34,14 +21,12 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // tree points to, not the link; each .git is kept under the git
 // directory, a warning names each, and the diff is that tree's.
 func TestStagedDiffUnembeds(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, k := range []string{"GIT_AUTHOR", "GIT_COMMITTER"} {
-		t.Setenv(k+"_NAME", "Test")
-		t.Setenv(k+"_EMAIL", "test@example.com")
-	}
 	dir := t.TempDir()
-	gitIn(t, dir, "init", "-q", "-b", "main")
+	for _, v := range gittest.Vars(t.TempDir()) {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +37,9 @@ func TestStagedDiffUnembeds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, layout.Config), config.DefaultTOML(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-qm", "base")
-	head := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-qm", "base")
+	head := strings.TrimSpace(gittest.Run(t, dir, "rev-parse", "HEAD"))
 	for _, sub := range []string{"sub", "sub/inner"} {
 		p := filepath.Join(dir, sub)
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -63,9 +48,9 @@ func TestStagedDiffUnembeds(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(p, "f.txt"), []byte(sub+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		gitIn(t, p, "init", "-q")
-		gitIn(t, p, "add", "f.txt")
-		gitIn(t, p, "commit", "-qm", "hidden")
+		gittest.Run(t, p, "init", "-q")
+		gittest.Run(t, p, "add", "f.txt")
+		gittest.Run(t, p, "commit", "-qm", "hidden")
 	}
 	outside := filepath.Join(t.TempDir(), "o.txt")
 	if err := os.WriteFile(outside, []byte("o\n"), 0o644); err != nil {
@@ -91,16 +76,16 @@ func TestStagedDiffUnembeds(t *testing.T) {
 	if staged.Tree == "" {
 		t.Fatal("no staged tree")
 	}
-	ls := gitIn(t, dir, "ls-tree", "-r", staged.Tree)
-	for _, want := range []string{"\tsub/f.txt\n", "\tsub/inner/f.txt\n"} {
-		if !strings.Contains(ls, "100644 blob ") || !strings.Contains(ls, want) {
-			t.Errorf("the staged tree has no %q:\n%s", strings.TrimSpace(want), ls)
+	ls := gittest.Run(t, dir, "ls-tree", "-r", staged.Tree)
+	for _, want := range []string{"\tsub/f.txt", "\tsub/inner/f.txt"} {
+		if line := lineOf(ls, want); !strings.HasPrefix(line, "100644 blob ") {
+			t.Errorf("the staged tree has %q for %s:\n%s", line, want, ls)
 		}
 	}
 	if line := lineOf(ls, "\tlink.txt"); !strings.HasPrefix(line, "100644 blob ") {
 		t.Errorf("the link out is staged as %q, not its file", line)
 	}
-	if got := gitIn(t, dir, "cat-file", "-p", staged.Tree+":link.txt"); got != "o\n" {
+	if got := gittest.Run(t, dir, "cat-file", "-p", staged.Tree+":link.txt"); got != "o" {
 		t.Errorf("link.txt staged as %q", got)
 	}
 	if !strings.Contains(warn.String(), "iter-log: warning: link.txt is a symbolic link out of the work tree, to "+outside) {
