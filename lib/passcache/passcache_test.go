@@ -44,3 +44,20 @@ func TestKey(t *testing.T) {
 		t.Error("a binary that cannot be found makes an entry")
 	}
 }
+
+// TestKeyBinaryPath: a binary named by a path relative to the working
+// directory makes the key its absolute path makes.
+func TestKeyBinaryPath(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tool")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	rel, ok1 := New("k").Binary("./tool").Path()
+	abs, ok2 := New("k").Binary(bin).Path()
+	if !ok1 || !ok2 || rel != abs {
+		t.Errorf("./tool's key %q (%v), %s's %q (%v): want the same", rel, ok1, bin, abs, ok2)
+	}
+}

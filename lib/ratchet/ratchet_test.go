@@ -22,6 +22,9 @@ func TestParse(t *testing.T) {
 		{"12 tests\n", 0, `"12 tests" is not a count`},
 		{"-3\n", 0, "not a count"},
 		{"99999999999\n", 0, "not a count"},
+		// A line of 60 characters is quoted whole, a longer one cut there.
+		{strings.Repeat("x", 60), 0, `"` + strings.Repeat("x", 60) + `" is not`},
+		{strings.Repeat("y", 61), 0, `"` + strings.Repeat("y", 60) + `…" is not`},
 	} {
 		got, err := Parse([]byte(c.in))
 		switch {
@@ -79,5 +82,16 @@ func TestBest(t *testing.T) {
 	// From an earlier commit, only what was recorded up to it counts.
 	if best, _, _, _ := Best(repo, "HEAD~5", "run-a"); best != 3 {
 		t.Errorf("Best at the bootstrap = %d, want 3", best)
+	}
+	// A count of 0 is a count: the best of a run whose only count is 0.
+	commit("chore(loop): start run run-z\n\n" + TrailerLine(0))
+	if best, _, found, err := Best(repo, "HEAD", "run-z"); err != nil || !found || best != 0 {
+		t.Errorf("Best of a lone 0 = %d, found %v, %v; want 0, found", best, found, err)
+	}
+	// Of equal counts, the newest commit holds the best.
+	commit("chore(loop): run run-a iter 4 node z status=done guard=pass\n\n" + TrailerLine(5))
+	best, sha, _, _ = Best(repo, "HEAD", "run-a")
+	if head, _ := repo.Run("rev-parse", "HEAD"); best != 5 || sha != strings.TrimSpace(string(head)) {
+		t.Errorf("Best of equals = %d at %s, want 5 at HEAD %s", best, sha, head)
 	}
 }

@@ -231,3 +231,77 @@ func TestCountsAndMessages(t *testing.T) {
 		t.Errorf("a package that failed with no failing test: %+v", got)
 	}
 }
+
+// TestStreamEdges: a piece that starts with the newline ending the line
+// before still ends it; a line of exactly the limit is read, one byte
+// more is skipped; a second report of a test with the same status keeps
+// the first message.
+func TestStreamEdges(t *testing.T) {
+	var s Stream
+	s.Write([]byte("--- PASS: TestA (0.00s)"))
+	s.Write([]byte("\n--- PASS: TestB (0.00s)\n"))
+	event := func(name string, width int) string {
+		l := `{"Action":"pass","Package":"p","Test":"` + name + `"`
+		return l + strings.Repeat(" ", width-len(l)-1) + "}\n"
+	}
+	s.Write([]byte(event("TestAtLimit", maxLine)))
+	s.Write([]byte(event("TestPastLimit", maxLine+1)))
+	s.Close()
+	if got, want := s.Results().With(Passed), []string{"TestA", "TestB", "p.TestAtLimit"}; !slices.Equal(got, want) {
+		t.Errorf("passed %q, want %q", got, want)
+	}
+	var r Results
+	r.Add("x", Failed, "first")
+	r.Add("x", Failed, "second")
+	if got, _ := r.Get("x"); got.Message != "first" {
+		t.Errorf("a second failure replaced the first's message: %q", got.Message)
+	}
+}
+
+// TestParseJUnitEdges: an empty <testsuites> is JUnit with no test, XML
+// with no <testsuite> is not JUnit; a failure's message is its message
+// attribute, else its text.
+func TestParseJUnitEdges(t *testing.T) {
+	if r, err := Parse([]byte(`<testsuites></testsuites>`)); err != nil || r.Len() != 0 {
+		t.Errorf("an empty <testsuites>: %d tests, %v", r.Len(), err)
+	}
+	if _, err := Parse([]byte(`<html><body/></html>`)); err == nil || !strings.Contains(err.Error(), "not JUnit XML") {
+		t.Errorf("XML with no <testsuite>: %v", err)
+	}
+	r, err := Parse([]byte(`<testsuite name="s">
+<testcase classname="c" name="a"><failure message="boom">trace a</failure></testcase>
+<testcase classname=" " name="b"><failure>trace b</failure></testcase>
+</testsuite>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Get("c::a"); got.Status != Failed || got.Message != "boom" {
+		t.Errorf("c::a: %+v", got)
+	}
+	if got, _ := r.Get("b"); got.Status != Failed || !strings.Contains(got.Message, "trace b") {
+		t.Errorf("b (a blank classname): %+v", got)
+	}
+}
+
+// TestTestsAndList: Tests is sorted by name; List names ten and counts
+// the rest.
+func TestTestsAndList(t *testing.T) {
+	var r Results
+	for _, n := range []string{"c", "a", "b"} {
+		r.Add(n, Passed, "")
+	}
+	var names []string
+	for _, x := range r.Tests() {
+		names = append(names, x.Name)
+	}
+	if !slices.Equal(names, []string{"a", "b", "c"}) {
+		t.Errorf("Tests() = %q", names)
+	}
+	ten := strings.Split("a b c d e f g h i j", " ")
+	if got := List(ten); got != strings.Join(ten, ", ") {
+		t.Errorf("List(ten) = %q", got)
+	}
+	if got := List(append(ten, "k", "l")); got != strings.Join(ten, ", ")+" and 2 more" {
+		t.Errorf("List(twelve) = %q", got)
+	}
+}
