@@ -11,6 +11,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/proc"
 )
@@ -38,6 +39,7 @@ type guardCase struct {
 	command  []string                   // the guard's argv when script is ""
 	deadline time.Duration              // from now; a minute when 0
 	ratchet  string                     // [guard] ratchet's sh -c script, "" for none
+	mode     string                     // [sandbox] mode; "" for none
 	results  bool                       // [guard] results on: j.Results is a directory of the test's
 	best     Best                       // the run's best
 	outcome  string                     // guard.json's outcome
@@ -51,7 +53,8 @@ type guardCase struct {
 // and the record each leaves: a pass; a failure by exit status or by a
 // signal; a command that cannot start (not found by the runner, or by the
 // guard's shell) a runner error, never a failure, its log ending with why;
-// a deadline a timeout; a green guard turned into a failure by the
+// a deadline a timeout; a guard under bwrap that cannot write outside the
+// repository; a green guard turned into a failure by the
 // ratchet's count, by a failing test its output or results report, by a
 // test of the run's best that did not pass; a failed guard's log ending
 // with its failing tests by name; a results directory that cannot be made
@@ -66,6 +69,8 @@ func TestGuardOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	// A directory outside every repository, which bwrap keeps read-only.
+	t.Setenv("TREELOOP_TEST_OUTSIDE", t.TempDir())
 	report := func(tests ...string) string {
 		return "cat > \"$RUNNER_TEST_RESULTS/r.xml\" <<'EOF'\n" + junit(tests...) + "\nEOF\n"
 	}
@@ -91,6 +96,15 @@ func TestGuardOutcomes(t *testing.T) {
 			says: "guard failed (exit 127)"},
 		{name: "cannot run, found by its shell", script: "treeloop-test-tool", outcome: Error, code: exit.RunnerError,
 			says: "the guard cannot start (exit 127): treeloop-test-tool cannot start", logEnds: "the guard cannot start (exit 127)"},
+		{name: "confined", script: "echo x > \"$TREELOOP_TEST_OUTSIDE/f\" || exit 9; echo y > inside", mode: config.SandboxBwrap,
+			outcome: Fail, code: exit.Negative, says: "guard failed (exit 9)",
+			check: func(r iterdir.Guard) string {
+				if r.Sandbox != config.SandboxBwrap {
+					return "the sandbox is not recorded"
+				}
+				return ""
+			}},
+		{name: "confined, writing the repository", script: "echo y > inside && test -s inside", mode: config.SandboxBwrap, outcome: Pass, code: exit.OK},
 		{name: "deadline", script: "exec sleep 60", deadline: 300 * time.Millisecond, outcome: Timeout, code: exit.Timeout,
 			says: "guard timed out"},
 		{name: "ratchet below the best", script: "exit 0", ratchet: "echo 2", best: Best{Found: true, Count: 5, Commit: "0123456789abcdef"},
@@ -138,6 +152,10 @@ func runGuardCase(t *testing.T, in *cli.Interrupt, c guardCase) {
 	env := &cli.Env{Name: "guard-run", Dir: dir, Stdout: io.Discard, Stderr: io.Discard}
 	cfg := config.Default()
 	cfg.Sandbox.Mode = config.SandboxNone
+	if c.mode != "" {
+		cfg.Sandbox.Mode = c.mode
+		gittest.Run(t, dir, "init", "-q") // a sandbox confines a repository
+	}
 	cfg.Guard.Command = c.command
 	if c.script != "" {
 		cfg.Guard.Command = []string{"sh", "-c", c.script}

@@ -44,6 +44,7 @@ type witnessCase struct {
 	work    map[string]string
 	level   string
 	witness []string // [guard] witness; nil: the guard's command
+	mode    string   // [sandbox] mode; "" for none
 	outcome string
 	says    string
 	tests   []string // the witnesses recorded
@@ -55,13 +56,15 @@ type witnessCase struct {
 // on the new code; real git, a real scratch, a real runner of shell tests.
 // A node with no test file, or whose new test passes on the old code too,
 // fails; one at level suite needs none; a witness command that cannot
-// start is a runner error.
+// start is a runner error. Under bwrap, the witness runs confined beside
+// the guard.
 func TestWitness(t *testing.T) {
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
 	newTest := map[string]string{"impl.sh": "echo new\n", "tests/new.sh": "[ \"$(sh impl.sh)\" = new ]\n"}
 	for _, c := range []witnessCase{
 		{name: "honest", work: newTest, level: tree.EvidenceWitness, outcome: Pass, tests: []string{"tests/new.sh::t"}},
+		{name: "honest under bwrap", work: newTest, level: tree.EvidenceWitness, mode: config.SandboxBwrap, outcome: Pass, tests: []string{"tests/new.sh::t"}},
 		{name: "no test file", work: map[string]string{"impl.sh": "echo new\n"}, level: tree.EvidenceWitness,
 			outcome: Fail, says: "no test file among this node's changes"},
 		{name: "a test that passes before", work: map[string]string{"impl.sh": "echo new\n", "tests/new.sh": "true\n"}, level: tree.EvidenceWitness,
@@ -84,6 +87,9 @@ func runWitnessCase(t *testing.T, in *cli.Interrupt, c witnessCase) {
 	}
 	cfg := config.Default()
 	cfg.Sandbox.Mode = config.SandboxNone
+	if c.mode != "" {
+		cfg.Sandbox.Mode = c.mode
+	}
 	cfg.Guard.Command = []string{"sh", "-c", shRunner}
 	cfg.Guard.Witness = c.witness
 	cfg.Guard.TestFiles = []string{"tests/*.sh"}
