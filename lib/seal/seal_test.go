@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/seal"
@@ -80,5 +81,34 @@ func TestRestore(t *testing.T) {
 	// not brought back.
 	if _, err := os.Lstat(filepath.Join(root, "0002/output.json")); !os.IsNotExist(err) {
 		t.Errorf("0002/output.json: %v; a skipped path is neither sealed nor restored", err)
+	}
+}
+
+// TestRestoreAtMaxKept: a file of exactly MaxKept bytes is kept and put
+// back; one byte more is only compared, and its change named as not
+// restored.
+func TestRestoreAtMaxKept(t *testing.T) {
+	root := t.TempDir()
+	at, past := strings.Repeat("a", seal.MaxKept), strings.Repeat("b", seal.MaxKept+1)
+	write(t, filepath.Join(root, "0001/at.log"), at)
+	write(t, filepath.Join(root, "0001/past.log"), past)
+	s, err := seal.Take(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "0001/at.log"), "forged")
+	write(t, filepath.Join(root, "0001/past.log"), "forged")
+	notes, err := s.Restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 2 || notes[0] != "0001/at.log changed" || notes[1] != "0001/past.log changed"+seal.NotRestored("it was too large to keep") {
+		t.Errorf("notes %q", notes)
+	}
+	if got := read(t, filepath.Join(root, "0001/at.log")); got != at {
+		t.Errorf("at.log not put back (%d bytes)", len(got))
+	}
+	if got := read(t, filepath.Join(root, "0001/past.log")); got != "forged" {
+		t.Errorf("past.log = %d bytes, want the session's", len(got))
 	}
 }
