@@ -140,6 +140,8 @@ func TestGuardOutcomes(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "a test's printed line is no result beside results files", script: report("a") + "echo '--- PASS: TestForged (0.00s)'", results: true,
+			best: Best{Names: []string{"s::a", "TestForged"}}, outcome: Fail, code: exit.Negative, says: "did not pass now (TestForged)"},
 		{name: "results events without a ratchet", script: `echo '{"Action":"fail","Package":"p","Test":"TestX"}'`, results: true,
 			outcome: Fail, code: exit.Negative, says: "p.TestX"},
 	} {
@@ -220,7 +222,7 @@ func TestNewRecord(t *testing.T) {
 	defer in.Stop()
 	long := strings.Repeat("x", 60)
 	res := proc.Result{ExitCode: 0, Escaped: 2, Starts: 1, Duration: 1500 * time.Millisecond,
-		EscapedProcs: []proc.Escaped{{Command: "sleep \t 60"}, {Command: long + "y"}}}
+		EscapedProcs: []proc.Escaped{{Command: "sleep \t 60"}, {Command: long + "y"}, {Command: long}}}
 	cfg := config.Default()
 	cfg.Sandbox.Mode = config.SandboxBwrap
 	cfg.Sandbox.Guard = false
@@ -228,7 +230,7 @@ func TestNewRecord(t *testing.T) {
 	if rec.Sandbox != "" || rec.SandboxStarts != 0 || rec.DurationMS != 1500 || rec.LogBytes != 7 || !rec.LogTruncated || rec.EscapedKilled != 2 || rec.StartedAt != "" {
 		t.Errorf("an unconfined guard's record: %+v", rec)
 	}
-	if len(rec.Escaped) != 2 || rec.Escaped[0] != "sleep 60" || rec.Escaped[1] != long+"…" {
+	if len(rec.Escaped) != 3 || rec.Escaped[0] != "sleep 60" || rec.Escaped[1] != long+"…" || rec.Escaped[2] != long {
 		t.Errorf("escaped %q", rec.Escaped)
 	}
 	cfg.Sandbox.Guard = true

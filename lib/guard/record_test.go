@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
@@ -162,6 +163,9 @@ func TestBaseline(t *testing.T) {
 	if names, ok := ratchet.ParseNames("run-a", data); !ok || !slices.Equal(names, []string{"s::a"}) {
 		t.Errorf("the tests that passed at the baseline: %q", data)
 	}
+	if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(layout.GuardCache))); err != nil || !strings.HasPrefix(string(data), cacheHeader) {
+		t.Errorf("the private caches' digest after the baseline: %q, %v", data, err)
+	}
 	if note := RedStart("run-a", got); !strings.Contains(note, "already failing") || !strings.Contains(note, BaselineLog) {
 		t.Errorf("RedStart = %q", note)
 	}
@@ -201,5 +205,63 @@ func TestEntryPoints(t *testing.T) {
 	}
 	if _, err := EntryPoints(repo, "no-such-commit"); err == nil {
 		t.Error("a base that is no commit read")
+	}
+}
+
+// TestGuardCaches: before the guard runs, its private caches are emptied
+// when they differ from the digest its last run left (saying so), kept
+// when they do not, the build outputs a session left among the ignored
+// paths are removed, and the guard's toolchains point at the caches; the
+// evidence records each.
+func TestGuardCaches(t *testing.T) {
+	in := cli.NotifyInterrupt()
+	defer in.Stop()
+	dir, _ := repoWith(t, map[string]string{"README": "x"}, "initial")
+	caches := evidence.CachesFor(filepath.Join(dir, ".git"))
+	if err := caches.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Sandbox.Mode = config.SandboxNone
+	cfg.Guard.Command = []string{"sh", "-c", `echo "GOCACHE=$GOCACHE"; cat > "$RUNNER_TEST_RESULTS/r.xml" <<'EOF'
+<testsuite name="s"><testcase classname="s" name="a"/></testsuite>
+EOF`}
+	run := func(digest string) (iterdir.Guard, string) {
+		t.Helper()
+		writeFiles(t, dir, map[string]string{"pkg/__pycache__/m.cpython-311.pyc": "forged bytecode"})
+		var stderr strings.Builder
+		env := &cli.Env{Name: "guard-run", Dir: dir, Stdout: io.Discard, Stderr: &stderr}
+		j := Judging{Results: filepath.Join(dir, ".git", "results"), Caches: &caches, CacheDigest: digest, Ignored: []string{"pkg/__pycache__/"}}
+		rec, _ := Guard(in, env, cfg, time.Now().Add(time.Minute), filepath.Join(dir, ".git", "guard.log"), j)
+		if rec.Evidence == nil || !slices.Equal(rec.Evidence.Removed, []string{"pkg/__pycache__"}) {
+			t.Fatalf("evidence %+v: the session's bytecode not removed", rec.Evidence)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pkg", "__pycache__")); err == nil {
+			t.Error("pkg/__pycache__ is still there")
+		}
+		return rec, stderr.String()
+	}
+	writeFiles(t, caches.Root, map[string]string{"go-build/ab/primed-d": "a session's object"})
+	rec, warned := run("a digest of other caches")
+	if !rec.Evidence.CachesWiped || !strings.Contains(warned, "changed since the guard last ran: emptied") {
+		t.Errorf("caches that differ: wiped %v, warned %q", rec.Evidence.CachesWiped, warned)
+	}
+	if _, err := os.Stat(filepath.Join(caches.Root, "go-build", "ab", "primed-d")); err == nil {
+		t.Error("the primed object is still in the cache")
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, ".git", "guard.log")); !strings.Contains(string(log), "GOCACHE="+filepath.Join(caches.Root, "go-build")) {
+		t.Errorf("the guard's GOCACHE is not the private one: %s", log)
+	}
+	writeFiles(t, caches.Root, map[string]string{"go-build/cd/kept-d": "the guard's object"})
+	digest, err := caches.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, warned = run(digest)
+	if rec.Evidence.CachesWiped || warned != "" {
+		t.Errorf("caches as recorded: wiped %v, warned %q", rec.Evidence.CachesWiped, warned)
+	}
+	if _, err := os.Stat(filepath.Join(caches.Root, "go-build", "cd", "kept-d")); err != nil {
+		t.Errorf("the guard's own object is gone: %v", err)
 	}
 }
