@@ -142,6 +142,8 @@ func TestGuardOutcomes(t *testing.T) {
 			}},
 		{name: "a test's printed line is no result beside results files", script: report("a") + "echo '--- PASS: TestForged (0.00s)'", results: true,
 			best: Best{Names: []string{"s::a", "TestForged"}}, outcome: Fail, code: exit.Negative, says: "did not pass now (TestForged)"},
+		{name: "a test's line counts without results files", script: "echo '--- PASS: TestA (0.00s)'", results: true,
+			best: Best{Names: []string{"TestA"}}, outcome: Pass, code: exit.OK},
 		{name: "results events without a ratchet", script: `echo '{"Action":"fail","Package":"p","Test":"TestX"}'`, results: true,
 			outcome: Fail, code: exit.Negative, says: "p.TestX"},
 	} {
@@ -275,5 +277,47 @@ func TestLastLineAndNote(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "missing.log")); err == nil {
 		t.Error("Note created the log")
+	}
+}
+
+// TestUnstartableMessage: what cannot start, where, and the fix: the
+// guard's config unconfined; in the sandbox, the readable paths to add,
+// or to list them when none is known.
+func TestUnstartableMessage(t *testing.T) {
+	for _, c := range []struct {
+		u    Unstartable
+		want []string
+	}{
+		{Unstartable{Program: "just", Cause: "not found"}, []string{"just cannot start (not found): install it, or set [guard] command"}},
+		{Unstartable{Program: "just", Probe: []string{"/usr/bin/just", "--version"}, Cause: "exit 127"}, []string{"just cannot start (`just --version`: exit 127)"}},
+		{Unstartable{Program: "node", Cause: "hidden", Confined: true}, []string{"node cannot start in the sandbox (hidden): list what it needs in [sandbox] readable"}},
+		{Unstartable{Program: "node", Cause: "hidden", Confined: true, Readable: []string{"~/.nvm"}}, []string{"node cannot start in the sandbox (hidden): ", "~/.nvm"}},
+	} {
+		got := c.u.Message()
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("Message() = %q, want %q in it", got, w)
+			}
+		}
+		if len(c.u.Readable) > 0 && strings.Contains(got, "list what it needs") {
+			t.Errorf("Message() = %q: the readable paths known, not named", got)
+		}
+	}
+}
+
+// TestTail: the last n bytes of a file, the whole of a shorter one,
+// nothing of one that is not there.
+func TestTail(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int64]string{4: "6789", 10: "0123456789", 20: "0123456789"} {
+		if got := string(tail(p, n)); got != want {
+			t.Errorf("tail(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := tail(p+".missing", 4); len(got) != 0 {
+		t.Errorf("tail of a missing file = %q", got)
 	}
 }

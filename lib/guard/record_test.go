@@ -265,3 +265,31 @@ EOF`}
 		t.Errorf("the guard's own object is gone: %v", err)
 	}
 }
+
+// TestJudgingAtHead: a guard run outside an iteration (the baseline,
+// runner-check) is judged by its results when [guard] results is on, the
+// private caches against the digest HEAD records (not the work tree's
+// copy) and the work tree's ignored paths; with shared caches, or outside
+// a repository, by no caches.
+func TestJudgingAtHead(t *testing.T) {
+	digest := cacheHeader + "0123abcd\n"
+	dir, _ := repoWith(t, map[string]string{layout.GuardCache: digest, ".gitignore": "build/\n"}, "initial")
+	writeFiles(t, dir, map[string]string{layout.GuardCache: cacheHeader + "forged\n", "build/out.o": "x"})
+	cfg := config.Default()
+	cfg.Guard.Results = "auto"
+	j, err := judgingAtHead(dir, cfg, "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Results != "/results" || j.Caches == nil || j.CacheDigest != "0123abcd" || !slices.Equal(j.Ignored, []string{"build/"}) {
+		t.Errorf("judging %+v", j)
+	}
+	cfg.Guard.Results, cfg.Guard.Caches = "off", config.CachesShared
+	if j, err := judgingAtHead(dir, cfg, "/results"); err != nil || j.Results != "" || j.Caches != nil || j.Ignored != nil {
+		t.Errorf("shared caches, results off: %+v, %v", j, err)
+	}
+	cfg.Guard.Caches = config.CachesPrivate
+	if j, err := judgingAtHead(t.TempDir(), cfg, "/results"); err != nil || j.Caches != nil {
+		t.Errorf("outside a repository: %+v, %v", j, err)
+	}
+}

@@ -42,6 +42,7 @@ exit $status
 type witnessCase struct {
 	name    string
 	work    map[string]string
+	earlier map[string]string // committed by the node's earlier attempt, before the step's base
 	level   string
 	witness []string // [guard] witness; nil: the guard's command
 	mode    string   // [sandbox] mode; "" for none
@@ -55,7 +56,8 @@ type witnessCase struct {
 // a scratch checkout, with the node's test files laid over it) and passes
 // on the new code; real git, a real scratch, a real runner of shell tests.
 // A node with no test file, or whose new test passes on the old code too,
-// fails; one at level suite needs none; a witness command that cannot
+// fails; a test the node's earlier attempt committed is judged from the
+// commit its work began from; one at level suite needs none; a witness command that cannot
 // start is a runner error. Under bwrap, the witness runs confined beside
 // the guard.
 func TestWitness(t *testing.T) {
@@ -69,6 +71,8 @@ func TestWitness(t *testing.T) {
 			outcome: Fail, says: "no test file among this node's changes"},
 		{name: "a test that passes before", work: map[string]string{"impl.sh": "echo new\n", "tests/new.sh": "true\n"}, level: tree.EvidenceWitness,
 			outcome: Fail, says: "already passing before: tests/new.sh::t"},
+		{name: "a test from the node's earlier attempt", earlier: map[string]string{"tests/new.sh": newTest["tests/new.sh"]},
+			work: map[string]string{"impl.sh": "echo new\n"}, level: tree.EvidenceWitness, outcome: Pass, tests: []string{"tests/new.sh::t"}},
 		{name: "level suite", work: map[string]string{"impl.sh": "echo new\n"}, level: tree.EvidenceSuite, outcome: Pass},
 		{name: "witness cannot start", work: newTest, level: tree.EvidenceWitness, witness: []string{"/nonexistent/treeloop-witness"},
 			outcome: Error, says: "the witness could not start"},
@@ -80,8 +84,15 @@ func TestWitness(t *testing.T) {
 func runWitnessCase(t *testing.T, in *cli.Interrupt, c witnessCase) {
 	dir, repo := repoWith(t, map[string]string{"impl.sh": "echo old\n", "tests/old.sh": "[ \"$(sh impl.sh)\" = old ] || [ \"$(sh impl.sh)\" = new ]\n"}, "base")
 	base := gittest.Run(t, dir, "rev-parse", "HEAD")
+	stepBase := base
+	if c.earlier != nil {
+		writeFiles(t, dir, c.earlier)
+		gittest.Run(t, dir, "add", "-A")
+		gittest.Run(t, dir, "commit", "-q", "-m", "chore(loop): run run-a iter 1 node root.1 status=retry guard=fail")
+		stepBase = gittest.Run(t, dir, "rev-parse", "HEAD")
+	}
 	writeFiles(t, dir, c.work)
-	changed, ignored, err := repo.ChangesSince(base)
+	changed, ignored, err := repo.ChangesSince(stepBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +112,7 @@ func runWitnessCase(t *testing.T, in *cli.Interrupt, c witnessCase) {
 	j := Judging{
 		Results: filepath.Join(iter, "results"), Changed: changed, Ignored: ignored, Caches: &caches,
 		Best:    Best{Names: []string{"tests/old.sh::t"}},
-		Witness: &Witness{Repo: repo, GitDir: filepath.Join(dir, ".git"), RunID: "run-a", NodeID: "root.1", StepBase: base, Level: c.level, LevelFrom: "test"},
+		Witness: &Witness{Repo: repo, GitDir: filepath.Join(dir, ".git"), RunID: "run-a", NodeID: "root.1", StepBase: stepBase, Level: c.level, LevelFrom: "test"},
 	}
 	env := &cli.Env{Name: "guard-run", Dir: dir, Stdout: io.Discard, Stderr: io.Discard}
 	rec, code := Guard(in, env, cfg, time.Now().Add(time.Minute), filepath.Join(iter, "guard.log"), j)
@@ -130,7 +141,7 @@ func checkWitnessRecord(t *testing.T, c witnessCase, ev *iterdir.Evidence, base 
 	if !slices.Equal(w.Tests, c.tests) {
 		t.Errorf("witnesses %q, want %q", w.Tests, c.tests)
 	}
-	if _, ok := c.work["tests/new.sh"]; ok && (!slices.Equal(w.Files, []string{"tests/new.sh"}) || w.NodeBase != base) {
+	if c.outcome == Pass && (!slices.Equal(w.Files, []string{"tests/new.sh"}) || w.NodeBase != base) {
 		t.Errorf("witness files %q from %s, want tests/new.sh from %s", w.Files, w.NodeBase, base)
 	}
 	if c.outcome == Pass && (w.BaseExit != 1 || w.BaseTests != 2) {
