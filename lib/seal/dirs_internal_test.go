@@ -123,3 +123,44 @@ func TestDifferentialParseIndex(t *testing.T) {
 		}
 	}
 }
+
+// countStore is a Store that hands out an id for each file it is given.
+type countStore struct{ n int }
+
+func (c *countStore) Put(paths []string) ([]string, error) {
+	ids := make([]string, len(paths))
+	for i := range paths {
+		c.n++
+		ids[i] = fmt.Sprintf("id%d", c.n)
+	}
+	return ids, nil
+}
+func (*countStore) Get(string) ([]byte, bool, error) { return nil, false, nil }
+
+// A file changed within RacyWindow of the seal is read and sealed by its
+// bytes but not indexed (a change in the same clock tick could keep its
+// fingerprint); past the window it is, and a seal within Refresh of that
+// takes it from the index without reading it again.
+func TestIndexedNotWithinRacyWindow(t *testing.T) {
+	for _, tt := range []struct {
+		shift time.Duration
+		want  bool
+	}{{0, false}, {RacyWindow / 2, false}, {RacyWindow + 100*time.Millisecond, true}, {time.Second, true}} {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "0001"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "0001", "a.log"), []byte("log"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ix := Index{Rel: "seal-index", Store: &countStore{}, Settled: func(string) bool { return true },
+			Now: func() time.Time { return time.Now().Add(tt.shift) }}
+		if _, err := TakeIndexed(root, nil, ix); err != nil {
+			t.Fatal(err)
+		}
+		e, indexed := readIndex(filepath.Join(root, "seal-index"))["0001/a.log"]
+		if indexed != tt.want || indexed && e.id == "" {
+			t.Errorf("clock +%v: 0001/a.log indexed = %v (%+v), want %v", tt.shift, indexed, e, tt.want)
+		}
+	}
+}
