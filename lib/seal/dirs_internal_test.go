@@ -137,21 +137,34 @@ func (c *countStore) Put(paths []string) ([]string, error) {
 }
 func (*countStore) Get(string) ([]byte, bool, error) { return nil, false, nil }
 
-// A file changed within RacyWindow of the seal is read and sealed by its
-// bytes but not indexed (a change in the same clock tick could keep its
-// fingerprint); past the window it is, and a seal within Refresh of that
-// takes it from the index without reading it again.
+// A file changed within RacyWindow of the seal, by its change time or its
+// modification time, is read and sealed by its bytes but not indexed (a
+// change in the same clock tick could keep its fingerprint); past the
+// window by both it is indexed with its store id. A modification time set
+// back (which sets the change time to now) or set ahead keeps it out too.
 func TestIndexedNotWithinRacyWindow(t *testing.T) {
 	for _, tt := range []struct {
 		shift time.Duration
+		mtime time.Duration // the file's modification time from now; 0: as written
 		want  bool
-	}{{0, false}, {RacyWindow / 2, false}, {RacyWindow + 100*time.Millisecond, true}, {time.Second, true}} {
+	}{
+		{0, 0, false}, {RacyWindow / 2, 0, false}, {RacyWindow + 100*time.Millisecond, 0, true}, {time.Second, 0, true},
+		{0, -time.Hour, false},          // changed now, modified long ago
+		{time.Second, time.Hour, false}, // modified an hour ahead
+	} {
 		root := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(root, "0001"), 0o755); err != nil {
+		p := filepath.Join(root, "0001", "a.log")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(root, "0001", "a.log"), []byte("log"), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte("log"), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if tt.mtime != 0 {
+			at := time.Now().Add(tt.mtime)
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ix := Index{Rel: "seal-index", Store: &countStore{}, Settled: func(string) bool { return true },
 			Now: func() time.Time { return time.Now().Add(tt.shift) }}
@@ -160,7 +173,34 @@ func TestIndexedNotWithinRacyWindow(t *testing.T) {
 		}
 		e, indexed := readIndex(filepath.Join(root, "seal-index"))["0001/a.log"]
 		if indexed != tt.want || indexed && e.id == "" {
-			t.Errorf("clock +%v: 0001/a.log indexed = %v (%+v), want %v", tt.shift, indexed, e, tt.want)
+			t.Errorf("clock +%v, modified %v: 0001/a.log indexed = %v (%+v), want %v", tt.shift, tt.mtime, indexed, e, tt.want)
+		}
+	}
+}
+
+// A directory whose modification time was set back (its change time now)
+// or ahead is not taken as unchanged either, whatever the clock says.
+func TestListedAsNotWithTimesSet(t *testing.T) {
+	for _, tt := range []struct {
+		shift, mtime time.Duration
+	}{{0, -time.Hour}, {time.Second, time.Hour}} {
+		root := t.TempDir()
+		d := filepath.Join(root, "0001")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(tt.mtime)
+		if err := os.Chtimes(d, at, at); err != nil {
+			t.Fatal(err)
+		}
+		ix := Index{Rel: "seal-index", Store: nopStore{}, Settled: func(string) bool { return true },
+			SettledDir: func(string) bool { return true }, Now: func() time.Time { return time.Now().Add(tt.shift) }}
+		s, err := TakeIndexed(root, nil, ix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.files["0001"].listedAs {
+			t.Errorf("clock +%v, modified %v: 0001 taken as unchanged", tt.shift, tt.mtime)
 		}
 	}
 }
