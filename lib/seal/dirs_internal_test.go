@@ -204,3 +204,40 @@ func TestListedAsNotWithTimesSet(t *testing.T) {
 		}
 	}
 }
+
+// An indexed file is taken from the index for less than Refresh after it
+// was read, and read and stored again from Refresh on, in both walks
+// (files alone, and directories listed as indexed).
+func TestIndexedRefresh(t *testing.T) {
+	for _, dirs := range []bool{false, true} {
+		root := t.TempDir()
+		p := filepath.Join(root, "0001", "a.log")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("log"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now().Add(2 * time.Second) // past the racy window of the file's times
+		store := &countStore{}
+		take := func(at time.Time) {
+			t.Helper()
+			ix := Index{Rel: "seal-index", Store: store, Settled: func(string) bool { return true }, Now: func() time.Time { return at }}
+			if dirs {
+				ix.SettledDir = func(string) bool { return true }
+			}
+			if _, err := TakeIndexed(root, nil, ix); err != nil {
+				t.Fatal(err)
+			}
+		}
+		take(start)
+		take(start.Add(Refresh - time.Second))
+		if store.n != 1 {
+			t.Errorf("dirs %v: %d copies within Refresh, want 1", dirs, store.n)
+		}
+		take(start.Add(Refresh))
+		if store.n != 2 {
+			t.Errorf("dirs %v: %d copies at Refresh, want 2", dirs, store.n)
+		}
+	}
+}
