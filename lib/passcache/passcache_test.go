@@ -46,7 +46,8 @@ func TestKey(t *testing.T) {
 }
 
 // TestKeyBinaryPath: a binary named by a path relative to the working
-// directory makes the key its absolute path makes.
+// directory, or by a symbolic link to it, makes the key its absolute path
+// makes.
 func TestKeyBinaryPath(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
@@ -59,5 +60,12 @@ func TestKeyBinaryPath(t *testing.T) {
 	abs, ok2 := New("k").Binary(bin).Path()
 	if !ok1 || !ok2 || rel != abs {
 		t.Errorf("./tool's key %q (%v), %s's %q (%v): want the same", rel, ok1, bin, abs, ok2)
+	}
+	link := filepath.Join(t.TempDir(), "tool-link")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := New("k").Binary(link).Path(); !ok || got != abs {
+		t.Errorf("the link's key %q (%v), want the binary's %q", got, ok, abs)
 	}
 }
