@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/internal/gittest"
+	"github.com/treeloop/treeloop/lib/sandbox"
 )
 
 // checkContext is a Context on a fresh directory with the default
@@ -159,6 +161,11 @@ func TestSandboxChecks(t *testing.T) {
 	if notes := sandboxNotes(ctx.Config); !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "the guard runs unconfined ([sandbox] guard = false)") }) {
 		t.Errorf("an unconfined guard not noted: %q", notes)
 	}
+	for _, r := range ctx.Run().Checks {
+		if noted := slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "guard = false") }); noted != (r.Name == "sandbox") {
+			t.Errorf("check %s: notes %q", r.Name, r.Notes)
+		}
+	}
 	ctx.Config.Sandbox.Mode, ctx.Config.Sandbox.Image = config.SandboxDocker, "my-image"
 	if !inImage(ctx, "node") || inImage(ctx, "./node") {
 		t.Error("inImage under a custom image")
@@ -170,4 +177,68 @@ func TestSandboxChecks(t *testing.T) {
 	if got := TrimName("sandbox", []string{"sandbox: bwrap missing", "other"}); !slices.Equal(got, []string{"bwrap missing", "other"}) {
 		t.Errorf("TrimName = %q", got)
 	}
+}
+
+// TestDryRun: the sandbox's dry run starts the agent CLI (--version)
+// under a session's mounts: one that reads its settings under the home
+// bwrap hides fails, and the problem names the directory to make
+// readable; one bwrap shows
+// passes and is remembered (its key written), the next dry run then
+// taken from it; the replay backend starts nothing.
+func TestDryRun(t *testing.T) {
+	ctx := checkContext(t)
+	gittest.Run(t, ctx.Root, "init", "-q")
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HOME", home)
+	// The CLI bwrap shows (the program it runs), but not the settings
+	// under the home it reads.
+	hidden := filepath.Join(home, "bin", "claude")
+	os.MkdirAll(filepath.Dir(hidden), 0o755)
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte("{}"), 0o644)
+	os.WriteFile(hidden, []byte("#!/bin/sh\ncat \"$HOME/.claude/settings.json\" >/dev/null && echo 1.0\n"), 0o755)
+	ctx.Config.Sandbox.Mode = config.SandboxBwrap
+	ctx.Config.Agent.Backend, ctx.Config.Agent.Bin = "claude", hidden
+	err := dryRun(ctx)
+	if err == nil {
+		t.Fatal("a CLI under the hidden home passed the dry run")
+	}
+	if p := dryRunProblem(ctx, err); !strings.Contains(p, "~/.claude") || !strings.Contains(p, "readable") || !strings.Contains(p, "or set [sandbox] mode = \"none\"") {
+		t.Errorf("the problem: %q", p)
+	}
+	if _, err := os.Stat(sandboxKey(ctx)); err == nil {
+		t.Error("a failed dry run remembered")
+	}
+	ctx.Config.Agent.Bin = "/bin/true"
+	if err := dryRun(ctx); err != nil {
+		t.Fatalf("/bin/true under bwrap: %v", err)
+	}
+	if _, err := os.Stat(sandboxKey(ctx)); err != nil {
+		t.Errorf("a passed dry run not remembered: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(ctx.Root, ".runner", "iterations"))
+	if len(entries) != 0 {
+		t.Errorf("the dry run's scratch left: %v", entries)
+	}
+	// Remembered: the next dry run starts nothing, even where it could
+	// not make its scratch (a file where the iterations directory goes).
+	iters := filepath.Join(ctx.Root, ".runner", "iterations")
+	os.RemoveAll(iters)
+	os.WriteFile(iters, nil, 0o644)
+	if err := dryRun(ctx); err != nil {
+		t.Errorf("a remembered dry run ran again: %v", err)
+	}
+	ctx.Config.Agent.Backend = "gemini" // another key
+	if err := dryRun(ctx); err == nil {
+		t.Error("a dry run of another configuration taken from the last one's")
+	}
+	ctx.Config.Agent.Backend, ctx.Config.Agent.Bin = "replay", hidden
+	if err := dryRun(ctx); err != nil {
+		t.Errorf("replay: %v", err)
+	}
+}
+
+// sandboxKey is where a passed dry run of ctx's agent is remembered.
+func sandboxKey(ctx *Context) string {
+	return sandbox.ProbeKey(ctx.Config, agent.Executable(ctx.Config.Agent))
 }
