@@ -20,10 +20,7 @@ import (
 // an interrupted replay and changes that do not apply are refused.
 func TestRecordAndReplay(t *testing.T) {
 	root := t.TempDir()
-	for _, kv := range gittest.Vars(root) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, root)
 	gittest.Run(t, root, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("old\n"), 0o644)
 	gittest.Run(t, root, "add", "-A")

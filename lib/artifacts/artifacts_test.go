@@ -18,10 +18,7 @@ import (
 func artifactRepo(t *testing.T) (string, *git.Repo, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, kv := range gittest.Vars(dir) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	write(t, dir, layout.NodeArtifacts("a")+"/report.md", "report")
 	write(t, dir, layout.NodeArtifacts("a")+"/sub/b.txt", "b")

@@ -24,10 +24,7 @@ import (
 func repoWith(t *testing.T, files map[string]string, msg string) (string, *git.Repo) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, kv := range gittest.Vars(dir) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	writeFiles(t, dir, files)
 	gittest.Run(t, dir, "add", "-A")

@@ -52,10 +52,7 @@ func TestParse(t *testing.T) {
 // work tree does; none is no error; a git failure is one.
 func TestRead(t *testing.T) {
 	dir := t.TempDir()
-	for _, kv := range gittest.Vars(dir) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	p := filepath.Join(dir, filepath.FromSlash(layout.NodeTools("a")))
 	os.MkdirAll(filepath.Dir(p), 0o755)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/git"
@@ -36,10 +35,7 @@ func TestDifferentialAuditCache(t *testing.T) {
 func auditCacheRun(t *testing.T, rnd *rand.Rand) {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := t.TempDir()
-	for _, kv := range gittest.Vars(root) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, root)
 	gittest.Run(t, root, "init", "-q", "-b", "main")
 	gittest.Run(t, root, "commit", "-q", "--allow-empty", "-m", "initial")
 	repo, err := git.Open(root)

@@ -35,10 +35,7 @@ func runRepo(t *testing.T) (env *cli.Env, base string) {
 			os.Setenv(k, v)
 		}
 	})
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("GOENV", "")
 	gittest.Run(t, dir, "init", "-q", "-b", "runner/r")

@@ -23,10 +23,7 @@ import (
 func repo(t *testing.T, head func(commit string) string) (*cli.Env, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q")
 	write(t, filepath.Join(dir, layout.Config), "max_iterations = 7\n")
 	gittest.Run(t, dir, "add", "-A")

@@ -25,10 +25,7 @@ import (
 func judgingRepo(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, kv := range gittest.Vars(dir) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	for p, data := range map[string]string{"README": "a\n", ".gitignore": "build/\n"} {
 		os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644)

@@ -22,10 +22,7 @@ import (
 // directory, a warning names each, and the diff is that tree's.
 func TestStagedDiffUnembeds(t *testing.T) {
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(t.TempDir()) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, t.TempDir())
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -79,10 +79,7 @@ func TestTrailers(t *testing.T) {
 func repo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	write(t, dir, layout.Goal, "---\nid: r1\n---\n# Goal\n")
 	write(t, dir, layout.RunState, `{"run_id": "r1", "next_iter": 1, "last_status": null, "last_summary": null, "last_guard": null}`+"\n")

@@ -16,10 +16,7 @@ import (
 func repo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	t.Setenv("RUNNER_SANDBOX", "none")
 	t.Setenv("RUNNER_AGENT", "")
 	gittest.Run(t, dir, "init", "-q")

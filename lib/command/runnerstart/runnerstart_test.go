@@ -26,10 +26,7 @@ const goalBody = "# Ship it\n\nDo the work.\n"
 func repo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	for _, k := range []string{"RUNNER_SANDBOX", "RUNNER_AGENT", "RUNNER_GUARD"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)

@@ -22,10 +22,7 @@ func run(dir string, args ...string) (int, string, string) {
 // stays. A repository with none lists nothing (and [] in JSON).
 func TestListAndRemove(t *testing.T) {
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	repo := filepath.Join(dir, "repo")
 	os.MkdirAll(repo, 0o755)
 	gittest.Run(t, repo, "init", "-q", "-b", "main")

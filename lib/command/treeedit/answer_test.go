@@ -52,10 +52,7 @@ func holdLock(t *testing.T, root string) {
 // runStdin is run with stdin.
 func runStdin(t *testing.T, root, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	for _, kv := range gittest.Vars(root) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, root)
 	var out, errb bytes.Buffer
 	code = Main(append([]string{"-C", root}, args...), strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()

@@ -58,10 +58,7 @@ func repo(t *testing.T) string {
 // run runs tree-edit in root with gittest's environment.
 func run(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	for _, kv := range gittest.Vars(root) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	gittest.Setenv(t, root)
 	var out, errb bytes.Buffer
 	code = Main(append([]string{"-C", root}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()

@@ -137,10 +137,7 @@ func TestDeployedSchemaCopy(t *testing.T) {
 // bootstrap (another run id staged, no passed node) is judged alone.
 func TestStaged(t *testing.T) {
 	dir := t.TempDir()
-	for _, v := range gittest.Vars(dir) {
-		k, val, _ := strings.Cut(v, "=")
-		t.Setenv(k, val)
-	}
+	gittest.Setenv(t, dir)
 	gittest.Run(t, dir, "init", "-q")
 	writeFile(t, dir, "README", []byte("x\n"))
 	gittest.Run(t, dir, "add", "-A")

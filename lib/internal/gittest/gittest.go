@@ -17,6 +17,16 @@ func Vars(home string) []string {
 		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com"}
 }
 
+// Setenv sets Vars(home) in this process's environment for the test (t.Setenv),
+// for a test that runs git in process (lib/git) or starts it without Run.
+func Setenv(t testing.TB, home string) {
+	t.Helper()
+	for _, kv := range Vars(home) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
 // Run runs git args in dir (also its HOME) and returns its output,
 // trimmed; a failure fails the test with git's output.
 func Run(t testing.TB, dir string, args ...string) string {
