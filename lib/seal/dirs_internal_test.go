@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,6 +20,26 @@ type nopStore struct{}
 
 func (nopStore) Put(paths []string) ([]string, error) { return make([]string, len(paths)), nil }
 func (nopStore) Get(string) ([]byte, bool, error)     { return nil, false, nil }
+
+// changedAt is the latest change time of paths (lstat's ctime): a test's
+// clock is set from it, never from the wall clock, so that a busy machine
+// that takes longer than RacyWindow between a write and the seal does
+// not move a path out of the window the test puts it in.
+func changedAt(t *testing.T, paths ...string) time.Time {
+	t.Helper()
+	var latest time.Time
+	for _, p := range paths {
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if c := time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec); c.After(latest) {
+			latest = c
+		}
+	}
+	return latest
+}
 
 // A directory changed within RacyWindow of the seal is listed again by
 // Restore whatever its metadata says (a change in the same clock tick
@@ -33,8 +54,9 @@ func TestListedAsNotWithinRacyWindow(t *testing.T) {
 		shift time.Duration
 		want  bool
 	}{{0, false}, {RacyWindow / 2, false}, {time.Second, true}} {
+		at := changedAt(t, filepath.Join(root, "0001"), filepath.Join(root, "0001", "sub")).Add(tt.shift)
 		ix := Index{Rel: "seal-index", Store: nopStore{}, Settled: func(string) bool { return true },
-			SettledDir: func(string) bool { return true }, Now: func() time.Time { return time.Now().Add(tt.shift) }}
+			SettledDir: func(string) bool { return true }, Now: func() time.Time { return at }}
 		s, err := TakeIndexed(root, nil, ix)
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +167,7 @@ func (*countStore) Get(string) ([]byte, bool, error) { return nil, false, nil }
 func TestIndexedNotWithinRacyWindow(t *testing.T) {
 	for _, tt := range []struct {
 		shift time.Duration
-		mtime time.Duration // the file's modification time from now; 0: as written
+		mtime time.Duration // the file's modification time from its change; 0: as written
 		want  bool
 	}{
 		{0, 0, false}, {RacyWindow / 2, 0, false}, {RacyWindow + 100*time.Millisecond, 0, true}, {time.Second, 0, true},
@@ -166,8 +188,9 @@ func TestIndexedNotWithinRacyWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		now := changedAt(t, p).Add(tt.shift)
 		ix := Index{Rel: "seal-index", Store: &countStore{}, Settled: func(string) bool { return true },
-			Now: func() time.Time { return time.Now().Add(tt.shift) }}
+			Now: func() time.Time { return now }}
 		if _, err := TakeIndexed(root, nil, ix); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +202,7 @@ func TestIndexedNotWithinRacyWindow(t *testing.T) {
 }
 
 // A directory whose modification time was set back (its change time now)
-// or ahead is not taken as unchanged either, whatever the clock says.
+// or ahead is not taken as unchanged either.
 func TestListedAsNotWithTimesSet(t *testing.T) {
 	for _, tt := range []struct {
 		shift, mtime time.Duration
@@ -193,8 +216,9 @@ func TestListedAsNotWithTimesSet(t *testing.T) {
 		if err := os.Chtimes(d, at, at); err != nil {
 			t.Fatal(err)
 		}
+		now := changedAt(t, d).Add(tt.shift)
 		ix := Index{Rel: "seal-index", Store: nopStore{}, Settled: func(string) bool { return true },
-			SettledDir: func(string) bool { return true }, Now: func() time.Time { return time.Now().Add(tt.shift) }}
+			SettledDir: func(string) bool { return true }, Now: func() time.Time { return now }}
 		s, err := TakeIndexed(root, nil, ix)
 		if err != nil {
 			t.Fatal(err)
