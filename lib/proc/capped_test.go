@@ -158,6 +158,19 @@ func TestCappedWriterMarkerCount(t *testing.T) {
 	}
 }
 
+// TestCappedWriterMemory: whatever the volume written, the writer holds
+// the tail half only (Cap-Cap/2 bytes), in chunks smaller and larger than
+// that half alike.
+func TestCappedWriterMemory(t *testing.T) {
+	for _, c := range []int64{97, 100, 1001} {
+		w := NewCappedWriter(io.Discard, c)
+		writeChunks(t, w, pattern(int(50*c), uint64(c)), []int{7, int(c), int(3 * c)})
+		if got, want := len(w.ring), int(c-c/2); got != want || cap(w.ring) != want {
+			t.Errorf("cap %d: the ring holds %d bytes (capacity %d), want %d", c, got, cap(w.ring), want)
+		}
+	}
+}
+
 // TestCappedWriterHeadStreams checks that the head reaches the underlying
 // writer before Close, so a crash leaves it on disk.
 func TestCappedWriterHeadStreams(t *testing.T) {

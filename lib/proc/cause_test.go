@@ -44,7 +44,8 @@ func TestCause(t *testing.T) {
 
 // TestCauseEdges: nothing but blanks is nil; nothing but noise keeps the
 // last line; no more than three lines, each cut to 300 runes; a repeated
-// line once; an indented cause when no unindented line names one.
+// line once; an indented cause when no unindented line names one, and
+// only then; the first line when the rest is noise.
 func TestCauseEdges(t *testing.T) {
 	long := strings.Repeat("é", 400)
 	cases := []struct {
@@ -57,6 +58,15 @@ func TestCauseEdges(t *testing.T) {
 		{"repeated", "fatal: x\nfatal: x\n", []string{"fatal: x"}},
 		{"long", "error: " + long, []string{"error: " + strings.Repeat("é", 293) + "…"}},
 		{"indented only", "summary:\n    cannot open db\n", []string{"cannot open db"}},
+		// An unindented cause is picked before an indented one, whatever
+		// their order; a tab indents as spaces do.
+		{"unindented first", "    error in a detail\nError: the cause\n", []string{"Error: the cause"}},
+		{"tab indented", "\terror in a detail\nError: the cause\n", []string{"Error: the cause"}},
+		{"tab frame", "summary:\n\tat main (/x.js:1:1)\n", []string{"summary:"}},
+		// Without a cause word, the last line that is not noise, even the
+		// first of them.
+		{"first line", "exiting early\n    at f (/x.js:1:1)\n    at g (/x.js:2:1)\n", []string{"exiting early"}},
+		{"exactly 300 runes", "error: " + strings.Repeat("é", 293), []string{"error: " + strings.Repeat("é", 293)}},
 	}
 	for _, c := range cases {
 		if got := Cause([]byte(c.out)); !slices.Equal(got, c.want) {

@@ -867,7 +867,14 @@ func closeInherited() {
 	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
 		return
 	}
-	entries, err := os.ReadDir("/proc/self/fd")
+	closeListed("/proc/self/fd")
+}
+
+// closeListed marks close-on-exec every descriptor above stderr that dir
+// (this process's /proc/self/fd) lists: CloseInherited where the kernel
+// has no close_range(2).
+func closeListed(dir string) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}

@@ -301,6 +301,8 @@ func TestParseStat(t *testing.T) {
 		{"42 (sleep) S 1 40 40 0 -1", 'S', 40, true},
 		{"42 (a b) c) Z 1 7 7 0", 'Z', 7, true},
 		{"42 (x) R", 0, 0, false},
+		{"42 (x) R 1 7", 'R', 7, true},
+		{"42 (x) RR 1 7", 0, 0, false},
 		{"garbage", 0, 0, false},
 	}
 	for _, tt := range tests {
@@ -611,31 +613,37 @@ exit 0`
 
 // TestCloseInheritedMarksCloseOnExec: a descriptor this process got
 // without close-on-exec (as runner-step's lock reaches every command) is
-// close-on-exec after CloseInherited, so nothing it starts inherits it.
+// close-on-exec after CloseInherited, by close_range(2) or, where the
+// kernel has none, by the list of /proc/self/fd; stdin, stdout and stderr
+// are left as they were.
 func TestCloseInheritedMarksCloseOnExec(t *testing.T) {
-	f, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fd, err := syscall.Dup(int(f.Fd())) // dup(2): no close-on-exec
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
-	cloexec := func() bool {
+	cloexec := func(fd int) bool {
 		flags, err := unix.FcntlInt(uintptr(fd), syscall.F_GETFD, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return flags&syscall.FD_CLOEXEC != 0
 	}
-	if cloexec() {
-		t.Fatal("dup(2) set close-on-exec")
-	}
-	closeInherited()
-	if !cloexec() {
-		t.Fatal("descriptor still inherited after CloseInherited")
+	for _, c := range []struct {
+		name  string
+		close func()
+	}{{"close_range", closeInherited}, {"listed", func() { closeListed("/proc/self/fd") }}} {
+		fd, err := syscall.Dup(0) // dup(2): no close-on-exec
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cloexec(fd) {
+			t.Fatal("dup(2) set close-on-exec")
+		}
+		std := []bool{cloexec(0), cloexec(1), cloexec(2)}
+		c.close()
+		if !cloexec(fd) {
+			t.Errorf("%s: descriptor still inherited", c.name)
+		}
+		if now := []bool{cloexec(0), cloexec(1), cloexec(2)}; !slices.Equal(now, std) {
+			t.Errorf("%s: stdin, stdout, stderr close-on-exec %v, were %v", c.name, now, std)
+		}
+		syscall.Close(fd)
 	}
 }
 

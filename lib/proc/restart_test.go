@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,9 +251,9 @@ func (s *stalled) Seek(off int64, whence int) (int64, error) { return s.r.Seek(o
 // session init is refused (both report on descriptor 3).
 func TestRestartNeedsOwnNamespace(t *testing.T) {
 	t.Parallel()
-	_, err := Run(t.Context(), Spec{Argv: sh("true"), KillEscaped: true, Restart: func(report, out []byte) bool { return false }})
-	if err == nil || !strings.Contains(err.Error(), "needs OwnNamespace") {
-		t.Errorf("err = %v, want the refusal", err)
+	res, err := Run(t.Context(), Spec{Argv: sh("true"), KillEscaped: true, Restart: func(report, out []byte) bool { return false }})
+	if err == nil || !strings.Contains(err.Error(), "needs OwnNamespace") || res.ExitCode != -1 || res.Starts != 0 {
+		t.Errorf("%+v, %v, want the refusal, nothing started", res, err)
 	}
 }
 
@@ -266,6 +267,7 @@ func TestLastStart(t *testing.T) {
 		{"bwrap: x\n" + note + "bwrap: x\n" + RestartNote + " (bwrap: x): starting it again (3 of 3)\nthird\n", "third\n"},
 		{"a line that quotes " + RestartNote + " inside\n", "a line that quotes " + RestartNote + " inside\n"},
 		{"bwrap: x\n" + note, ""},
+		{note + "second\n", "second\n"},
 	} {
 		if got := string(LastStart([]byte(c.log))); got != c.want {
 			t.Errorf("LastStart(%q) = %q, want %q", c.log, got, c.want)
@@ -280,5 +282,27 @@ func TestStartsWithoutRestart(t *testing.T) {
 	res := run(t, t.Context(), Spec{Argv: sh("[ -e /proc/self/fd/3 ] && exit 7; exit 0")})
 	if res.ExitCode != 0 || res.Starts != 1 {
 		t.Errorf("exit %d after %d starts, want 0 after 1 (descriptor 3 closed)", res.ExitCode, res.Starts)
+	}
+}
+
+// TestRestartOutputBound: a sandbox that failed printing RestartOutput
+// bytes is asked about and started again; one that printed a byte more
+// is not (its output was not all read for the question).
+func TestRestartOutputBound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		printed, starts int
+	}{{RestartOutput, 2}, {RestartOutput + 1, 1}} {
+		dir := t.TempDir()
+		// The first start prints "bwrap: " and filler, printed bytes in all,
+		// and exits 1; the second exits 0.
+		script := `n=$(cat starts 2>/dev/null || echo 0); echo $((n+1)) > starts
+if [ "$n" -lt 1 ]; then printf 'bwrap: '; head -c $(($1 - 7)) /dev/zero | tr '\0' x; exit 1; fi`
+		s := Spec{Argv: []string{"sh", "-c", script, "fake-sandbox", strconv.Itoa(c.printed)}, Dir: dir, OwnNamespace: true,
+			Restart: func(_, out []byte) bool { return strings.HasPrefix(string(out), "bwrap: ") }}
+		res := run(t, t.Context(), s)
+		if res.Starts != c.starts || res.ExitCode != 2-c.starts {
+			t.Errorf("%d bytes printed: exit %d after %d starts, want %d after %d", c.printed, res.ExitCode, res.Starts, 2-c.starts, c.starts)
+		}
 	}
 }
