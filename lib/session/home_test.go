@@ -47,3 +47,42 @@ func TestHomeSeal(t *testing.T) {
 		t.Errorf("go/env stays: %v", err)
 	}
 }
+
+// TestUserConfig: where the sealed configuration lies: XDG_CONFIG_HOME
+// when it is an absolute path, else ~/.config; GOENV's file besides
+// when it names one of its own (absolute, not "off", not the default
+// place); nothing for a home of "/" or none.
+func TestUserConfig(t *testing.T) {
+	dirsOf := func(home, xdg, goenv string) []string {
+		var dirs []string
+		for _, d := range UserConfig(home, xdg, goenv) {
+			dirs = append(dirs, d.dir)
+		}
+		return dirs
+	}
+	base := []string{"/h", "/h/.config", "/h/.config/go", "/h/.cargo", "/h/.m2", "/h/.gradle"}
+	for _, c := range []struct {
+		xdg, goenv string
+		want       []string
+	}{
+		{"", "", base},
+		{"relative/xdg", "", base},
+		{"/x", "", []string{"/h", "/x", "/x/go", "/h/.cargo", "/h/.m2", "/h/.gradle"}},
+		{"", "/elsewhere/go.env", append(slices.Clone(base), "/elsewhere")},
+		{"", "off", base},
+		{"", "relative/go.env", base},
+		{"", "/h/.config/go/env", base},
+	} {
+		if got := dirsOf("/h", c.xdg, c.goenv); !slices.Equal(got, c.want) {
+			t.Errorf("XDG_CONFIG_HOME=%q GOENV=%q: %q, want %q", c.xdg, c.goenv, got, c.want)
+		}
+	}
+	if d := UserConfig("/h", "", "/elsewhere/go.env"); d[len(d)-1].names[0] != "go.env" {
+		t.Errorf("GOENV's file: %+v", d[len(d)-1])
+	}
+	for _, home := range []string{"", "/"} {
+		if got := UserConfig(home, "", ""); got != nil {
+			t.Errorf("home %q: %+v", home, got)
+		}
+	}
+}

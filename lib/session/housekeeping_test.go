@@ -85,6 +85,13 @@ func TestHousekeepingOnly(t *testing.T) {
 		"info/refs":         true,
 		"info/refs_2Ui3YJ":  true,
 		"info/refs_000000":  true,
+		"info/refs_azAZ09":  true, // each end of each range
+		"info/refs_abc@de":  false,
+		"info/refs_abc[de":  false,
+		"info/refs_abc`de":  false,
+		"info/refs_abc{de":  false,
+		"info/refs_abc/de":  false,
+		"info/refs_abc:de":  false,
 		"info/refs_2Ui3Y":   false,
 		"info/refs_2Ui3YJK": false,
 		"info/refs_2Ui3-J":  false,

@@ -71,8 +71,8 @@ func TestConfigFromTheBase(t *testing.T) {
 }
 
 // A begin.json that does not name the step's base was changed: refused as
-// a runner error; so are a base that is no commit and a directory with
-// no begin.json.
+// a runner error; so are a base that is no commit, a config.toml that
+// does not parse and a directory with no begin.json.
 func TestRefusals(t *testing.T) {
 	env, _ := repo(t, func(string) string { return strings.Repeat("0", 40) })
 	if _, err := Load(env, "iter", "HEAD"); exit.Code(err) != exit.RunnerError || !strings.Contains(err.Error(), "the iteration directory was changed") {
@@ -80,6 +80,12 @@ func TestRefusals(t *testing.T) {
 	}
 	if _, err := Load(env, "iter", "no-such-rev"); exit.Code(err) != exit.RunnerError || err.Error() != "--base no-such-rev: not a commit of this repository" {
 		t.Fatalf("a bad base: %v", err)
+	}
+	// Without a base, a config.toml of the work tree that does not parse
+	// is a runner error too.
+	write(t, filepath.Join(env.Dir, layout.Config), "max_iterations = \"x\"\n")
+	if _, err := Load(env, "iter", ""); err == nil || exit.Code(err) != exit.RunnerError {
+		t.Fatalf("a bad config.toml in the work tree: %v (exit %d)", err, exit.Code(err))
 	}
 	os.MkdirAll(filepath.Join(env.Dir, "empty"), 0o755)
 	if _, err := Load(env, "empty", ""); exit.Code(err) != exit.RunnerError || !strings.Contains(err.Error(), "pass the directory printed by iter-log begin") {
