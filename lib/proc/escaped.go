@@ -44,7 +44,12 @@ var (
 // KillStray kills and reaps every child of this process that is left
 // (killChildren): the escapees of a Spared run that outlived its
 // KillEscaped neighbour. Call it once neither runs. It returns them.
-func KillStray() []Escaped { return killChildren(0) }
+func KillStray() []Escaped { return killChildren(noGroup) }
+
+// noGroup is a process group no process is in. Not 0: a process whose
+// group's leader lies outside this PID namespace (treeloop started under
+// unshare --pid, its session's leader outside) reads its group as 0.
+const noGroup = -1
 
 // killChildren SIGKILLs and reaps every child of this process, over and
 // over, until none is left: a dying child's own children are reparented
