@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,9 +55,13 @@ func TestLiveSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Stopped by the test should KillSessions miss it, rather than
+	// waiting for its sleep.
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
 	done := make(chan Result, 1)
 	go func() {
-		res, _ := Run(t.Context(), Spec{Argv: sh(`sleep 100 & read -r p _ </proc/self/stat; echo $p; exec sleep 100`), Dir: dir,
+		res, _ := Run(ctx, Spec{Argv: sh(`sleep 100 & read -r p _ </proc/self/stat; echo $p; exec sleep 100`), Dir: dir,
 			Env: append(os.Environ(), "RUNNER_ITER_DIR="+dir+"/it"), Stdout: pw, KillEscaped: true})
 		done <- res
 	}()
@@ -74,6 +79,7 @@ func TestLiveSessions(t *testing.T) {
 	}
 	if n := KillSessions(dir + "/it"); n != 1 {
 		t.Errorf("KillSessions = %d", n)
+		stop()
 	}
 	res := <-done
 	if res.Signal != "killed" {

@@ -118,22 +118,27 @@ func TestRunGroupKeepsGrace(t *testing.T) {
 }
 
 // TestRunIdleFromLastOutput: the idle timeout counts from the last
-// output, so a command that printed at its start and then nothing is
+// output, so a command that printed soon after its start and then nothing is
 // stopped one timeout after that line, not more.
 func TestRunIdleFromLastOutput(t *testing.T) {
 	t.Parallel()
-	const idle = time.Second
+	const idle = 2 * time.Second
 	log := newWaitWriter("started")
 	done := make(chan Result, 1)
 	go func() {
-		done <- run(t, t.Context(), Spec{Argv: sh("echo started; exec sleep 100"), Log: log, IdleTimeout: idle})
+		done <- run(t, t.Context(), Spec{Argv: sh("sleep 0.2; echo started; exec sleep 100"), Log: log, IdleTimeout: idle})
 	}()
 	waitLine(t, log)
 	seen := time.Now()
 	res := <-done
-	// A timer that restarted for a whole timeout, or more, would have
-	// waited about two timeouts more.
-	if d := time.Since(seen); !res.Idle || d > 2*idle+idle/2 {
+	// The timer first fires one timeout after the start, the line
+	// printed a moment (a, at least 0.2 s: a line printed before the
+	// timer started would make any restart the same) after it: restarted
+	// for what is left (a), it stops the command a timeout after the line;
+	// restarted for a whole timeout and what had passed (2 timeouts less
+	// a), three timeouts less 2a after it, more than two while the line
+	// came in the first half of the timeout.
+	if d := time.Since(seen); !res.Idle || d > 2*idle {
 		t.Errorf("%+v, stopped %v after the last output, want about %v", res, d, idle)
 	}
 }
