@@ -191,15 +191,16 @@ func interpreter(head []byte) string {
 }
 
 // homePaths are the absolute paths under the home directory a script
-// names (a pyenv shim's `exec "/home/u/.pyenv/libexec/pyenv"`).
+// names (a pyenv shim's `exec "/home/u/.pyenv/libexec/pyenv"`): the home's
+// path where a path begins (not inside another, /mnt/backup/home/u/x).
 func (r *resolver) homePaths(script []byte) []string {
 	if r.e.Home == "" {
 		return nil
 	}
-	re := regexp.MustCompile(regexp.QuoteMeta(r.e.Home) + `/[^\s"'$;:|&()<>` + "`" + `]+`)
+	re := regexp.MustCompile(`(?:^|[^\w./~-])(` + regexp.QuoteMeta(r.e.Home) + `/[^\s"'$;:|&()<>` + "`" + `]+)`)
 	var out []string
-	for _, m := range re.FindAll(script, -1) {
-		out = append(out, string(m))
+	for _, m := range re.FindAllSubmatch(script, -1) {
+		out = append(out, string(m[1]))
 	}
 	return out
 }
