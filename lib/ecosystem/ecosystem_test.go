@@ -155,6 +155,13 @@ var detectCases = []detectCase{
 		eco:  JavaScript, guard: "node_modules/.bin/mocha --reporter xunit --reporter-option output=${RUNNER_TEST_RESULTS}/mocha.xml", results: "auto",
 		witness:   "node_modules/.bin/mocha --reporter xunit --reporter-option output=${RUNNER_TEST_RESULTS}/mocha.xml ${RUNNER_TEST_FILES}",
 		protected: []string{"**/.mocharc.*", "package.json#mocha", "test/hooks.js"}, hint: "node_modules/ is missing: install the dependencies (npm install)"},
+	// Python comes before JavaScript, but without a test runner of its
+	// own: the ecosystem whose guard is found is the one chosen.
+	{name: "python without pytest beside jest",
+		repo: map[string]string{"setup.py": "from setuptools import setup\n", "package.json": `{"devDependencies": {"jest": "^29"}}`, "node_modules/.bin/jest": "#!/bin/sh\n"},
+		eco:  JavaScript, guard: "node_modules/.bin/jest --ci --json --outputFile=${RUNNER_TEST_RESULTS}/jest.json", results: "auto",
+		witness:   "node_modules/.bin/jest --ci --json --outputFile=${RUNNER_TEST_RESULTS}/jest.json --runTestsByPath ${RUNNER_TEST_FILES}",
+		protected: []string{"**/jest.config.*", "package.json#jest"}},
 	{name: "rust workspace with rustup",
 		repo: map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"a\"]\n"},
 		home: map[string]string{".cargo/bin/rustup": "\x7fELF rustup", ".cargo/bin/cargo": "-> rustup", ".rustup/settings.toml": "", ".cargo/credentials.toml": ""},
@@ -221,6 +228,16 @@ func TestDetect(t *testing.T) {
 			if _, ok := choice(p, "results"); !ok && p.Results != "off" {
 				t.Error("no results choice")
 			}
+			// A choice is said only for what was chosen.
+			if _, ok := choice(p, "protected_paths"); ok && len(p.Protected) == 0 {
+				t.Error("a protected_paths choice with nothing protected")
+			}
+			if r, ok := choice(p, "readable"); ok != (len(p.Readable) > 0) || ok && (r.Why == "" || strings.HasPrefix(r.Why, ";")) {
+				t.Errorf("readable %q, its choice %+v", p.Readable, r)
+			}
+			if _, ok := choice(p, "witness"); p.Results == "auto" && p.Ecosystem != "" && !ok {
+				t.Error("results auto without a witness choice")
+			}
 		})
 	}
 }
@@ -236,16 +253,18 @@ func TestPlace(t *testing.T) {
 		"npm/lib/node_modules/x/cli.js":                        "npm",
 		".volta/tools/image/node/20/bin/node":                  ".volta",
 		".local/bin/uv":                                        ".local/bin",
+		".local/share/tool":                                    ".local/share/tool",
+		"lib/node_modules/x/cli.js":                            "lib/node_modules/x",
 		".local/share/fnm/node-versions/v20/installation/node": ".local/share/fnm",
 		".local/share/mise/installs/python/3.12/bin/python":    ".local/share/mise",
 		".cargo/bin/cargo":                                     ".cargo/bin",
 		".cargo/registry/x":                                    "",
 		".config/yarn/global/node_modules/.bin/x":              ".config/yarn/global",
-		".ssh/id_rsa":             "",
-		"tools/node-v20/bin/node": "tools/node-v20",
-		"bin/tool":                "bin",
-		"opt/thing/run":           "opt/thing",
-		"tool":                    "",
+		".ssh/id_rsa":                                          "",
+		"tools/node-v20/bin/node":                              "tools/node-v20",
+		"bin/tool":                                             "bin",
+		"opt/thing/run":                                        "opt/thing",
+		"tool":                                                 "",
 	} {
 		if got := place(rel); got != want {
 			t.Errorf("place(%q) = %q, want %q", rel, got, want)
@@ -275,8 +294,8 @@ func TestAgentUnderNpmPrefix(t *testing.T) {
 }
 
 func TestQuote(t *testing.T) {
-	got := Quote([]string{"go", "test", "-json", "./...", "${RUNNER_TEST_DIRS}", "a b", "it's", ""})
-	if want := `go test -json ./... ${RUNNER_TEST_DIRS} 'a b' 'it'\''s' ''`; got != want {
+	got := Quote([]string{"go", "test", "-json", "./...", "${RUNNER_TEST_DIRS}", "a b", "it's", "", "azAZ09", "`", "[", "~"})
+	if want := `go test -json ./... ${RUNNER_TEST_DIRS} 'a b' 'it'\''s' '' azAZ09 '` + "`" + `' '[' '~'`; got != want {
 		t.Errorf("Quote = %s, want %s", got, want)
 	}
 }
@@ -293,5 +312,28 @@ func TestReportsByName(t *testing.T) {
 		if got := reportsByName(text); got != want {
 			t.Errorf("reportsByName(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+// TestResultsOffSaysHow: a guard the user wrote that is not seen to report
+// tests by name gets results off and the command of the ecosystem's own
+// runner to run instead, when there is one; the readable places say which
+// program needs each.
+func TestResultsOffSaysHow(t *testing.T) {
+	e := env(t, map[string]string{"Justfile": "@ci:\n    pytest -q\n", "pytest.ini": "[pytest]\n", ".venv/pyvenv.cfg": "", ".venv/bin/python": "#!/bin/sh\n"}, nil, nil, nil)
+	p := Detect(e, Options{})
+	c, _ := choice(p, "results")
+	if p.Results != "off" || !strings.Contains(c.Why, "have it run .venv/bin/python -m pytest") {
+		t.Errorf("results %q: %q", p.Results, c.Why)
+	}
+	e = env(t, map[string]string{"Makefile": "test:\n\t./run-tests\n"}, nil, nil, nil)
+	p = Detect(e, Options{})
+	if c, _ := choice(p, "results"); p.Results != "off" || !strings.Contains(c.Why, "have it write JUnit XML") {
+		t.Errorf("no ecosystem: results %q: %q", p.Results, c.Why)
+	}
+	rust := detectCases[slices.IndexFunc(detectCases, func(c detectCase) bool { return c.name == "rust workspace with rustup" })]
+	p = Detect(env(t, rust.repo, rust.home, rust.path, rust.asks), Options{})
+	if c, _ := choice(p, "readable"); !strings.HasPrefix(c.Why, "cargo resolves to ~/.cargo/bin/cargo") {
+		t.Errorf("readable's why %q, want cargo's", c.Why)
 	}
 }
