@@ -195,9 +195,11 @@ func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 	var out []string
 	for _, t := range texts {
 		for _, loc := range setupKey.FindAllStringIndex(t, -1) {
-			for _, s := range jsString.FindAllStringSubmatch(valueAt(t, loc[1]), -1) {
+			v := valueAt(t, loc[1])
+			for _, s := range jsString.FindAllStringSubmatch(v, -1) {
 				out = append(out, s[1])
 			}
+			out = append(out, bareItems(v)...)
 		}
 		// A YAML list under require: or file: (.mocharc.yml).
 		out = append(out, yamlList(t)...)
@@ -263,6 +265,30 @@ func valueAt(t string, i int) string {
 		}
 	}
 	return t[i:]
+}
+
+// bareItems are the unquoted items of a value: YAML's plain scalar on the
+// key's line (.mocharc.yml's `require: test/setup.js`) or in a flow list
+// (`require: [test/a.js, test/b.js]`), a comment after it dropped. In a
+// JavaScript configuration these are identifiers and expressions, which
+// name no file of the repository and are dropped with the rest.
+func bareItems(v string) []string {
+	v, _, _ = strings.Cut(v, " #")
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "{") {
+		return nil
+	}
+	if inner, ok := strings.CutPrefix(v, "["); ok {
+		v = strings.TrimSuffix(inner, "]")
+	}
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item != "" && !strings.ContainsAny(item[:1], "\"'`[{") {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // yamlItem is a "- item" line of a YAML list.
