@@ -1,6 +1,7 @@
 package ecosystem
 
 import (
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -179,45 +180,53 @@ var (
 )
 
 // jsSetupFiles are the files of the repository the runner's configuration
-// (its configuration files at the root, and its key in package.json)
-// names under setupKey's keys: each protected, since a setup file or a
-// reporter can rewrite any outcome.
+// (its configuration files, at the root or below it, and its key in
+// package.json) names under setupKey's keys: each protected, since a setup
+// file or a reporter can rewrite any outcome. A name is taken from the
+// directory of the configuration that gives it (jest's <rootDir>, vitest's
+// root): a monorepo's packages/a/jest.config.js naming ./setup.js names
+// packages/a/setup.js.
 func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
-	var texts []string
-	for _, g := range run.configs {
-		matches, _ := filepath.Glob(filepath.Join(root, strings.TrimPrefix(g, "**/")))
-		for _, m := range matches {
-			if data, err := os.ReadFile(m); err == nil {
-				texts = append(texts, string(data))
-			}
+	type named struct{ dir, name string }
+	var out []named
+	for _, c := range jsConfigFiles(root, run.configs) {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(c)))
+		if err != nil {
+			continue
 		}
-	}
-	var out []string
-	for _, t := range texts {
+		t, dir := string(data), path.Dir(c)
 		for _, loc := range setupKey.FindAllStringIndex(t, -1) {
 			v := valueAt(t, loc[1])
 			for _, s := range jsString.FindAllStringSubmatch(v, -1) {
-				out = append(out, s[1])
+				out = append(out, named{dir, s[1]})
 			}
-			out = append(out, bareItems(v)...)
+			for _, s := range bareItems(v) {
+				out = append(out, named{dir, s})
+			}
 		}
 		// A YAML list under require: or file: (.mocharc.yml).
-		out = append(out, yamlList(t)...)
+		for _, s := range yamlList(t) {
+			out = append(out, named{dir, s})
+		}
 	}
 	for _, v := range []any{pj.jest, pj.mocha} {
 		if m, ok := v.(map[string]any); ok {
 			for k, val := range m {
 				if setupKey.MatchString(k + ":") {
-					out = append(out, jsonStrings(val)...)
+					for _, s := range jsonStrings(val) {
+						out = append(out, named{".", s})
+					}
 				}
 			}
 		}
 	}
 	var files []string
-	for _, s := range out {
-		p := strings.TrimPrefix(s, "<rootDir>/")
-		p = path.Clean(p)
-		if p == "." || strings.HasPrefix(p, "../") || path.IsAbs(p) || strings.HasPrefix(p, "node_modules/") || strings.ContainsAny(p, "*?[{$") {
+	for _, n := range out {
+		if path.IsAbs(n.name) || strings.ContainsAny(n.name, "*?[{$") {
+			continue
+		}
+		p := path.Join(n.dir, strings.TrimPrefix(n.name, "<rootDir>/"))
+		if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "node_modules/") || strings.Contains(p, "/node_modules/") {
 			continue
 		}
 		if isFile(root, p) {
@@ -225,6 +234,42 @@ func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 		}
 	}
 	return sortedUnique(files)
+}
+
+// maxConfigWalk bounds the entries jsConfigFiles looks at in a repository.
+const maxConfigWalk = 200_000
+
+// jsConfigFiles are the files under root (paths relative to it, with
+// slashes) whose names match one of globs ("**/jest.config.*": at any
+// depth), outside node_modules and .git, in the first maxConfigWalk
+// entries of the walk.
+func jsConfigFiles(root string, globs []string) []string {
+	var out []string
+	seen := 0
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if seen++; seen > maxConfigWalk {
+			return filepath.SkipAll
+		}
+		if err != nil {
+			return nil // a directory it cannot read: the rest is walked
+		}
+		if d.IsDir() {
+			if p != root && (d.Name() == "node_modules" || d.Name() == ".git") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		for _, g := range globs {
+			if ok, _ := path.Match(strings.TrimPrefix(g, "**/"), d.Name()); ok {
+				if rel, err := filepath.Rel(root, p); err == nil {
+					out = append(out, filepath.ToSlash(rel))
+				}
+				break
+			}
+		}
+		return nil
+	})
+	return out
 }
 
 // valueAt is the value that starts at t[i:] (after a key's colon): a

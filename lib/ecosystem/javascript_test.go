@@ -300,3 +300,23 @@ func TestMocharcBareItems(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedConfigSetupFiles: a configuration below the root (a monorepo's
+// package, protected by **/jest.config.*) names its setup files from its
+// own directory, <rootDir> and ./ alike, and one above it inside the
+// repository; what lies outside the repository, and a configuration inside
+// node_modules, name nothing.
+func TestNestedConfigSetupFiles(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	tree(t, root, map[string]string{
+		"jest.config.js":            "module.exports = {projects: ['<rootDir>/packages/a']}\n",
+		"packages/a/jest.config.js": "module.exports = {setupFiles: ['<rootDir>/setup.js', './env.js', '../shared/hooks.js', '../../../outside.js']}\n",
+		"packages/a/setup.js":       "", "packages/a/env.js": "", "packages/shared/hooks.js": "", "setup.js": "",
+		"node_modules/x/jest.config.js": "module.exports = {setupFiles: ['../../setup.js']}\n",
+	})
+	pj, _ := readPackageJSON(root)
+	got := jsSetupFiles(root, jsRunnerNamed(t, "jest"), pj)
+	if want := []string{"packages/a/env.js", "packages/a/setup.js", "packages/shared/hooks.js"}; !slices.Equal(got, want) {
+		t.Errorf("jsSetupFiles = %q, want %q", got, want)
+	}
+}
