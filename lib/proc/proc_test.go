@@ -694,11 +694,7 @@ func (w *waitWriter) Write(p []byte) (int, error) {
 func TestRunInterrupt(t *testing.T) {
 	t.Parallel()
 	log := newWaitWriter("ready")
-	ctx, cancel := context.WithCancel(t.Context())
-	go func() {
-		<-log.seen
-		cancel()
-	}()
+	ctx := canceledOn(t, log)
 	res := run(t, ctx, Spec{
 		Argv:           sh(`trap 'sleep 0.3; echo got INT; exit 7' INT; echo ready; while :; do sleep 0.05; done`),
 		Log:            log,

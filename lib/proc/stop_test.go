@@ -25,18 +25,28 @@ func waitLine(t *testing.T, w *waitWriter) {
 	}
 }
 
+// canceledOn is a context canceled once w holds its line (an
+// interruption the moment the command is ready), and when the test ends.
+func canceledOn(t *testing.T, w *waitWriter) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go func() {
+		select {
+		case <-w.seen:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
 // TestRunGraceDefaults: a zero Grace is DefaultGrace and a zero
 // InterruptGrace is Grace, never no grace at all: a command whose SIGTERM
 // trap takes a moment ends with its own exit code.
 func TestRunGraceDefaults(t *testing.T) {
 	t.Parallel()
 	log := newWaitWriter("ready")
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		<-log.seen
-		cancel()
-	}()
+	ctx := canceledOn(t, log)
 	res := run(t, ctx, Spec{Argv: sh(`trap 'sleep 0.3; echo bye; exit 3' TERM; echo ready; while :; do sleep 0.05; done`), Log: log})
 	if !res.Canceled || res.ExitCode != 3 || !strings.HasSuffix(log.String(), "bye\n") {
 		t.Errorf("%+v, log %q: want the trap's exit 3 and its line", res, log.String())
@@ -97,12 +107,7 @@ func TestRunGroupKeepsGrace(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	log := newWaitWriter("ready")
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		<-log.seen
-		cancel()
-	}()
+	ctx := canceledOn(t, log)
 	script := `(trap 'sleep 0.3; echo finished > done; exit 0' TERM; echo ready; while :; do sleep 0.05; done) & wait`
 	start := time.Now()
 	res := run(t, ctx, Spec{Argv: sh(script), Dir: dir, Log: log, Grace: time.Minute})
