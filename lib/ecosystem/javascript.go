@@ -175,7 +175,7 @@ func packageManager(root string, pj packageJSON) (name, why string) {
 // setup files, environments, reporters, transforms, runners, and mocha's
 // require and file.
 var (
-	setupKey = regexp.MustCompile(`["']?\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|reporters|testRunner|runner|snapshotResolver|resolver|testSequencer|transform|require|file|dependencyExtractor|watchPlugins)\b["']?\s*:`)
+	setupKey = regexp.MustCompile(`["']?\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|reporters|testRunner|runner|snapshotResolver|resolver|testSequencer|transform|require|file|dependencyExtractor|watchPlugins|preset)\b["']?\s*:`)
 	jsString = regexp.MustCompile(`["'` + "`" + `]([^"'` + "`" + `\n]+)["'` + "`" + `]`)
 )
 
@@ -186,27 +186,24 @@ var (
 // directory of the configuration that gives it (jest's <rootDir>, vitest's
 // root): a monorepo's packages/a/jest.config.js naming ./setup.js names
 // packages/a/setup.js.
+//
+// A preset of the repository (jest's `preset: '../../jest.preset.js'`, as
+// an Nx workspace's projects name theirs) is protected and read as a
+// configuration too, its names taken from its own directory.
 func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
-	type named struct{ dir, name string }
 	var out []named
-	for _, c := range jsConfigFiles(root, run.configs) {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(c)))
+	configs := jsConfigFiles(root, run.configs)
+	for i := 0; i < len(configs); i++ {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(configs[i])))
 		if err != nil {
 			continue
 		}
-		t, dir := string(data), path.Dir(c)
-		for _, loc := range setupKey.FindAllStringIndex(t, -1) {
-			v := valueAt(t, loc[1])
-			for _, s := range jsString.FindAllStringSubmatch(v, -1) {
-				out = append(out, named{dir, s[1]})
+		names := configNames(string(data), path.Dir(configs[i]))
+		out = append(out, names...)
+		for _, n := range names {
+			if p := n.inRepo(root); n.preset && p != "" && !slices.Contains(configs, p) {
+				configs = append(configs, p)
 			}
-			for _, s := range bareItems(v) {
-				out = append(out, named{dir, s})
-			}
-		}
-		// A YAML list under require: or file: (.mocharc.yml).
-		for _, s := range yamlList(t) {
-			out = append(out, named{dir, s})
 		}
 	}
 	for _, v := range []any{pj.jest, pj.mocha} {
@@ -214,7 +211,7 @@ func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 			for k, val := range m {
 				if setupKey.MatchString(k + ":") {
 					for _, s := range jsonStrings(val) {
-						out = append(out, named{".", s})
+						out = append(out, named{dir: ".", name: s})
 					}
 				}
 			}
@@ -222,18 +219,57 @@ func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 	}
 	var files []string
 	for _, n := range out {
-		if path.IsAbs(n.name) || strings.ContainsAny(n.name, "*?[{$") {
-			continue
-		}
-		p := path.Join(n.dir, strings.TrimPrefix(n.name, "<rootDir>/"))
-		if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "node_modules/") || strings.Contains(p, "/node_modules/") {
-			continue
-		}
-		if isFile(root, p) {
+		if p := n.inRepo(root); p != "" {
 			files = append(files, p)
 		}
 	}
 	return sortedUnique(files)
+}
+
+// named is a name a configuration in directory dir gives (relative to the
+// root, "." at it) under one of setupKey's keys; preset when that key is
+// preset.
+type named struct {
+	dir, name string
+	preset    bool
+}
+
+// inRepo is the file of the repository n names, relative to the root, ""
+// when it names none: an absolute path, a pattern, a variable, a path
+// outside the repository or in node_modules, a file that does not exist.
+func (n named) inRepo(root string) string {
+	if path.IsAbs(n.name) || strings.ContainsAny(n.name, "*?[{$") {
+		return ""
+	}
+	p := path.Join(n.dir, strings.TrimPrefix(n.name, "<rootDir>/"))
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "node_modules/") || strings.Contains(p, "/node_modules/") {
+		return ""
+	}
+	if !isFile(root, p) {
+		return ""
+	}
+	return p
+}
+
+// configNames are the names the configuration text t, in directory dir,
+// gives under setupKey's keys (quoted, or bare as YAML writes them) and in
+// a YAML list under require: or file: (.mocharc.yml).
+func configNames(t, dir string) []named {
+	var out []named
+	for _, loc := range setupKey.FindAllStringSubmatchIndex(t, -1) {
+		preset := t[loc[2]:loc[3]] == "preset"
+		v := valueAt(t, loc[1])
+		for _, s := range jsString.FindAllStringSubmatch(v, -1) {
+			out = append(out, named{dir, s[1], preset})
+		}
+		for _, s := range bareItems(v) {
+			out = append(out, named{dir, s, preset})
+		}
+	}
+	for _, s := range yamlList(t) {
+		out = append(out, named{dir: dir, name: s})
+	}
+	return out
 }
 
 // maxConfigWalk bounds the entries jsConfigFiles looks at in a repository.

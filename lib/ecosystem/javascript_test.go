@@ -320,3 +320,22 @@ func TestNestedConfigSetupFiles(t *testing.T) {
 		t.Errorf("jsSetupFiles = %q, want %q", got, want)
 	}
 }
+
+// TestPresetSetupFiles: a preset file of the repository a configuration
+// names (an Nx workspace's projects name ../../jest.preset.js) is
+// protected, and so are the files it names in turn; a preset that is a
+// package (ts-jest) names no file of the repository.
+func TestPresetSetupFiles(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	tree(t, root, map[string]string{
+		"jest.preset.js":        "const nxPreset = require('@nx/jest/preset').default;\nmodule.exports = { ...nxPreset, setupFilesAfterEnv: ['./tools/expect.js'] };\n",
+		"apps/a/jest.config.ts": "export default { displayName: 'a', preset: '../../jest.preset.js' };\n",
+		"apps/b/jest.config.ts": "export default { preset: 'ts-jest', setupFiles: ['./b.js'] };\n",
+		"tools/expect.js":       "", "apps/b/b.js": "", "ts-jest": "",
+	})
+	pj, _ := readPackageJSON(root)
+	got := jsSetupFiles(root, jsRunnerNamed(t, "jest"), pj)
+	if want := []string{"apps/b/b.js", "jest.preset.js", "tools/expect.js"}; !slices.Equal(got, want) {
+		t.Errorf("jsSetupFiles = %q, want %q", got, want)
+	}
+}
