@@ -188,8 +188,13 @@ var (
 // packages/a/setup.js.
 //
 // A preset of the repository (jest's `preset: '../../jest.preset.js'`, as
-// an Nx workspace's projects name theirs) is protected and read as a
-// configuration too, its names taken from its own directory.
+// an Nx workspace's projects name theirs) and a module of the repository a
+// runner's own configuration imports (vitest.config.ts's `import shared
+// from './vitest.shared'`, jest.config.js's `require('./jest.base')`: it
+// can set anything the configuration sets) are protected and read as
+// configurations too, their names taken from their own directories. What
+// vite.config.* imports is the application's build (its plugins), not
+// followed.
 func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 	var out []named
 	configs := jsConfigFiles(root, run.configs)
@@ -198,10 +203,14 @@ func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 		if err != nil {
 			continue
 		}
-		names := configNames(string(data), path.Dir(configs[i]))
+		dir := path.Dir(configs[i])
+		names := configNames(string(data), dir)
+		if !strings.HasPrefix(path.Base(configs[i]), "vite.config.") {
+			names = append(names, importedModules(root, string(data), dir)...)
+		}
 		out = append(out, names...)
 		for _, n := range names {
-			if p := n.inRepo(root); n.preset && p != "" && !slices.Contains(configs, p) {
+			if p := n.inRepo(root); n.follow && p != "" && !slices.Contains(configs, p) {
 				configs = append(configs, p)
 			}
 		}
@@ -227,11 +236,11 @@ func jsSetupFiles(root string, run *jsRunner, pj packageJSON) []string {
 }
 
 // named is a name a configuration in directory dir gives (relative to the
-// root, "." at it) under one of setupKey's keys; preset when that key is
-// preset.
+// root, "." at it) under one of setupKey's keys; follow when the file it
+// names is read as a configuration too (a preset, an imported module).
 type named struct {
 	dir, name string
-	preset    bool
+	follow    bool
 }
 
 // inRepo is the file of the repository n names, relative to the root, ""
@@ -249,6 +258,33 @@ func (n named) inRepo(root string) string {
 		return ""
 	}
 	return p
+}
+
+// relImport matches a relative module specifier a JavaScript or
+// TypeScript file imports or requires.
+var relImport = regexp.MustCompile(`(?m)(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.\.?/[^"'\n]+)["']`)
+
+// importedModules are the files of the repository that the configuration
+// text t, in directory dir, imports by a relative specifier, resolved as
+// node and bundlers do (the name as written, with an extension, or a
+// directory's index), each marked to be read as a configuration too. A
+// JSON file it reads (package.json, tsconfig.json's paths) is data the
+// agent may change, as package.json outside the runner's key is.
+func importedModules(root, t, dir string) []named {
+	var out []named
+	for _, m := range relImport.FindAllStringSubmatch(t, -1) {
+		if strings.HasSuffix(m[1], ".json") {
+			continue // data (package.json, tsconfig.json), the agent's to change
+		}
+		base := path.Join(dir, m[1])
+		for _, suffix := range []string{"", ".ts", ".js", ".mjs", ".cjs", ".mts", ".cts", "/index.ts", "/index.js", "/index.mjs", "/index.cjs"} {
+			if n := (named{dir: ".", name: base + suffix, follow: true}); n.inRepo(root) != "" {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // configNames are the names the configuration text t, in directory dir,

@@ -339,3 +339,28 @@ func TestPresetSetupFiles(t *testing.T) {
 		t.Errorf("jsSetupFiles = %q, want %q", got, want)
 	}
 }
+
+// TestImportedConfigModules: a module of the repository a runner's own
+// configuration imports or requires (a shared base, a directory's index)
+// is protected and read for the files it names; what vite.config.*
+// imports (the application's build plugins), a package and JSON data
+// (package.json, tsconfig.json) are not.
+func TestImportedConfigModules(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "repo")
+	tree(t, root, map[string]string{
+		"vitest.config.ts": "import { defineConfig, mergeConfig } from 'vitest/config'\nimport shared from './vitest.shared'\nimport './test/side-effect.js'\nexport default mergeConfig(shared, defineConfig({}))\n",
+		"vitest.shared.ts": "export default { test: { setupFiles: ['./test/setup.ts'] } }\n",
+		"test/setup.ts":    "", "test/side-effect.js": "",
+		"packages/a/vitest.config.mts": "const base = require('../../config')\nconst { name } = require('./package.json')\nconst ts = require('../../tsconfig.json')\nmodule.exports = base\n",
+		"packages/a/package.json":      "{}", "tsconfig.json": "{}",
+		"config/index.js": "module.exports = { test: { globalSetup: './global.js' } }\n", "config/global.js": "",
+		"vite.config.ts":  "import plugin from './build/plugin'\nexport default { plugins: [plugin()] }\n",
+		"build/plugin.ts": "",
+	})
+	pj, _ := readPackageJSON(root)
+	got := jsSetupFiles(root, jsRunnerNamed(t, "vitest"), pj)
+	want := []string{"config/global.js", "config/index.js", "test/setup.ts", "test/side-effect.js", "vitest.shared.ts"}
+	if !slices.Equal(got, want) {
+		t.Errorf("jsSetupFiles = %q, want %q", got, want)
+	}
+}
