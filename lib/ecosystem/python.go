@@ -26,10 +26,14 @@ var pytestArgs = []string{"-m", "pytest", "-p", "no:cacheprovider", "--junitxml=
 // test's outcome or choose which tests run without being a test. The
 // configuration is protected at its key in the files that hold other
 // settings too (pyproject.toml, tox.ini, setup.cfg), whole in its own
-// files; conftest.py and the customize modules at any depth.
+// files; conftest.py and the customize modules at any depth; pytest's own
+// modules at the root, where the guard's `python -m pytest` runs with the
+// root first on sys.path, so that a pytest.py or a pytest/ there would be
+// imported in place of pytest.
 var pythonProtected = []string{
 	"**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/sitecustomize.py", "**/usercustomize.py",
 	"**/pyproject.toml#tool.pytest", "**/tox.ini#pytest", "**/setup.cfg#tool:pytest",
+	"pytest.py", "pytest/**", "_pytest/**", "pluggy/**",
 }
 
 // pythonProject detects a Python project and its pytest guard.
@@ -56,7 +60,7 @@ func pythonProject(e Env) *project {
 	}
 	pr.readable = readable
 	pr.protected = append(slices.Clone(pythonProtected), pytestPlugins(e.Root, cfg)...)
-	pr.protWhy = "pytest's configuration, conftest.py and the plugins it names can deselect tests or rewrite their outcomes; pyproject.toml, tox.ini and setup.cfg are protected at pytest's key alone, so dependencies stay the agent's"
+	pr.protWhy = "pytest's configuration, conftest.py, the plugins it names and a module at the root named like pytest's own (imported in its place) can deselect tests or rewrite their outcomes; pyproject.toml, tox.ini and setup.cfg are protected at pytest's key alone, so dependencies stay the agent's"
 	return pr
 }
 
