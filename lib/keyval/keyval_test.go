@@ -1,6 +1,7 @@
 package keyval
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -134,5 +135,59 @@ func TestValue(t *testing.T) {
 	}
 	if _, _, err := Value("x.yaml", []byte("a: 1"), "a"); err == nil {
 		t.Error("Value of a YAML file: no error")
+	}
+}
+
+// TestINI holds parseINI to what pytest's iniconfig reads: a section's
+// settings, "=" or ":" between key and value (the first of them),
+// continuation lines joined by newlines, comment lines anywhere. A key
+// alone, which iniconfig refuses, is read as a setting with no value:
+// adding one is a change all the same.
+func TestINI(t *testing.T) {
+	data := "# top\n[tool:pytest]\naddopts = -q\n  ; a comment inside the value\n  -p no:x\ntestpaths: tests\nflag\n=odd\nurl = http://h:1\n\n[other]\nk =\n"
+	v, ok, err := Value("setup.cfg", []byte(data), "tool:pytest")
+	if err != nil || !ok {
+		t.Fatalf("Value = %v, %v, %v", v, ok, err)
+	}
+	want := map[string]any{"addopts": "-q\n-p no:x", "testpaths": "tests", "flag": "", "": "odd", "url": "http://h:1"}
+	if !reflect.DeepEqual(v, want) {
+		t.Errorf("[tool:pytest] = %#v, want %#v", v, want)
+	}
+	if v, ok, err := Value("setup.cfg", []byte(data), "other"); err != nil || !ok || !reflect.DeepEqual(v, map[string]any{"k": ""}) {
+		t.Errorf("[other] = %#v, %v, %v", v, ok, err)
+	}
+	if _, ok, err := Value("setup.cfg", []byte(data), "absent"); ok || err != nil {
+		t.Errorf("[absent] = %v, %v; want absent, no error", ok, err)
+	}
+}
+
+// TestINIErrors: what iniconfig refuses is an error naming its line
+// (Changed then counts the file as changed).
+func TestINIErrors(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[a]\nk = 1\n[a]\n", "line 3: section [a] given twice"},
+		{"[a]\n\n# c\nk = 1\nk = 2\n", "line 5: k given twice in its section"},
+		{"k = 1\n", "line 1: a setting outside any section"},
+		{"[a]\n  more\n", "line 2: a continuation line with no setting before it"},
+		{"  more\n", "line 1: a continuation line with no setting before it"},
+		{"[a]\nk = 1\n[b\n", "line 3: a section header without ]"},
+	} {
+		_, _, err := Value("tox.ini", []byte(c.data), "a")
+		if err == nil || err.Error() != "INI: "+c.want {
+			t.Errorf("Value(%q) error = %v, want INI: %s", c.data, err, c.want)
+		}
+	}
+}
+
+// TestChangedEmptyCreated: an empty file where there was none is not the
+// same as no file: an empty package.json is no JSON a reader can take, so
+// it counts as a change; an empty pyproject.toml holds no key, so it does
+// not.
+func TestChangedEmptyCreated(t *testing.T) {
+	if !Changed("package.json", "jest", nil, []byte{}) {
+		t.Error("an empty package.json created: no change")
+	}
+	if Changed("pyproject.toml", "tool.pytest", nil, []byte{}) {
+		t.Error("an empty pyproject.toml created: a change")
 	}
 }
