@@ -46,6 +46,10 @@ func TestGoalAcceptanceBounds(t *testing.T) {
 	if _, _, err := GoalAcceptance(long); err == nil || !strings.Contains(err.Error(), "longer than the 4096 characters") {
 		t.Errorf("a long criterion: %v", err)
 	}
+	edge := "# G\n\n## Acceptance\n\n- " + strings.Repeat("é", 4096) + "\n"
+	if _, got, err := GoalAcceptance(edge); err != nil || len(got) != 1 || got[0] != strings.Repeat("é", 4096) {
+		t.Errorf("a criterion of 4096 characters: %d %v", len(got), err)
+	}
 	ok := "# G\n\n## Acceptance\n\n" + strings.Repeat("- c\n", 64)
 	if _, got, err := GoalAcceptance(ok); err != nil || len(got) != 64 {
 		t.Errorf("64 criteria: %d %v", len(got), err)
