@@ -148,7 +148,7 @@ func Run(in *cli.Interrupt, env *cli.Env, cfg config.Config, deadline time.Time,
 	// agent, without any of the agent's runner files writable.
 	release, runErr := func() error { return nil }, prepErr
 	if prepErr == nil {
-		release, runErr = confine(env, cfg.Sandbox, filepath.Dir(logPath), writable, &spec)
+		release, runErr = confine(env, cfg.Sandbox, filepath.Dir(logPath), ignoredFor(env, cfg, j), writable, &spec)
 	}
 	var res proc.Result
 	var info proc.LogInfo

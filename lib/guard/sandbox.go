@@ -2,9 +2,11 @@ package guard
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
 	"github.com/treeloop/treeloop/lib/vocab"
@@ -19,14 +21,21 @@ import (
 // one could not be removed. Without a sandbox, release does nothing.
 // Under bwrap the guard runs in bwrap's own PID namespace (no session
 // init); under docker spec no longer kills escaped processes (see below).
-func confine(env *cli.Env, cfg config.Sandbox, dir string, writable []string, spec *proc.Spec) (release func() error, err error) {
-	return confineIn(env, cfg, "", nil, dir, "guard", writable, spec)
+// The work tree's dependency directories among ignored (git's ignored
+// paths: sandbox.DependencyDirs) are shown read-only, as the agent sees
+// them: a test cannot change the install the next guard runs on.
+func confine(env *cli.Env, cfg config.Sandbox, dir string, ignored, writable []string, spec *proc.Spec) (release func() error, err error) {
+	var deps []string
+	for _, d := range sandbox.DependencyDirs(env.Dir, ignored) {
+		deps = append(deps, filepath.Join(env.Dir, filepath.FromSlash(d)))
+	}
+	return confineIn(env, cfg, "", deps, dir, "guard", writable, spec)
 }
 
 // confineIn is confine for a command working in scratch, a directory that
 // is no repository (a witness's checkout), when scratch is not "", named
 // role for a container, with the paths of shown shown read-only (the work
-// tree's dependency directories the scratch links to); the paths of
+// tree's dependency directories, which the scratch links to); the paths of
 // writable are writable too.
 func confineIn(env *cli.Env, cfg config.Sandbox, scratch string, shown []string, dir, role string, writable []string, spec *proc.Spec) (release func() error, err error) {
 	release = func() error { return nil }
@@ -44,7 +53,7 @@ func confineIn(env *cli.Env, cfg config.Sandbox, scratch string, shown []string,
 	if scratch != "" {
 		c, err = sandbox.OpenDir(cfg, scratch, writable, shown, sandbox.Session{Role: "witness-" + role, Dir: dir})
 	} else {
-		c, err = sandbox.Open(cfg, env.Dir, writable, nil, sandbox.Session{Role: "guard", Dir: dir})
+		c, err = sandbox.Open(cfg, env.Dir, writable, shown, sandbox.Session{Role: "guard", Dir: dir})
 	}
 	if err != nil {
 		return release, err
@@ -70,4 +79,24 @@ func confineIn(env *cli.Env, cfg config.Sandbox, scratch string, shown []string,
 		}
 		return nil
 	}, nil
+}
+
+// ignoredFor is the work tree's ignored paths the confined guard's
+// dependency directories are found among: j's (listed for the witness or
+// the build outputs), else listed here; nil when the guard runs
+// unconfined. A list that cannot be made is warned about, and nothing is
+// shown read-only.
+func ignoredFor(env *cli.Env, cfg config.Config, j Judging) []string {
+	if !cfg.Sandbox.ConfinesGuard() || j.Ignored != nil {
+		return j.Ignored
+	}
+	repo, err := git.Open(env.Dir)
+	if err == nil {
+		var ignored []string
+		if ignored, err = repo.Ignored(); err == nil {
+			return ignored
+		}
+	}
+	env.Warnf("list the work tree's ignored files: %v (the dependency directories stay writable to the guard)", err)
+	return nil
 }

@@ -157,7 +157,15 @@ func (o *Options) restoreSession(env *cli.Env) error {
 // closed and on its way to the disk while the session is checked, and
 // the result recorded.
 func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
-	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, &x.rec)
+	// The filesystem stamps a birth time from the kernel's coarse clock,
+	// up to a tick behind: one made as the session began may read a little
+	// earlier.
+	began := time.Now().Add(-10 * time.Millisecond)
+	deps, listed, err := dependencies(x.cfg, x.repo)
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
+	}
+	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, deps, &x.rec)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 	}
@@ -165,6 +173,11 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	x.runSessions(in)
 	if err := release(); err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
+	}
+	if listed {
+		if err := x.dropNewDependencies(deps, began); err != nil {
+			return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
+		}
 	}
 	if err := x.log.Close(); err != nil {
 		x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
@@ -326,6 +339,26 @@ func (x *execution) runSessions(in *cli.Interrupt) {
 		x.res, x.runErr = x.backend.Run(in, x.req)
 	}
 	x.in = interruption{code: in.Code(), cause: in.Cause(), at: in.At()}
+}
+
+// dropNewDependencies removes the dependency directories the confined
+// session made (removeNewDependencies), saying so on stderr and in
+// executor.log: the guard runs on the operator's install alone.
+func (x *execution) dropNewDependencies(before []string, since time.Time) error {
+	made, unknown, err := removeNewDependencies(x.repo, before, since)
+	for _, d := range made {
+		x.note(fmt.Sprintf("removed %s, which the agent's session made: dependencies are installed outside the run (a sandbox shows them read-only to sessions)", d+"/"))
+	}
+	for _, d := range unknown {
+		x.note(fmt.Sprintf("%s may be the agent's session's: its filesystem keeps no birth time to tell, so it stays, and the guard loads it", d+"/"))
+	}
+	return err
+}
+
+// note says note on stderr and in executor.log.
+func (x *execution) note(note string) {
+	x.env.Warnf("%s", note)
+	fmt.Fprintf(x.log, "\n[treeloop] %s\n", note)
 }
 
 // syncLog starts syncing executor.log to the disk; waitLog waits for it.

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/sandbox"
@@ -26,8 +28,10 @@ import (
 // container) and the output files again when the agent left them empty;
 // its error says a container could not be removed. Under docker,
 // containers a killed runner left for this repository are removed first.
-// The mode goes into rec. Without a sandbox, release does nothing.
-func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath string, rec *iterdir.Agent) (release func() error, err error) {
+// The mode goes into rec. The dependency directories deps (repository-
+// relative: sandbox.DependencyDirs) are shown read-only. Without a
+// sandbox, release does nothing.
+func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath string, deps []string, rec *iterdir.Agent) (release func() error, err error) {
 	sb := cfg.Sandbox
 	if !sb.Confined() {
 		return func() error { return nil }, nil
@@ -67,7 +71,8 @@ func confine(env *cli.Env, req *agent.Request, cfg config.Config, root, outPath 
 			return nil, fmt.Errorf("create %s: %w", filepath.Base(f), err)
 		}
 	}
-	c, err := sandbox.Open(sb, root, writable(cfg, root, req.IterDir, outPath), abs(root, sandbox.AgentReadOnly), sandbox.Session{Role: "agent", Dir: req.IterDir})
+	readOnly := append(abs(root, sandbox.AgentReadOnly), abs(root, deps)...)
+	c, err := sandbox.Open(sb, root, writable(cfg, root, req.IterDir, outPath), readOnly, sandbox.Session{Role: "agent", Dir: req.IterDir})
 	if err != nil {
 		removeEmpty()
 		return nil, err
@@ -154,4 +159,40 @@ func removeMade(made []madeDir) {
 			return // not empty: it and its parents stay
 		}
 	}
+}
+
+// dependencies lists the work tree's dependency directories
+// (sandbox.DependencyDirs) when the session runs confined, for confine
+// to show read-only and removeNewDependencies to compare with; taken
+// reports whether they were listed (not without a sandbox).
+func dependencies(cfg config.Config, repo *git.Repo) (deps []string, taken bool, err error) {
+	if !cfg.Sandbox.Confined() {
+		return nil, false, nil
+	}
+	ignored, err := repo.Ignored()
+	if err != nil {
+		return nil, false, fmt.Errorf("list the work tree's ignored files: %w", err)
+	}
+	return sandbox.DependencyDirs(repo.Root(), ignored), true, nil
+}
+
+// removeNewDependencies removes the dependency directories a confined
+// session made where none was (a node_modules under src/ that Node would
+// resolve a test's imports from before the read-only one, a virtual
+// environment: sandbox.NewDependencyDirs, made since the session began),
+// before the guard can load them, and returns them, and those it cannot
+// tell were made by the session (no birth time): left. The operator
+// installs dependencies, outside the run.
+func removeNewDependencies(repo *git.Repo, before []string, since time.Time) (made, unknown []string, err error) {
+	ignored, err := repo.Ignored()
+	if err != nil {
+		return nil, nil, fmt.Errorf("list the work tree's ignored files: %w", err)
+	}
+	made, unknown = sandbox.NewDependencyDirs(repo.Root(), before, sandbox.DependencyDirs(repo.Root(), ignored), since)
+	for i, d := range made {
+		if err := os.RemoveAll(filepath.Join(repo.Root(), filepath.FromSlash(d))); err != nil {
+			return made[:i], unknown, fmt.Errorf("remove %s: %w", d, err)
+		}
+	}
+	return made, unknown, nil
 }
