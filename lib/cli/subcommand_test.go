@@ -201,3 +201,18 @@ func value(v *kong.Value) string {
 	}
 	return "x"
 }
+
+type lazyOptions struct {
+	cli.Chdir
+	Lazy  closeCmd `cmd:"" help:"A name with a and z."`
+	Other openCmd  `cmd:"" help:"Another."`
+}
+
+// A subcommand whose Go name is one word, any lower-case letters from a to
+// z after its first, is parsed by ParseOne.
+func TestParseOneOneWordNames(t *testing.T) {
+	diff, took := same(reflect.TypeOf(lazyOptions{}), []string{"lazy", "why", "--node", "n1"})
+	if diff != "" || !took {
+		t.Errorf("lazy: ParseOne parsed it: %v, differs: %s", took, diff)
+	}
+}

@@ -37,3 +37,34 @@ func TestTableAligns(t *testing.T) {
 		t.Errorf("cut to 20: %q", first)
 	}
 }
+
+// A line exactly width runes long is not cut.
+func TestCutAtWidth(t *testing.T) {
+	if got := Cut("héllo", 5); got != "héllo" {
+		t.Errorf("Cut to its own width: %q", got)
+	}
+	if got := Cut("héllo", 4); got != "hél…" {
+		t.Errorf("Cut one rune short: %q", got)
+	}
+}
+
+// A row with fewer cells than the header has empty ones; cells beyond the
+// header's columns are not shown.
+func TestTableRaggedRows(t *testing.T) {
+	tb := Table{Header: []string{"id", "status", "n"}, Right: map[int]bool{2: true}}
+	tb.Add("a")
+	tb.Add("b", "open", "10", "extra", "more")
+	tb.Add()
+	var b bytes.Buffer
+	if err := tb.Write(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"id  status   n\n" +
+		"a\n" +
+		"b   open    10\n" +
+		"\n"
+	if b.String() != want {
+		t.Errorf("got:\n%q\nwant:\n%q", b.String(), want)
+	}
+}

@@ -45,3 +45,15 @@ func TestGrowHoldsTheRun(t *testing.T) {
 		t.Error("the stack was copied after grow: grow did not make it large enough")
 	}
 }
+
+// grow(n), n > 0, writes byte(n) at n%frame of its frame and reads back
+// (n/2)%frame: the byte it wrote when the two are the same index
+// (2*frame-1, 4*frame-1: both frame-1; byte(n) is 0xff), else one never
+// written.
+func TestGrowWritesOnlyWhenAsked(t *testing.T) {
+	for n, want := range map[int]byte{0: 0, 1: 0, 2: 0, 3: 0, 2*frame - 1: 0xff, 4*frame - 1: 0xff} {
+		if got := grow(n); got != want {
+			t.Errorf("grow(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
