@@ -152,10 +152,14 @@ func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, may
 	changes, outside, err := r.StageOutsideLinks(rev, filepath.Join(dirs.Git, "treeloop", "tmp"), changes, mayCopy)
 	copied := 0
 	for _, o := range outside {
-		if o.Copied {
+		switch {
+		case o.Uncommitted:
+			copied++
+			warn(fmt.Sprintf("%s is a symbolic link to %s, which the commit would not hold (git ignores it, or it lies under a directory named .git): what it points to is committed in its place", o.Path, o.Target))
+		case o.Copied:
 			copied++
 			warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: what it points to is committed in its place", o.Path, o.Target))
-		} else {
+		default:
 			warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: committed as the link (under a sandbox the runner copies nothing in)", o.Path, o.Target))
 		}
 	}

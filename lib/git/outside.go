@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
@@ -23,6 +25,9 @@ type Outside struct {
 	Path   string // slash path of the link in the work tree
 	Target string // where it pointed, every link followed
 	Copied bool   // false: left a link (StageOutsideLinks' mayCopy said no)
+	// Uncommitted: the target lies in the work tree but the commit would
+	// not hold it (git ignores it, or it is under a directory named .git).
+	Uncommitted bool
 }
 
 // newLinks are the paths changes stage as symbolic links (mode 120000):
@@ -79,20 +84,34 @@ func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange, mayCop
 			if err != nil {
 				continue // dangling, or a loop: nothing was read through it
 			}
+			uncommitted := false
 			if fsutil.Inside(real, root) {
-				continue // inside the work tree: the commit holds its target
+				rel, err := filepath.Rel(root, real)
+				if err != nil {
+					return changes, replaced, err
+				}
+				held, err := r.holds(filepath.ToSlash(rel))
+				if err != nil {
+					return changes, replaced, err
+				}
+				if held {
+					continue // inside the work tree: the commit holds its target
+				}
+				uncommitted = true // the guard read it, the commit would not hold it
 			}
 			st, err := os.Stat(real)
 			if err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
 				continue
 			}
-			if copying == 0 {
+			if uncommitted {
+				// The sessions could read it: no sandbox hid it.
+			} else if copying == 0 {
 				copying = -1
 				if mayCopy() {
 					copying = 1
 				}
 			}
-			if copying < 0 {
+			if copying < 0 && !uncommitted {
 				replaced = append(replaced, Outside{Path: p, Target: real})
 				continue
 			}
@@ -105,9 +124,9 @@ func (r *Repo) StageOutsideLinks(rev, tmp string, changes []StagedChange, mayCop
 			if err := replaceLink(link, real, st, tmp); err != nil {
 				return changes, replaced, err
 			}
-			replaced = append(replaced, Outside{Path: p, Target: real, Copied: true})
+			replaced = append(replaced, Outside{Path: p, Target: real, Copied: true, Uncommitted: uncommitted})
 		}
-		if copying < 0 || len(replaced) == n {
+		if len(replaced) == n || !slices.ContainsFunc(replaced[n:], func(o Outside) bool { return o.Copied }) {
 			return changes, replaced, nil
 		}
 		if err := r.AddAll(); err != nil {
@@ -247,4 +266,24 @@ func sameDevice(a, b string) bool {
 	da, oka := sa.Sys().(*syscall.Stat_t)
 	db, okb := sb.Sys().(*syscall.Stat_t)
 	return oka && okb && da.Dev == db.Dev
+}
+
+// holds reports whether the commit of the staged index holds rel (a
+// slash path in the work tree, the target of a link): a file git stages,
+// or a directory with one. Not one under a directory named .git (git
+// skips every such directory) nor one git ignores (not staged).
+func (r *Repo) holds(rel string) (bool, error) {
+	if rel == "." {
+		return true, nil
+	}
+	for _, e := range strings.Split(rel, "/") {
+		if e == ".git" {
+			return false, nil
+		}
+	}
+	out, err := runEnv(r.root, literal([]string{rel}), nil, "ls-files", "-z", "--cached", "--", rel)
+	if err != nil {
+		return false, err
+	}
+	return len(out) > 0, nil
 }

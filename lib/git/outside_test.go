@@ -267,3 +267,104 @@ func TestSameDevice(t *testing.T) {
 		t.Error("a path that is not there")
 	}
 }
+
+// TestStageUncommittedLinks: a link to a file in the work tree that the
+// commit would not hold (git ignores it; it lies under a directory named
+// .git, which git skips) is staged as a copy of it, also when the
+// sessions' sandbox keeps the runner from copying anything in from
+// outside; a link to a file the commit holds stays a link.
+func TestStageUncommittedLinks(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, ".gitignore", "/target/\n*.out\n")
+	write(t, r, "held.go", "package p\n")
+	base := commitAll(t, r, "base")
+	write(t, r, "target/mul.rs", "fn mul() {}\n")
+	write(t, r, "mul.out", "func Mul() {}\n")
+	write(t, r, "hide/.git/mul.go", "package p\n\nfunc Mul() {}\n")
+	for target, name := range map[string]string{"target/mul.rs": "mul.rs", "mul.out": "mul.go", "hide/.git/mul.go": "hidden.go", "held.go": "alias.go"} {
+		if err := os.Symlink(target, filepath.Join(r.Root(), name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := stageAll(t, r, base)
+	no := func() bool { return false }
+	cs, replaced, err := r.StageOutsideLinks(base, filepath.Join(r.Root(), ".git", "treeloop", "tmp"), cs, no)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, o := range replaced {
+		if !o.Copied || !o.Uncommitted {
+			t.Errorf("%s: copied %v, uncommitted %v", o.Path, o.Copied, o.Uncommitted)
+		}
+		paths = append(paths, o.Path)
+	}
+	slices.Sort(paths)
+	if want := []string{"hidden.go", "mul.go", "mul.rs"}; !slices.Equal(paths, want) {
+		t.Errorf("replaced %q, want %q", paths, want)
+	}
+	modes := map[string]string{}
+	for _, c := range cs {
+		modes[c.Path] = c.Mode
+	}
+	for p, m := range map[string]string{"mul.rs": "100644", "mul.go": "100644", "hidden.go": "100644", "alias.go": "120000"} {
+		if modes[p] != m {
+			t.Errorf("%s staged as %q, want %q", p, modes[p], m)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(r.Root(), "mul.go")); err != nil || string(got) != "func Mul() {}\n" {
+		t.Errorf("mul.go: %q, %v", got, err)
+	}
+}
+
+// TestRestoreAttributes: every .gitattributes a session changed, staged,
+// removed or added (untracked, or ignored: git reads it all the same), at
+// any depth, is put back as the base has it, and named; other files stay
+// as the session left them, and so does one in a directory git ignores
+// whole (it governs nothing git stages).
+func TestRestoreAttributes(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, ".gitattributes", "* text=auto\n")
+	write(t, r, "keep/.gitattributes", "*.bin binary\n")
+	write(t, r, "gone/.gitattributes", "*.dat -text\n")
+	write(t, r, ".gitignore", "hidden/\n/ign/.gitattributes\n")
+	base := commitAll(t, r, "base")
+	write(t, r, "keep/.gitattributes", "*.go working-tree-encoding=UTF-7\n")
+	if err := os.Remove(filepath.Join(r.Root(), "gone/.gitattributes")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "mulimpl/.gitattributes", "mul.go working-tree-encoding=UTF-7\n")
+	write(t, r, "hidden/.gitattributes", "* filter=x\n")
+	write(t, r, "ign/.gitattributes", "* filter=y\n")
+	write(t, r, "staged/.gitattributes", "* ident\n")
+	mustRun(t, r, "add", "staged/.gitattributes")
+	write(t, r, "mulimpl/mul.go", "package mulimpl\n")
+	back, err := r.RestoreAttributes(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(back)
+	want := []string{"gone/.gitattributes", "ign/.gitattributes", "keep/.gitattributes", "mulimpl/.gitattributes", "staged/.gitattributes"}
+	if !slices.Equal(back, want) {
+		t.Errorf("put back %q, want %q", back, want)
+	}
+	for p, data := range map[string]string{".gitattributes": "* text=auto\n", "keep/.gitattributes": "*.bin binary\n", "gone/.gitattributes": "*.dat -text\n", "mulimpl/mul.go": "package mulimpl\n"} {
+		if got, err := os.ReadFile(filepath.Join(r.Root(), p)); err != nil || string(got) != data {
+			t.Errorf("%s: %q, %v", p, got, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(r.Root(), "hidden/.gitattributes")); err != nil {
+		t.Errorf("hidden/.gitattributes, under an ignored directory, was removed: %v", err)
+	}
+	for _, p := range []string{"mulimpl/.gitattributes", "ign/.gitattributes", "staged/.gitattributes"} {
+		if _, err := os.Lstat(filepath.Join(r.Root(), p)); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if out := mustRun(t, r, "ls-files", "staged"); len(out) > 0 {
+		t.Errorf("staged/.gitattributes still in the index: %q", out)
+	}
+	if back, err := r.RestoreAttributes(base); err != nil || len(back) > 0 {
+		t.Errorf("again: %q, %v", back, err)
+	}
+}
