@@ -53,6 +53,37 @@ func UserConfig(home, xdg, goenv string) []userDir {
 	return dirs
 }
 
+// upward are the names the guard's tools look for in every directory
+// above the one they run in, up to the root, when the repository does not
+// settle them itself: cargo merges every .cargo/config.toml above it (a
+// [target] runner there runs the test binary through a program of the
+// session's choosing), rustup takes the nearest rust-toolchain file, go
+// the nearest go.work (its replace directives swap a test's dependency),
+// pytest the nearest ini file or rootdir marker when the repository has
+// none (its conftest.py then loads too), mocha the nearest .mocharc,
+// Gradle the nearest settings file.
+var upward = []string{
+	"go.work", "go.work.sum", "rust-toolchain", "rust-toolchain.toml",
+	"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "setup.py", "conftest.py",
+	".mocharc.js", ".mocharc.cjs", ".mocharc.mjs", ".mocharc.yaml", ".mocharc.yml", ".mocharc.jsonc", ".mocharc.json",
+	"settings.gradle", "settings.gradle.kts",
+}
+
+// AncestorConfig is the configuration sealed in the directories above
+// root, the repository's top (absolute, clean), up to /: in each, the
+// upward names and .cargo's config files. Without a sandbox a session
+// could write there as it could in the home directory; under bwrap they
+// are read-only, or (/tmp, the home directory) a session's own.
+func AncestorConfig(root string) []userDir {
+	var dirs []userDir
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		dirs = append(dirs, userDir{d, upward}, userDir{filepath.Join(d, ".cargo"), []string{"config", "config.toml"}})
+		if d == filepath.Dir(d) {
+			return dirs
+		}
+	}
+}
+
 // homeSettings holds the user's configuration across a session.
 type homeSettings struct {
 	seals []*seal.Seal
@@ -61,11 +92,38 @@ type homeSettings struct {
 }
 
 // sealHome seals the user's configuration (UserConfig of this process's
-// home and environment).
-func sealHome() (*homeSettings, error) {
+// home and environment) and the configuration above root, the
+// repository's top (AncestorConfig), but what UserConfig seals already,
+// and the upward names in each of also (the git directories above the
+// witness's scratch checkout, .git/treeloop/witness: a go.work or a
+// .cargo/config.toml there would fail its run on the code before the
+// node's work, a witness for a test that never failed).
+func sealHome(root string, also ...string) (*homeSettings, error) {
 	home, _ := os.UserHomeDir()
 	h := &homeSettings{home: home}
-	for _, d := range UserConfig(home, os.Getenv("XDG_CONFIG_HOME"), os.Getenv("GOENV")) {
+	dirs := UserConfig(home, os.Getenv("XDG_CONFIG_HOME"), os.Getenv("GOENV"))
+	above := AncestorConfig(filepath.Clean(root))
+	for _, d := range also {
+		above = append(above, userDir{d, upward}, userDir{filepath.Join(d, ".cargo"), []string{"config", "config.toml"}})
+	}
+	for _, a := range above {
+		if !slices.ContainsFunc(dirs, func(d userDir) bool { return d.dir == a.dir }) {
+			dirs = append(dirs, a)
+			continue
+		}
+		// A directory UserConfig seals some names of (the home
+		// directory): the rest of the names too, in a seal of their own.
+		var more []string
+		for _, n := range a.names {
+			if !slices.ContainsFunc(dirs, func(d userDir) bool { return d.dir == a.dir && slices.Contains(d.names, n) }) {
+				more = append(more, n)
+			}
+		}
+		if len(more) > 0 && filepath.Base(a.dir) != ".cargo" {
+			dirs = append(dirs, userDir{a.dir, more})
+		}
+	}
+	for _, d := range dirs {
 		names := d.names
 		s, err := seal.Take(d.dir, func(rel string) bool {
 			return !slices.Contains(names, strings.SplitN(rel, "/", 2)[0])

@@ -16,7 +16,7 @@ func TestHomeSeal(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("GOENV", "")
 	writeFile(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = me\n")
-	h, err := sealHome()
+	h, err := sealHome(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +84,67 @@ func TestUserConfig(t *testing.T) {
 		if got := UserConfig(home, "", ""); got != nil {
 			t.Errorf("home %q: %+v", home, got)
 		}
+	}
+}
+
+// TestAncestorSeal: what the guard's tools read from the directories
+// above the repository (a conftest.py pytest loads when the repository
+// has no configuration, a .cargo/config.toml cargo merges, a go.work) is
+// sealed with the user's configuration: one a session adds or changes
+// there is put back and named; anything else there stays.
+func TestAncestorSeal(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GOENV", "")
+	parent := t.TempDir()
+	root := filepath.Join(parent, "work", "repo")
+	writeFile(t, filepath.Join(root, "README"), "r\n")
+	writeFile(t, filepath.Join(parent, "go.work"), "go 1.22\n")
+	h, err := sealHome(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(parent, "work", "conftest.py"), "import evil\n")
+	writeFile(t, filepath.Join(parent, ".cargo", "config.toml"), "[target.x86_64-unknown-linux-gnu]\nrunner = \"/tmp/fake\"\n")
+	writeFile(t, filepath.Join(parent, "go.work"), "go 1.22\nreplace a => ./b\n")
+	writeFile(t, filepath.Join(parent, "work", "notes.txt"), "mine\n")
+	reasons, err := h.Restore("the agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(reasons)
+	want := []string{
+		"the agent changed the user's configuration: " + filepath.Join(parent, ".cargo", "config.toml") + " added; the runner put it back",
+		"the agent changed the user's configuration: " + filepath.Join(parent, "go.work") + " changed; the runner put it back",
+		"the agent changed the user's configuration: " + filepath.Join(parent, "work", "conftest.py") + " added; the runner put it back",
+	}
+	if !slices.Equal(reasons, want) {
+		t.Errorf("reasons = %q, want %q", reasons, want)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "work", "conftest.py")); !os.IsNotExist(err) {
+		t.Errorf("conftest.py stays: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(parent, "go.work")); string(data) != "go 1.22\n" {
+		t.Errorf("go.work = %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "work", "notes.txt")); err != nil {
+		t.Errorf("notes.txt: %v", err)
+	}
+}
+
+// TestAncestorConfig: every directory above the repository's top, up to
+// /, with the upward names and .cargo's config files.
+func TestAncestorConfig(t *testing.T) {
+	var got []string
+	for _, d := range AncestorConfig("/a/b/repo") {
+		got = append(got, d.dir)
+		if filepath.Base(d.dir) == ".cargo" && !slices.Equal(d.names, []string{"config", "config.toml"}) ||
+			filepath.Base(d.dir) != ".cargo" && !slices.Contains(d.names, "go.work") {
+			t.Errorf("%s: names %q", d.dir, d.names)
+		}
+	}
+	want := []string{"/a/b", "/a/b/.cargo", "/a", "/a/.cargo", "/", "/.cargo"}
+	if !slices.Equal(got, want) {
+		t.Errorf("dirs = %q, want %q", got, want)
 	}
 }

@@ -112,7 +112,11 @@ func sealSettings(repo *git.Repo) (*gitSettings, *homeSettings, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := sealHome()
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := sealHome(repo.Root(), dirs.Git, filepath.Join(dirs.Git, "treeloop"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("seal the user's configuration: %w", err)
 	}
