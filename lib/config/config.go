@@ -180,6 +180,10 @@ var DefaultTestFiles = []string{
 	"**/tests/**/*.rs",
 	"**/spec/**/*_spec.rb", "**/test/**/*_test.rb",
 	"**/src/test/**",
+	// mocha's: every script under test/ (its default spec is
+	// ./test/*.{js,cjs,mjs}), helpers included, which mocha loads as specs:
+	// the witness's scratch checkout must hold them too.
+	"**/test/**/*.{js,cjs,mjs,ts}",
 }
 
 // EvidenceOn reports whether the guard reports its tests by name.

@@ -82,7 +82,7 @@ results = "off"
 witness = []
 # The test files a witness is sought among (globs; "**" crosses
 # directories).
-test_files = ["**/*_test.go", "**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/tests/**/*.rs", "**/spec/**/*_spec.rb", "**/test/**/*_test.rb", "**/src/test/**"]
+test_files = ["**/*_test.go", "**/test_*.py", "**/*_test.py", "**/tests/**/*.py", "**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/tests/**/*.rs", "**/spec/**/*_spec.rb", "**/test/**/*_test.rb", "**/src/test/**", "**/test/**/*.{js,cjs,mjs,ts}"]
 # What an execute leaf needs to pass when its node does not say: "witness"
 # (a test that fails without its work) or "suite" (the suite alone, shown
 # as a weaker pass). suite_nodes: node id globs that default to "suite"

@@ -66,7 +66,9 @@ var jsRunners = []jsRunner{
 		configs: []string{"**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.projects.*", "**/vite.config.*"}},
 	{name: "jest", args: []string{"--ci", "--json", "--outputFile=${RUNNER_TEST_RESULTS}/jest.json"},
 		witness: []string{"--runTestsByPath", "${RUNNER_TEST_FILES}"},
-		configs: []string{"**/jest.config.*"}, keys: []string{"jest"}},
+		// Babel's configuration: babel-jest, jest's default transform,
+		// runs its plugins over every test file.
+		configs: []string{"**/jest.config.*", "**/babel.config.*", "**/.babelrc", "**/.babelrc.*"}, keys: []string{"jest", "babel"}},
 	{name: "mocha", args: []string{"--reporter", "xunit", "--reporter-option", "output=${RUNNER_TEST_RESULTS}/mocha.xml"},
 		witness: []string{"${RUNNER_TEST_FILES}"},
 		configs: []string{"**/.mocharc.*"}, keys: []string{"mocha"}},
@@ -115,7 +117,12 @@ func jsProject(e Env) *project {
 	pr.protected = append(slices.Clone(run.configs), jsKeys(run)...)
 	pr.protected = append(pr.protected, jsSetupFiles(e.Root, run, pj)...)
 	pr.protWhy = run.name + "'s configuration and the setup files, environments and reporters it names can skip tests or rewrite their outcomes"
+	if run.name == "jest" {
+		pr.protWhy = "jest's configuration, Babel's (babel-jest runs its plugins over every test file) and the setup files, environments and reporters jest's names can skip tests or rewrite their outcomes"
+	}
 	switch {
+	case len(run.keys) > 1:
+		pr.protWhy += "; package.json is protected at its " + strings.Join(run.keys, " and ") + " keys alone, so dependencies and scripts stay the agent's"
 	case len(run.keys) > 0:
 		pr.protWhy += "; package.json is protected at " + run.name + "'s key alone, so dependencies and scripts stay the agent's"
 	case run.name == "vitest":

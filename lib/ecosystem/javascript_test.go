@@ -169,7 +169,7 @@ func TestJSProjectProtectsEverySetupFile(t *testing.T) {
 		"a.js":           "", "b.js": "", "node_modules/.bin/jest": "#!/bin/sh\n",
 	}, nil, nil, nil)
 	pr := jsProject(e)
-	want := []string{"**/jest.config.*", "package.json#jest", "a.js", "b.js"}
+	want := []string{"**/jest.config.*", "**/babel.config.*", "**/.babelrc", "**/.babelrc.*", "package.json#jest", "package.json#babel", "a.js", "b.js"}
 	if pr == nil || !slices.Equal(pr.protected, want) {
 		t.Fatalf("protected %v, want %q", pr, want)
 	}
@@ -267,7 +267,7 @@ func TestBunTest(t *testing.T) {
 // that vite.config.* is protected too (vitest).
 func TestJSProtectedWhy(t *testing.T) {
 	for runner, want := range map[string]string{
-		"jest":   "; package.json is protected at jest's key alone, so dependencies and scripts stay the agent's",
+		"jest":   "; package.json is protected at its jest and babel keys alone, so dependencies and scripts stay the agent's",
 		"mocha":  "; package.json is protected at mocha's key alone, so dependencies and scripts stay the agent's",
 		"vitest": " (vite.config.* too: vitest reads its test settings there); package.json stays the agent's",
 	} {
