@@ -102,6 +102,20 @@ func (o *Options) run(env *cli.Env) error {
 			if err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
 			}
+			// git's attributes at any depth (the seal's checks cover
+			// those that govern a protected path).
+			back, err := x.repo.RestoreAttributes(cmp.Or(x.it.Base, "HEAD"))
+			if err != nil {
+				return nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
+			}
+			for _, p := range back {
+				over = append(over, fmt.Sprintf("the agent changed %s: git's attributes decide what the commit holds of the files the guard runs on (working-tree-encoding, filter, eol); the runner put it back", p))
+			}
+			// After the seal's checks put back the ignore files a
+			// session may not change.
+			if err := x.dropMade(); err != nil {
+				return nil, exit.Errorf(exit.RunnerError, "%v", err)
+			}
 			return over, nil
 		},
 	}, x.run)
@@ -160,8 +174,8 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	// The filesystem stamps a birth time from the kernel's coarse clock,
 	// up to a tick behind: one made as the session began may read a little
 	// earlier.
-	began := time.Now().Add(-10 * time.Millisecond)
-	deps, listed, err := dependencies(x.cfg, x.repo)
+	x.start = time.Now().Add(-10 * time.Millisecond)
+	deps, err := dependencies(x.cfg, x.repo)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 	}
@@ -173,11 +187,6 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	x.runSessions(in)
 	if err := release(); err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
-	}
-	if listed {
-		if err := x.dropNewDependencies(deps, began); err != nil {
-			return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
-		}
 	}
 	if err := x.log.Close(); err != nil {
 		x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
@@ -207,6 +216,7 @@ type execution struct {
 	logSync func()             // waits for executor.log's sync (syncLog)
 	in      interruption       // the session's interruption, as it ended
 	began   bool               // no interruption came before the session began
+	start   time.Time          // when the session began, less the clock's tick (dropMade)
 	res     agent.Result       // the last session's result
 	runErr  error              // the last session's start error
 	// reported is how many failures sessions reported about themselves
@@ -341,24 +351,52 @@ func (x *execution) runSessions(in *cli.Interrupt) {
 	x.in = interruption{code: in.Code(), cause: in.Cause(), at: in.At()}
 }
 
-// dropNewDependencies removes the dependency directories the confined
-// session made (removeNewDependencies), saying so on stderr and in
-// executor.log: the guard runs on the operator's install alone.
-func (x *execution) dropNewDependencies(before []string, since time.Time) error {
-	made, unknown, err := removeNewDependencies(x.repo, before, since)
-	for _, d := range made {
-		x.note(fmt.Sprintf("removed %s, which the agent's session made: dependencies are installed outside the run (a sandbox shows them read-only to sessions)", d+"/"))
+// dropMade removes what the session made that git ignores
+// (removeIgnoredMade), once the session's checks have put back the ignore
+// files it may not change, saying so on stderr (a line, the first few
+// paths) and at the end of executor.log (every path): the guard runs on
+// what the iteration commits. Nothing when the session never began.
+func (x *execution) dropMade() error {
+	if x.start.IsZero() {
+		return nil
 	}
-	for _, d := range unknown {
-		x.note(fmt.Sprintf("%s may be the agent's session's: its filesystem keeps no birth time to tell, so it stays, and the guard loads it", d+"/"))
+	m, err := removeIgnoredMade(x.repo, x.start)
+	if len(m.Removed) > 0 {
+		x.env.Warnf("removed %s the agent's session made that git ignores (the guard runs on what the iteration commits): %s", vocab.Plural(len(m.Removed), "path", "paths"), firstFew(m.Removed, 5))
+		x.logNote("removed what the agent's session made that git ignores, before the guard: " + strings.Join(m.Removed, " "))
 	}
-	return err
+	if len(m.Unknown) > 0 {
+		note := fmt.Sprintf("cannot tell whether the agent's session made %s (its filesystem keeps no birth time): left as they are", firstFew(m.Unknown, 5))
+		x.env.Warnf("%s", note)
+		x.logNote(note)
+	}
+	if err != nil {
+		return fmt.Errorf("remove what the agent's session made that git ignores: %v", err)
+	}
+	return nil
 }
 
-// note says note on stderr and in executor.log.
-func (x *execution) note(note string) {
-	x.env.Warnf("%s", note)
-	fmt.Fprintf(x.log, "\n[treeloop] %s\n", note)
+// logNote appends "[treeloop] note" to executor.log, closed by then; a
+// log that cannot take it is warned about.
+func (x *execution) logNote(note string) {
+	f, err := os.OpenFile(filepath.Join(x.it.Dir, iterdir.ExecutorLog), os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "\n[treeloop] %s\n", note)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
+	}
+}
+
+// firstFew is the first n of ps, joined, with how many more.
+func firstFew(ps []string, n int) string {
+	if len(ps) <= n {
+		return strings.Join(ps, ", ")
+	}
+	return strings.Join(ps[:n], ", ") + fmt.Sprintf(" and %d more", len(ps)-n)
 }
 
 // syncLog starts syncing executor.log to the disk; waitLog waits for it.

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
@@ -163,36 +165,29 @@ func removeMade(made []madeDir) {
 
 // dependencies lists the work tree's dependency directories
 // (sandbox.DependencyDirs) when the session runs confined, for confine
-// to show read-only and removeNewDependencies to compare with; taken
-// reports whether they were listed (not without a sandbox).
-func dependencies(cfg config.Config, repo *git.Repo) (deps []string, taken bool, err error) {
+// to show read-only; none without a sandbox.
+func dependencies(cfg config.Config, repo *git.Repo) ([]string, error) {
 	if !cfg.Sandbox.Confined() {
-		return nil, false, nil
+		return nil, nil
 	}
 	ignored, err := repo.Ignored()
 	if err != nil {
-		return nil, false, fmt.Errorf("list the work tree's ignored files: %w", err)
+		return nil, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
-	return sandbox.DependencyDirs(repo.Root(), ignored), true, nil
+	return sandbox.DependencyDirs(repo.Root(), ignored), nil
 }
 
-// removeNewDependencies removes the dependency directories a confined
-// session made where none was (a node_modules under src/ that Node would
-// resolve a test's imports from before the read-only one, a virtual
-// environment: sandbox.NewDependencyDirs, made since the session began),
-// before the guard can load them, and returns them, and those it cannot
-// tell were made by the session (no birth time): left. The operator
-// installs dependencies, outside the run.
-func removeNewDependencies(repo *git.Repo, before []string, since time.Time) (made, unknown []string, err error) {
+// removeIgnoredMade removes what the session made that git ignores
+// (evidence.RemoveMadeSince, since the session began), but inside the
+// dependency directories from before it and the top-level target/ (cargo's
+// output, which the guard's own target directory replaces:
+// docs/threat-model.md), before the guard can run on it.
+func removeIgnoredMade(repo *git.Repo, since time.Time) (evidence.Made, error) {
 	ignored, err := repo.Ignored()
 	if err != nil {
-		return nil, nil, fmt.Errorf("list the work tree's ignored files: %w", err)
+		return evidence.Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
-	made, unknown = sandbox.NewDependencyDirs(repo.Root(), before, sandbox.DependencyDirs(repo.Root(), ignored), since)
-	for i, d := range made {
-		if err := os.RemoveAll(filepath.Join(repo.Root(), filepath.FromSlash(d))); err != nil {
-			return made[:i], unknown, fmt.Errorf("remove %s: %w", d, err)
-		}
-	}
-	return made, unknown, nil
+	deps := sandbox.DependencyDirs(repo.Root(), ignored)
+	keep := func(rel string) bool { return rel == "target" || slices.Contains(deps, rel) }
+	return evidence.RemoveMadeSince(repo.Root(), ignored, keep, since)
 }

@@ -1,0 +1,96 @@
+package evidence
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+)
+
+// Made is what RemoveMadeSince found: the paths it removed (repository-
+// relative, the top-most of each removal, a directory's with a trailing
+// "/") and those whose birth time the filesystem does not keep (left as
+// they are).
+type Made struct {
+	Removed []string
+	Unknown []string
+}
+
+// RemoveMadeSince removes what a session made among a work tree's ignored
+// paths: git keeps it out of the iteration's commit, so the guard must not
+// run on it either (the guard judges what is committed). ignored is git's
+// list ("dir/" for a whole directory, as git.Repo.Ignored gives it); an
+// entry born at since or later by its birth time (fsutil.BirthTime) is
+// removed whole, and in an ignored directory born before, each entry of it
+// born since is. keep names the directories (repository-relative) whose
+// insides are not looked at when they were born before since (the
+// dependency directories: read-only under a sandbox, the operator's);
+// .runner and .git are never touched. A session's new module behind an
+// ignore rule (a .gitignore that ignores itself, a pattern such as
+// *.egg-info or local_settings.py the project ignores already), a package
+// entry point or a build output the guard would load goes before the
+// guard runs. Errors: an entry cannot be read or removed.
+func RemoveMadeSince(root string, ignored []string, keep func(rel string) bool, since time.Time) (Made, error) {
+	var m Made
+	for _, p := range ignored {
+		rel := strings.TrimSuffix(p, "/")
+		if rel == "" || rel == "." || ownTop(rel) {
+			continue
+		}
+		if err := m.sweep(root, rel, keep, since); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// sweep removes rel (under root) when it was born since, else looks into
+// it when it is a directory keep does not name.
+func (m *Made) sweep(root, rel string, keep func(string) bool, since time.Time) error {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	st, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	born, ok := fsutil.BirthTime(p)
+	switch {
+	case !ok:
+		m.Unknown = append(m.Unknown, rel)
+		return nil
+	case !born.Before(since):
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+		if st.IsDir() {
+			rel += "/"
+		}
+		m.Removed = append(m.Removed, rel)
+		return nil
+	case !st.IsDir() || keep(rel):
+		return nil
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := m.sweep(root, path.Join(rel, e.Name()), keep, since); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownTop reports a path under the runner's own .runner or git's .git.
+func ownTop(rel string) bool {
+	top, _, _ := strings.Cut(rel, "/")
+	return top == ".runner" || top == ".git"
+}

@@ -1,0 +1,119 @@
+package evidence
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+)
+
+// madeFixture writes files (relative path: content; a trailing "/" a
+// directory) under root.
+func madeFixture(t *testing.T, root string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if f[len(f)-1] == '/' {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// afterBirthOf waits until the filesystem's clock has moved past p's
+// birth (it stamps from a coarse clock): the birth of a probe made then
+// says when it has, and is returned.
+func afterBirthOf(t *testing.T, p string) time.Time {
+	t.Helper()
+	before, ok := fsutil.BirthTime(p)
+	if !ok {
+		t.Fatalf("%s keeps no birth time", p)
+	}
+	probe := filepath.Join(filepath.Dir(p), ".probe")
+	for i := 0; ; i++ {
+		if err := os.Mkdir(probe, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		born, _ := fsutil.BirthTime(probe)
+		os.Remove(probe)
+		if born.After(before) {
+			return born
+		}
+		if i > 1e6 {
+			t.Fatal("the clock never moved")
+		}
+	}
+}
+
+// TestRemoveMadeSince: what the session made among the ignored paths goes
+// (a file, a directory whole, a new entry inside an old ignored
+// directory, a self-ignoring .gitignore); what was there before stays,
+// and so do the insides of a kept dependency directory, the runner's own
+// and what git does not list.
+func TestRemoveMadeSince(t *testing.T) {
+	root := t.TempDir()
+	madeFixture(t, root, "build/old.o", "node_modules/pkg/index.js", "local_settings.py", ".runner/x/", "tracked.py")
+	since := afterBirthOf(t, filepath.Join(root, "tracked.py"))
+	madeFixture(t, root,
+		"tests/.gitignore", "tests/slug.py", // behind a self-ignoring rule
+		"zz_fix-1.0.dist-info/entry_points.txt", "coverage/lcov-report/prettify.test.js",
+		"build/new.py", "build/sub/deep.py", "node_modules/pkg/evil.js", ".runner/x/log", ".git/y", "src/new.py")
+	ignored := []string{
+		"build/", "coverage/", "local_settings.py", "node_modules/", "tests/.gitignore", "tests/slug.py",
+		"zz_fix-1.0.dist-info/", ".runner/", ".git/", "missing.py",
+	}
+	keep := func(rel string) bool { return rel == "node_modules" }
+	m, err := RemoveMadeSince(root, ignored, keep, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"build/new.py", "build/sub/", "coverage/", "tests/.gitignore", "tests/slug.py", "zz_fix-1.0.dist-info/"}
+	slices.Sort(m.Removed)
+	if !slices.Equal(m.Removed, want) || len(m.Unknown) > 0 {
+		t.Errorf("removed %q, unknown %q; want %q", m.Removed, m.Unknown, want)
+	}
+	for _, gone := range want {
+		if _, err := os.Lstat(filepath.Join(root, gone)); err == nil {
+			t.Errorf("%s is still there", gone)
+		}
+	}
+	for _, kept := range []string{"build/old.o", "local_settings.py", "node_modules/pkg/evil.js", ".runner/x/log", ".git/y", "src/new.py", "tracked.py"} {
+		if _, err := os.Lstat(filepath.Join(root, kept)); err != nil {
+			t.Errorf("%s was removed: %v", kept, err)
+		}
+	}
+}
+
+// TestRemoveMadeSinceLink: a session that made nothing git ignores
+// removes nothing; a link born since is removed, not what it names.
+func TestRemoveMadeSinceLink(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	madeFixture(t, outside, "keep.txt")
+	madeFixture(t, root, "a.txt")
+	since := afterBirthOf(t, filepath.Join(root, "a.txt"))
+	if m, err := RemoveMadeSince(root, []string{"a.txt"}, func(string) bool { return false }, since); err != nil || len(m.Removed)+len(m.Unknown) > 0 {
+		t.Errorf("nothing new: %+v, %v", m, err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := RemoveMadeSince(root, []string{"out"}, func(string) bool { return false }, since)
+	if err != nil || !slices.Equal(m.Removed, []string{"out"}) {
+		t.Errorf("a new link: %+v, %v", m, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "keep.txt")); err != nil {
+		t.Errorf("what the link named is gone: %v", err)
+	}
+}
