@@ -69,6 +69,7 @@ func (m *Made) sweep(root, rel string, keep func(string) bool, since time.Time) 
 		if err := os.RemoveAll(p); err != nil {
 			return err
 		}
+		pruneEmpty(root, path.Dir(rel), since)
 		if st.IsDir() {
 			rel += "/"
 		}
@@ -87,6 +88,20 @@ func (m *Made) sweep(root, rel string, keep func(string) bool, since time.Time) 
 		}
 	}
 	return nil
+}
+
+// pruneEmpty removes dir (under root) and the directories above it, up to
+// the root, while each is empty and was born at since or later: the
+// directory git listed the files of one by one (all of them ignored), left
+// empty by their removal.
+func pruneEmpty(root, dir string, since time.Time) {
+	for ; dir != "." && dir != "/" && dir != ""; dir = path.Dir(dir) {
+		p := filepath.Join(root, filepath.FromSlash(dir))
+		born, ok := fsutil.BirthTime(p)
+		if !ok || born.Before(since) || os.Remove(p) != nil {
+			return
+		}
+	}
 }
 
 // ownTop reports a path under the runner's own .runner or git's .git.

@@ -58,7 +58,8 @@ func afterBirthOf(t *testing.T, p string) time.Time {
 
 // TestRemoveMadeSince: what the session made among the ignored paths goes
 // (a file, a directory whole, a new entry inside an old ignored
-// directory, a self-ignoring .gitignore); what was there before stays,
+// directory, a self-ignoring .gitignore, and a new directory they leave
+// empty); what was there before stays,
 // and so do the insides of a kept dependency directory, the runner's own
 // and what git does not list.
 func TestRemoveMadeSince(t *testing.T) {
@@ -66,11 +67,13 @@ func TestRemoveMadeSince(t *testing.T) {
 	madeFixture(t, root, "build/old.o", "node_modules/pkg/index.js", "local_settings.py", ".runner/x/", "tracked.py")
 	since := afterBirthOf(t, filepath.Join(root, "tracked.py"))
 	madeFixture(t, root,
-		"tests/.gitignore", "tests/slug.py", // behind a self-ignoring rule
+		"tests/.gitignore", "tests/slug.py", // behind a self-ignoring rule, beside a test git sees
+		"tests/test_x.py",
+		"hid/.gitignore", "hid/ci.sh", // listed one by one, their directory new
 		"zz_fix-1.0.dist-info/entry_points.txt", "coverage/lcov-report/prettify.test.js",
 		"build/new.py", "build/sub/deep.py", "node_modules/pkg/evil.js", ".runner/x/log", ".git/y", "src/new.py")
 	ignored := []string{
-		"build/", "coverage/", "local_settings.py", "node_modules/", "tests/.gitignore", "tests/slug.py",
+		"build/", "coverage/", "local_settings.py", "node_modules/", "tests/.gitignore", "tests/slug.py", "hid/.gitignore", "hid/ci.sh",
 		"zz_fix-1.0.dist-info/", ".runner/", ".git/", "missing.py",
 	}
 	keep := func(rel string) bool { return rel == "node_modules" }
@@ -78,17 +81,17 @@ func TestRemoveMadeSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"build/new.py", "build/sub/", "coverage/", "tests/.gitignore", "tests/slug.py", "zz_fix-1.0.dist-info/"}
+	want := []string{"build/new.py", "build/sub/", "coverage/", "hid/.gitignore", "hid/ci.sh", "tests/.gitignore", "tests/slug.py", "zz_fix-1.0.dist-info/"}
 	slices.Sort(m.Removed)
 	if !slices.Equal(m.Removed, want) || len(m.Unknown) > 0 {
 		t.Errorf("removed %q, unknown %q; want %q", m.Removed, m.Unknown, want)
 	}
-	for _, gone := range want {
+	for _, gone := range append(want, "hid") {
 		if _, err := os.Lstat(filepath.Join(root, gone)); err == nil {
 			t.Errorf("%s is still there", gone)
 		}
 	}
-	for _, kept := range []string{"build/old.o", "local_settings.py", "node_modules/pkg/evil.js", ".runner/x/log", ".git/y", "src/new.py", "tracked.py"} {
+	for _, kept := range []string{"build/old.o", "local_settings.py", "node_modules/pkg/evil.js", ".runner/x/log", ".git/y", "src/new.py", "tracked.py", "tests/test_x.py"} {
 		if _, err := os.Lstat(filepath.Join(root, kept)); err != nil {
 			t.Errorf("%s was removed: %v", kept, err)
 		}

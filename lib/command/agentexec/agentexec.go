@@ -677,6 +677,24 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	// No judge saw which answers operators queued during the session:
 	// every one that appeared since it began is dropped.
 	reasons = append(reasons, session.ForgedAnswers("the unfinished session", cancel.DropAnswers(env.Abs(layout.Answers), begin.StartedAt, nil))...)
+	// git's attributes, and what the unfinished sessions made that git
+	// ignores (since the iteration began): the next session's guard must
+	// not run on it (a session that killed its agent-exec would otherwise
+	// leave its hidden module to every later guard).
+	back, err := repo.RestoreAttributes(cmp.Or(it.Base, "HEAD"))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "restore: check git's attributes files: %v", err)
+	}
+	for _, p := range back {
+		reasons = append(reasons, fmt.Sprintf("the unfinished session changed %s; the runner put it back", p))
+	}
+	m, err := removeIgnoredMade(repo, begin.StartedAt.Add(-10*time.Millisecond))
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "restore: %v", err)
+	}
+	if len(m.Removed) > 0 {
+		reasons = append(reasons, fmt.Sprintf("removed %s the unfinished session made that git ignores: %s", vocab.Plural(len(m.Removed), "path", "paths"), strings.Join(m.Removed, ", ")))
+	}
 	for _, r := range reasons {
 		fmt.Fprintln(env.Stdout, r)
 	}
