@@ -2,14 +2,17 @@ package evidence
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
 )
 
 // Made is what RemoveMadeSince found: the paths it removed (repository-
@@ -108,4 +111,21 @@ func pruneEmpty(root, dir string, since time.Time) {
 func ownTop(rel string) bool {
 	top, _, _ := strings.Cut(rel, "/")
 	return top == ".runner" || top == ".git"
+}
+
+// SweepMade removes what was made since among repo's ignored paths
+// (RemoveMadeSince), but inside the dependency directories
+// (DependencyDirs) and the top-level target/ (cargo's output, which the
+// guard's own target directory replaces: docs/threat-model.md): after the
+// agent's session, before the guard, so that the guard runs on what the
+// iteration commits; after the guard, so that no later guard runs on what
+// a test wrote. Errors: git's, or RemoveMadeSince's.
+func SweepMade(repo *git.Repo, since time.Time) (Made, error) {
+	ignored, err := repo.Ignored()
+	if err != nil {
+		return Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
+	}
+	deps := DependencyDirs(repo.Root(), ignored)
+	keep := func(rel string) bool { return rel == "target" || slices.Contains(deps, rel) }
+	return RemoveMadeSince(repo.Root(), ignored, keep, since)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/proc"
 	"github.com/treeloop/treeloop/lib/sandbox"
@@ -22,11 +23,11 @@ import (
 // Under bwrap the guard runs in bwrap's own PID namespace (no session
 // init); under docker spec no longer kills escaped processes (see below).
 // The work tree's dependency directories among ignored (git's ignored
-// paths: sandbox.DependencyDirs) are shown read-only, as the agent sees
+// paths: evidence.DependencyDirs) are shown read-only, as the agent sees
 // them: a test cannot change the install the next guard runs on.
 func confine(env *cli.Env, cfg config.Sandbox, dir string, ignored, writable []string, spec *proc.Spec) (release func() error, err error) {
 	var deps []string
-	for _, d := range sandbox.DependencyDirs(env.Dir, ignored) {
+	for _, d := range evidence.DependencyDirs(env.Dir, ignored) {
 		deps = append(deps, filepath.Join(env.Dir, filepath.FromSlash(d)))
 	}
 	return confineIn(env, cfg, "", deps, dir, "guard", writable, spec)

@@ -36,6 +36,7 @@ import (
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
@@ -352,7 +353,7 @@ func (x *execution) runSessions(in *cli.Interrupt) {
 }
 
 // dropMade removes what the session made that git ignores
-// (removeIgnoredMade), once the session's checks have put back the ignore
+// (evidence.SweepMade), once the session's checks have put back the ignore
 // files it may not change, saying so on stderr (a line, the first few
 // paths) and at the end of executor.log (every path): the guard runs on
 // what the iteration commits. Nothing when the session never began.
@@ -360,7 +361,7 @@ func (x *execution) dropMade() error {
 	if x.start.IsZero() {
 		return nil
 	}
-	m, err := removeIgnoredMade(x.repo, x.start)
+	m, err := evidence.SweepMade(x.repo, x.start)
 	if len(m.Removed) > 0 {
 		x.env.Warnf("removed %s the agent's session made that git ignores (the guard runs on what the iteration commits): %s", vocab.Plural(len(m.Removed), "path", "paths"), firstFew(m.Removed, 5))
 		x.logNote("removed what the agent's session made that git ignores, before the guard: " + strings.Join(m.Removed, " "))
@@ -688,7 +689,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	for _, p := range back {
 		reasons = append(reasons, fmt.Sprintf("the unfinished session changed %s; the runner put it back", p))
 	}
-	m, err := removeIgnoredMade(repo, begin.StartedAt.Add(-10*time.Millisecond))
+	m, err := evidence.SweepMade(repo, begin.StartedAt.Add(-10*time.Millisecond))
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}

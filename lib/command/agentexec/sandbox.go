@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
 	"github.com/treeloop/treeloop/lib/cli"
@@ -174,20 +172,5 @@ func dependencies(cfg config.Config, repo *git.Repo) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
-	return sandbox.DependencyDirs(repo.Root(), ignored), nil
-}
-
-// removeIgnoredMade removes what the session made that git ignores
-// (evidence.RemoveMadeSince, since the session began), but inside the
-// dependency directories from before it and the top-level target/ (cargo's
-// output, which the guard's own target directory replaces:
-// docs/threat-model.md), before the guard can run on it.
-func removeIgnoredMade(repo *git.Repo, since time.Time) (evidence.Made, error) {
-	ignored, err := repo.Ignored()
-	if err != nil {
-		return evidence.Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
-	}
-	deps := sandbox.DependencyDirs(repo.Root(), ignored)
-	keep := func(rel string) bool { return rel == "target" || slices.Contains(deps, rel) }
-	return evidence.RemoveMadeSince(repo.Root(), ignored, keep, since)
+	return evidence.DependencyDirs(repo.Root(), ignored), nil
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/cancel"
 	"github.com/treeloop/treeloop/lib/cli"
@@ -74,6 +75,7 @@ func (o *Options) run(env *cli.Env) error {
 	var code int
 	var synced func(iterdir.Guard, int) (iterdir.Guard, int)
 	var j guard.Judging
+	var began time.Time
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard.
 	out, err := session.Run(env, session.Spec{
@@ -92,6 +94,7 @@ func (o *Options) run(env *cli.Env) error {
 			return err
 		}
 		// guard.log reaches the disk while the session is checked.
+		began = time.Now().Add(-10 * time.Millisecond) // birth times are stamped from a coarse clock
 		rec, code, synced = guard.Run(in, env, it.Config, it.Begin.Deadline, filepath.Join(it.Dir, iterdir.GuardLog), j)
 		return nil
 	})
@@ -104,6 +107,11 @@ func (o *Options) run(env *cli.Env) error {
 	rec, code = synced(rec, code)
 	if err != nil {
 		return err
+	}
+	if based {
+		if err := sweep(env, began); err != nil {
+			return err
+		}
 	}
 	it := out.Iteration
 	if out.Verdict.Appeared {
@@ -123,6 +131,25 @@ func (o *Options) run(env *cli.Env) error {
 		}
 	}
 	return o.report(env, rec, code, it)
+}
+
+// sweep removes what the guard's run made that git ignores
+// (evidence.SweepMade): a test that wrote a module where git does not look
+// would have every later guard load it, and the step commit none of it.
+// The guard's own verdict stands; a line on stderr says what went.
+func sweep(env *cli.Env, since time.Time) error {
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return exit.Wrap(exit.RunnerError, err)
+	}
+	m, err := evidence.SweepMade(repo, since)
+	if len(m.Removed) > 0 {
+		env.Warnf("removed %s the guard's run made that git ignores (no later guard runs on it): %s", vocab.Plural(len(m.Removed), "path", "paths"), strings.Join(m.Removed, ", "))
+	}
+	if err != nil {
+		return exit.Errorf(exit.RunnerError, "remove what the guard's run made that git ignores: %v", err)
+	}
+	return nil
 }
 
 // judging is what the guard's run is judged by (guard.Judging): the

@@ -1,4 +1,4 @@
-package sandbox
+package evidence
 
 import (
 	"os"
@@ -20,12 +20,12 @@ import (
 // session can change (a .pth file added to .venv's site-packages runs in
 // every later guard, and git shows no change); see docs/threat-model.md.
 // One a session makes where none was is removed after it, with the rest of
-// what it made that git ignores (evidence.RemoveMadeSince).
+// what it made that git ignores (SweepMade).
 func DependencyDirs(root string, ignored []string) []string {
 	var out []string
 	for _, p := range ignored {
 		dir, ok := strings.CutSuffix(p, "/")
-		if !ok || dir == "" || runnerOwn(dir) {
+		if !ok || dir == "" || ownTop(dir) {
 			continue
 		}
 		switch path.Base(dir) {
@@ -38,10 +38,4 @@ func DependencyDirs(root string, ignored []string) []string {
 		}
 	}
 	return out
-}
-
-// runnerOwn reports a path under .runner or .git.
-func runnerOwn(p string) bool {
-	top, _, _ := strings.Cut(p, "/")
-	return top == ".runner" || top == ".git"
 }
