@@ -148,3 +148,35 @@ func TestAncestorConfig(t *testing.T) {
 		t.Errorf("dirs = %q, want %q", got, want)
 	}
 }
+
+// TestAncestorSealUnderHome: with the repository under the home directory,
+// the home is an ancestor too: its upward names are sealed beside the
+// user's configuration, and ~/.cargo's config, which both would seal, is
+// sealed once (one reason, not two).
+func TestAncestorSealUnderHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GOENV", "")
+	root := filepath.Join(home, "projects", "repo")
+	writeFile(t, filepath.Join(root, "README"), "r\n")
+	writeFile(t, filepath.Join(home, ".cargo", "config.toml"), "[build]\n")
+	h, err := sealHome(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(home, "conftest.py"), "import evil\n")
+	writeFile(t, filepath.Join(home, ".cargo", "config.toml"), "[target.x]\nrunner = \"/fake\"\n")
+	reasons, err := h.Restore("the agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(reasons)
+	want := []string{
+		"the agent changed the user's configuration: ~/.cargo/config.toml changed; the runner put it back",
+		"the agent changed the user's configuration: ~/conftest.py added; the runner put it back",
+	}
+	if !slices.Equal(reasons, want) {
+		t.Errorf("reasons = %q, want %q", reasons, want)
+	}
+}
