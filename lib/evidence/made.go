@@ -52,8 +52,11 @@ func RemoveMadeSince(root string, ignored []string, keep func(rel string) bool, 
 	return m, nil
 }
 
-// sweep removes rel (under root) when it was born since, else looks into
-// it when it is a directory keep does not name.
+// sweep removes rel (under root) when the session made it or put it there:
+// born since, or (a file, a link) changed since by its change time, which
+// a rename and every write move and no process sets back (an old inode
+// renamed into an ignored place and rewritten is the session's too).
+// Else it looks into rel when it is a directory keep does not name.
 func (m *Made) sweep(root, rel string, keep func(string) bool, since time.Time) error {
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	st, err := os.Lstat(p)
@@ -63,12 +66,13 @@ func (m *Made) sweep(root, rel string, keep func(string) bool, since time.Time) 
 	if err != nil {
 		return err
 	}
-	born, ok := fsutil.BirthTime(p)
+	born, bornOK := fsutil.BirthTime(p)
+	changed, changedOK := fsutil.ChangeTime(st)
 	switch {
-	case !ok:
+	case !bornOK && !changedOK:
 		m.Unknown = append(m.Unknown, rel)
 		return nil
-	case !born.Before(since):
+	case bornOK && !born.Before(since), !st.IsDir() && changedOK && !changed.Before(since):
 		if err := os.RemoveAll(p); err != nil {
 			return err
 		}
@@ -81,6 +85,9 @@ func (m *Made) sweep(root, rel string, keep func(string) bool, since time.Time) 
 	case !st.IsDir() || keep(rel):
 		return nil
 	}
+	// An older directory: what lies in it may be new (a directory's
+	// change time moves with its entries, so it cannot tell a rename of
+	// the directory from a new file in it: each entry is judged).
 	ents, err := os.ReadDir(p)
 	if err != nil {
 		return err
@@ -113,19 +120,70 @@ func ownTop(rel string) bool {
 	return top == ".runner" || top == ".git"
 }
 
+// Dir is a directory of the work tree as it stood before a session:
+// repository-relative, and its inode.
+type Dir struct {
+	Rel string
+	Ino uint64
+}
+
+// Kept lists, before a session, the directories SweepMade will not look
+// into after it: the dependency directories (DependencyDirs) and the
+// top-level target/ (cargo's output, which the guard's own target
+// directory replaces: docs/threat-model.md), among repo's ignored paths,
+// each with its inode, so that one a session renamed into such a place
+// (an old src/ moved to src/node_modules) is not taken for it. Errors:
+// git's.
+func Kept(repo *git.Repo) ([]Dir, error) {
+	ignored, err := repo.Ignored()
+	if err != nil {
+		return nil, fmt.Errorf("list the work tree's ignored files: %w", err)
+	}
+	return KeptAmong(repo.Root(), ignored), nil
+}
+
+// KeptAmong is Kept from a listing of the ignored paths already made.
+func KeptAmong(root string, ignored []string) []Dir {
+	rels := DependencyDirs(root, ignored)
+	if slices.Contains(ignored, "target/") {
+		rels = append(rels, "target")
+	}
+	var out []Dir
+	for _, rel := range rels {
+		if ino, ok := inode(filepath.Join(root, filepath.FromSlash(rel))); ok {
+			out = append(out, Dir{rel, ino})
+		}
+	}
+	return out
+}
+
+// inode is p's inode (p itself, not what a link names).
+func inode(p string) (uint64, bool) {
+	st, err := os.Lstat(p)
+	if err != nil || !st.IsDir() {
+		return 0, false
+	}
+	return fsutil.Inode(st)
+}
+
 // SweepMade removes what was made since among repo's ignored paths
-// (RemoveMadeSince), but inside the dependency directories
-// (DependencyDirs) and the top-level target/ (cargo's output, which the
-// guard's own target directory replaces: docs/threat-model.md): after the
-// agent's session, before the guard, so that the guard runs on what the
-// iteration commits; after the guard, so that no later guard runs on what
-// a test wrote. Errors: git's, or RemoveMadeSince's.
-func SweepMade(repo *git.Repo, since time.Time) (Made, error) {
+// (RemoveMadeSince), but inside the directories of kept (Kept, listed
+// before the session) still at their path as the same directory: after
+// the agent's session, before the guard, so that the guard runs on what
+// the iteration commits; after the guard, so that no later guard runs on
+// what a test wrote. Errors: git's, or RemoveMadeSince's.
+func SweepMade(repo *git.Repo, since time.Time, kept []Dir) (Made, error) {
 	ignored, err := repo.Ignored()
 	if err != nil {
 		return Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
-	deps := DependencyDirs(repo.Root(), ignored)
-	keep := func(rel string) bool { return rel == "target" || slices.Contains(deps, rel) }
+	keep := func(rel string) bool {
+		i := slices.IndexFunc(kept, func(d Dir) bool { return d.Rel == rel })
+		if i < 0 {
+			return false
+		}
+		ino, ok := inode(filepath.Join(repo.Root(), filepath.FromSlash(rel)))
+		return ok && ino == kept[i].Ino
+	}
 	return RemoveMadeSince(repo.Root(), ignored, keep, since)
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/treeloop/treeloop/lib/fsutil"
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
 )
 
 // madeFixture writes files (relative path: content; a trailing "/" a
@@ -118,5 +120,69 @@ func TestRemoveMadeSinceLink(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "keep.txt")); err != nil {
 		t.Errorf("what the link named is gone: %v", err)
+	}
+}
+
+// TestSweepMadeOldInodes: what a session put in an ignored place goes
+// though its inode is older than the session: a tracked file renamed into
+// an ignored place and rewritten (its change time moves), and the files of
+// an old directory renamed to node_modules, which SweepMade looks into
+// because it is not the node_modules that stood there before (Kept); the
+// node_modules that stood there stays whole, and so does target/.
+func TestSweepMadeOldInodes(t *testing.T) {
+	root := t.TempDir()
+	gittest.Setenv(t, root)
+	gittest.Run(t, root, "init", "-q")
+	madeFixture(t, root, ".gitignore", "src/sum.js", "node_modules/pkg/index.js", "target/debug/old", "pyproject.toml")
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/\ntarget/\nslug/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, root, "add", "-A")
+	gittest.Run(t, root, "commit", "-qm", "base")
+	repo, err := git.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := Kept(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 2 || kept[0].Rel != "node_modules" || kept[1].Rel != "target" {
+		t.Fatalf("kept %+v", kept)
+	}
+	since := afterBirthOf(t, filepath.Join(root, "pyproject.toml"))
+	// The session: pyproject.toml's inode becomes slug/__init__.py, src/
+	// becomes src/node_modules with a new package in it, and the old
+	// node_modules and target/ get new files.
+	mv := func(a, b string) {
+		t.Helper()
+		if err := os.Rename(filepath.Join(root, a), filepath.Join(root, b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "slug"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mv("pyproject.toml", "slug/__init__.py")
+	madeFixture(t, root, "pyproject.toml")
+	mv("src", "nm")
+	madeFixture(t, root, "src/sum.js")
+	mv("nm", "src/node_modules")
+	madeFixture(t, root, "src/node_modules/clamp/index.js", "node_modules/pkg/new.js", "target/debug/new")
+	m, err := SweepMade(repo, since, kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(m.Removed)
+	// src/node_modules/sum.js is the old src/sum.js, moved with its
+	// directory and never written: the bytes from before the session.
+	want := []string{"slug/", "src/node_modules/clamp/"}
+	if !slices.Equal(m.Removed, want) {
+		t.Errorf("removed %q, want %q", m.Removed, want)
+	}
+	for _, kept := range []string{"node_modules/pkg/new.js", "target/debug/new", "src/sum.js", "pyproject.toml", "src/node_modules/sum.js"} {
+		if _, err := os.Lstat(filepath.Join(root, kept)); err != nil {
+			t.Errorf("%s was removed: %v", kept, err)
+		}
 	}
 }

@@ -176,11 +176,14 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	// up to a tick behind: one made as the session began may read a little
 	// earlier.
 	x.start = time.Now().Add(-10 * time.Millisecond)
-	deps, err := dependencies(x.cfg, x.repo)
-	if err != nil {
-		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
+	// The directories the sweep after the session leaves whole, as they
+	// stand now; under a sandbox the dependency directories among them
+	// are read-only.
+	var err error
+	if x.kept, err = evidence.Kept(x.repo); err != nil {
+		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, deps, &x.rec)
+	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, dependencies(x.cfg, x.kept), &x.rec)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
 	}
@@ -218,6 +221,7 @@ type execution struct {
 	in      interruption       // the session's interruption, as it ended
 	began   bool               // no interruption came before the session began
 	start   time.Time          // when the session began, less the clock's tick (dropMade)
+	kept    []evidence.Dir     // the directories dropMade leaves whole, as they stood before the session
 	res     agent.Result       // the last session's result
 	runErr  error              // the last session's start error
 	// reported is how many failures sessions reported about themselves
@@ -361,7 +365,7 @@ func (x *execution) dropMade() error {
 	if x.start.IsZero() {
 		return nil
 	}
-	m, err := evidence.SweepMade(x.repo, x.start)
+	m, err := evidence.SweepMade(x.repo, x.start, x.kept)
 	if len(m.Removed) > 0 {
 		x.env.Warnf("removed %s the agent's session made that git ignores (the guard runs on what the iteration commits): %s", vocab.Plural(len(m.Removed), "path", "paths"), firstFew(m.Removed, 5))
 		x.logNote("removed what the agent's session made that git ignores, before the guard: " + strings.Join(m.Removed, " "))
@@ -689,7 +693,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	for _, p := range back {
 		reasons = append(reasons, fmt.Sprintf("the unfinished session changed %s; the runner put it back", p))
 	}
-	m, err := evidence.SweepMade(repo, begin.StartedAt.Add(-10*time.Millisecond))
+	m, err := evidence.SweepMade(repo, begin.StartedAt.Add(-10*time.Millisecond), nil)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/evidence"
-	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/sandbox"
@@ -161,16 +160,18 @@ func removeMade(made []madeDir) {
 	}
 }
 
-// dependencies lists the work tree's dependency directories
-// (sandbox.DependencyDirs) when the session runs confined, for confine
-// to show read-only; none without a sandbox.
-func dependencies(cfg config.Config, repo *git.Repo) ([]string, error) {
+// dependencies are the dependency directories of kept (evidence.Kept,
+// listed before the session: not target/) when the session runs confined,
+// for confine to show read-only; none without a sandbox.
+func dependencies(cfg config.Config, kept []evidence.Dir) []string {
 	if !cfg.Sandbox.Confined() {
-		return nil, nil
+		return nil
 	}
-	ignored, err := repo.Ignored()
-	if err != nil {
-		return nil, fmt.Errorf("list the work tree's ignored files: %w", err)
+	var deps []string
+	for _, d := range kept {
+		if d.Rel != "target" {
+			deps = append(deps, d.Rel)
+		}
 	}
-	return evidence.DependencyDirs(repo.Root(), ignored), nil
+	return deps
 }

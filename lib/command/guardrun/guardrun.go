@@ -76,6 +76,7 @@ func (o *Options) run(env *cli.Env) error {
 	var synced func(iterdir.Guard, int) (iterdir.Guard, int)
 	var j guard.Judging
 	var began time.Time
+	var kept []evidence.Dir
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard.
 	out, err := session.Run(env, session.Spec{
@@ -95,6 +96,7 @@ func (o *Options) run(env *cli.Env) error {
 		}
 		// guard.log reaches the disk while the session is checked.
 		began = time.Now().Add(-10 * time.Millisecond) // birth times are stamped from a coarse clock
+		kept = keptBefore(env, j)
 		rec, code, synced = guard.Run(in, env, it.Config, it.Begin.Deadline, filepath.Join(it.Dir, iterdir.GuardLog), j)
 		return nil
 	})
@@ -109,7 +111,7 @@ func (o *Options) run(env *cli.Env) error {
 		return err
 	}
 	if based {
-		if err := sweep(env, began); err != nil {
+		if err := sweep(env, began, kept); err != nil {
 			return err
 		}
 	}
@@ -137,12 +139,12 @@ func (o *Options) run(env *cli.Env) error {
 // (evidence.SweepMade): a test that wrote a module where git does not look
 // would have every later guard load it, and the step commit none of it.
 // The guard's own verdict stands; a line on stderr says what went.
-func sweep(env *cli.Env, since time.Time) error {
+func sweep(env *cli.Env, since time.Time, kept []evidence.Dir) error {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
 		return exit.Wrap(exit.RunnerError, err)
 	}
-	m, err := evidence.SweepMade(repo, since)
+	m, err := evidence.SweepMade(repo, since, kept)
 	if len(m.Removed) > 0 {
 		env.Warnf("removed %s the guard's run made that git ignores (no later guard runs on it): %s", vocab.Plural(len(m.Removed), "path", "paths"), strings.Join(m.Removed, ", "))
 	}
@@ -150,6 +152,21 @@ func sweep(env *cli.Env, since time.Time) error {
 		return exit.Errorf(exit.RunnerError, "remove what the guard's run made that git ignores: %v", err)
 	}
 	return nil
+}
+
+// keptBefore is what sweep leaves whole (evidence.KeptAmong), from the
+// ignored paths judging listed, else listed here; none when they cannot
+// be (sweep then looks into every directory).
+func keptBefore(env *cli.Env, j guard.Judging) []evidence.Dir {
+	if j.Ignored != nil {
+		return evidence.KeptAmong(env.Dir, j.Ignored)
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return nil
+	}
+	kept, _ := evidence.Kept(repo)
+	return kept
 }
 
 // judging is what the guard's run is judged by (guard.Judging): the
