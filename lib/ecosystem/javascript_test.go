@@ -263,8 +263,9 @@ func TestBunTest(t *testing.T) {
 }
 
 // TestJSProtectedWhy: the reason given for the protected paths says that
-// package.json is protected at the runner's key alone (jest, mocha), or
-// that vite.config.* is protected too (vitest).
+// package.json is protected at the runner's keys alone (jest's and Babel's,
+// mocha's), or that vite.config.* is protected too (vitest); Babel's
+// configuration is named for jest.
 func TestJSProtectedWhy(t *testing.T) {
 	for runner, want := range map[string]string{
 		"jest":   "; package.json is protected at its jest and babel keys alone, so dependencies and scripts stay the agent's",
@@ -277,6 +278,10 @@ func TestJSProtectedWhy(t *testing.T) {
 		}
 		if !strings.HasSuffix(pr.protWhy, "can skip tests or rewrite their outcomes"+want) {
 			t.Errorf("%s: protected because %q, want it to end %q", runner, pr.protWhy, want)
+		}
+		// Babel's configuration is protected for jest alone, and said so.
+		if strings.Contains(pr.protWhy, "Babel's") != (runner == "jest") {
+			t.Errorf("%s: protected because %q: Babel's named for jest alone", runner, pr.protWhy)
 		}
 	}
 }
