@@ -20,7 +20,8 @@ if [ $# -eq 0 ]; then
   set -- lib/eval lib/runrecord lib/cancel lib/iterdir lib/ui lib/command/treeedit lib/command/runnerstatus lib/sandbox lib/policy lib/evidence lib/tree lib/agentout \
     lib/guard lib/ratchet lib/testresults lib/passcache lib/seal lib/command/treeupdate lib/agent lib/runcheck \
     lib/artifacts lib/setup lib/nodetools lib/command/loopcommit lib/runstate lib/answer lib/subject lib/config \
-    lib/proc lib/session lib/stepctx lib/runlock lib/ecosystem lib/command/runnerrecord
+    lib/proc lib/session lib/stepctx lib/runlock lib/ecosystem lib/command/runnerrecord \
+    lib/cli lib/plan lib/keyval
 fi
 out=$root/bin/mutate
 mkdir -p "$out"
