@@ -128,12 +128,10 @@ type Dir struct {
 }
 
 // Kept lists, before a session, the directories SweepMade will not look
-// into after it: the dependency directories (DependencyDirs) and the
-// top-level target/ (cargo's output, which the guard's own target
-// directory replaces: docs/threat-model.md), among repo's ignored paths,
-// each with its inode, so that one a session renamed into such a place
-// (an old src/ moved to src/node_modules) is not taken for it. Errors:
-// git's.
+// into after it: the dependency directories (DependencyDirs) among repo's
+// ignored paths, each with its inode, so that one a session renamed into
+// such a place (an old src/ moved to src/node_modules) is not taken for
+// it. Errors: git's.
 func Kept(repo *git.Repo) ([]Dir, error) {
 	ignored, err := repo.Ignored()
 	if err != nil {
@@ -145,9 +143,6 @@ func Kept(repo *git.Repo) ([]Dir, error) {
 // KeptAmong is Kept from a listing of the ignored paths already made.
 func KeptAmong(root string, ignored []string) []Dir {
 	rels := DependencyDirs(root, ignored)
-	if slices.Contains(ignored, "target/") {
-		rels = append(rels, "target")
-	}
 	var out []Dir
 	for _, rel := range rels {
 		if ino, ok := inode(filepath.Join(root, filepath.FromSlash(rel))); ok {
@@ -168,15 +163,19 @@ func inode(p string) (uint64, bool) {
 
 // SweepMade removes what was made since among repo's ignored paths
 // (RemoveMadeSince), but inside the directories of kept (Kept, listed
-// before the session) still at their path as the same directory: after
-// the agent's session, before the guard, so that the guard runs on what
-// the iteration commits; after the guard, so that no later guard runs on
-// what a test wrote. Errors: git's, or RemoveMadeSince's.
+// before the session) still at their path as the same directory, and the
+// top-level target/ (cargo's output, made anew by every session's build
+// where none was, and read by no guard: the guard's cargo has a target
+// directory of its own, docs/threat-model.md): after the agent's session,
+// before the guard, so that the guard runs on what the iteration commits;
+// after the guard, so that no later guard runs on what a test wrote.
+// Errors: git's, or RemoveMadeSince's.
 func SweepMade(repo *git.Repo, since time.Time, kept []Dir) (Made, error) {
 	ignored, err := repo.Ignored()
 	if err != nil {
 		return Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
+	ignored = slices.DeleteFunc(ignored, func(p string) bool { return p == "target/" })
 	keep := func(rel string) bool {
 		i := slices.IndexFunc(kept, func(d Dir) bool { return d.Rel == rel })
 		if i < 0 {

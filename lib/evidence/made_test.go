@@ -128,13 +128,14 @@ func TestRemoveMadeSinceLink(t *testing.T) {
 // an ignored place and rewritten (its change time moves), and the files of
 // an old directory renamed to node_modules, which SweepMade looks into
 // because it is not the node_modules that stood there before (Kept); the
-// node_modules that stood there stays whole, and so does target/.
+// node_modules that stood there stays whole, and so does the top-level
+// target/, cargo's, even made anew.
 func TestSweepMadeOldInodes(t *testing.T) {
 	root := t.TempDir()
 	gittest.Setenv(t, root)
 	gittest.Run(t, root, "init", "-q")
 	madeFixture(t, root, ".gitignore", "src/sum.js", "node_modules/pkg/index.js", "target/debug/old", "pyproject.toml")
-	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/\ntarget/\nslug/\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/\ntarget/\ntarget2/\nslug/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	gittest.Run(t, root, "add", "-A")
@@ -147,7 +148,7 @@ func TestSweepMadeOldInodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(kept) != 2 || kept[0].Rel != "node_modules" || kept[1].Rel != "target" {
+	if len(kept) != 1 || kept[0].Rel != "node_modules" {
 		t.Fatalf("kept %+v", kept)
 	}
 	since := afterBirthOf(t, filepath.Join(root, "pyproject.toml"))
@@ -168,7 +169,12 @@ func TestSweepMadeOldInodes(t *testing.T) {
 	mv("src", "nm")
 	madeFixture(t, root, "src/sum.js")
 	mv("nm", "src/node_modules")
-	madeFixture(t, root, "src/node_modules/clamp/index.js", "node_modules/pkg/new.js", "target/debug/new")
+	madeFixture(t, root, "src/node_modules/clamp/index.js", "node_modules/pkg/new.js", "target/debug/new", "target2/x")
+	if err := os.RemoveAll(filepath.Join(root, "target")); err != nil {
+		t.Fatal(err)
+	}
+	// target/ made anew by the session's build, as where none was.
+	madeFixture(t, root, "target/debug/new")
 	m, err := SweepMade(repo, since, kept)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +182,7 @@ func TestSweepMadeOldInodes(t *testing.T) {
 	slices.Sort(m.Removed)
 	// src/node_modules/sum.js is the old src/sum.js, moved with its
 	// directory and never written: the bytes from before the session.
-	want := []string{"slug/", "src/node_modules/clamp/"}
+	want := []string{"slug/", "src/node_modules/clamp/", "target2/"}
 	if !slices.Equal(m.Removed, want) {
 		t.Errorf("removed %q, want %q", m.Removed, want)
 	}

@@ -161,17 +161,15 @@ func removeMade(made []madeDir) {
 }
 
 // dependencies are the dependency directories of kept (evidence.Kept,
-// listed before the session: not target/) when the session runs confined,
-// for confine to show read-only; none without a sandbox.
+// listed before the session) when the session runs confined, for confine
+// to show read-only; none without a sandbox.
 func dependencies(cfg config.Config, kept []evidence.Dir) []string {
 	if !cfg.Sandbox.Confined() {
 		return nil
 	}
 	var deps []string
 	for _, d := range kept {
-		if d.Rel != "target" {
-			deps = append(deps, d.Rel)
-		}
+		deps = append(deps, d.Rel)
 	}
 	return deps
 }
