@@ -163,19 +163,17 @@ func inode(p string) (uint64, bool) {
 
 // SweepMade removes what was made since among repo's ignored paths
 // (RemoveMadeSince), but inside the directories of kept (Kept, listed
-// before the session) still at their path as the same directory, and the
-// top-level target/ (cargo's output, made anew by every session's build
-// where none was, and read by no guard: the guard's cargo has a target
-// directory of its own, docs/threat-model.md): after the agent's session,
-// before the guard, so that the guard runs on what the iteration commits;
-// after the guard, so that no later guard runs on what a test wrote.
-// Errors: git's, or RemoveMadeSince's.
+// before the session) still at their path as the same directory: after
+// the agent's session, before the guard, so that the guard runs on what
+// the iteration commits; after the guard, so that no later guard runs on
+// what a test wrote. cargo's target/ is no exception: pytest, jest and
+// vitest collect the tests they find there. Errors: git's, or
+// RemoveMadeSince's.
 func SweepMade(repo *git.Repo, since time.Time, kept []Dir) (Made, error) {
 	ignored, err := repo.Ignored()
 	if err != nil {
 		return Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
-	ignored = slices.DeleteFunc(ignored, func(p string) bool { return p == "target/" })
 	keep := func(rel string) bool {
 		i := slices.IndexFunc(kept, func(d Dir) bool { return d.Rel == rel })
 		if i < 0 {

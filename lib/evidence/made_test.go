@@ -128,8 +128,8 @@ func TestRemoveMadeSinceLink(t *testing.T) {
 // an ignored place and rewritten (its change time moves), and the files of
 // an old directory renamed to node_modules, which SweepMade looks into
 // because it is not the node_modules that stood there before (Kept); the
-// node_modules that stood there stays whole, and so does the top-level
-// target/, cargo's, even made anew.
+// node_modules that stood there stays whole; a target/ made anew goes
+// (pytest, jest and vitest collect tests there).
 func TestSweepMadeOldInodes(t *testing.T) {
 	root := t.TempDir()
 	gittest.Setenv(t, root)
@@ -173,7 +173,7 @@ func TestSweepMadeOldInodes(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "target")); err != nil {
 		t.Fatal(err)
 	}
-	// target/ made anew by the session's build, as where none was.
+	// target/ made anew by the session, as where none was.
 	madeFixture(t, root, "target/debug/new")
 	m, err := SweepMade(repo, since, kept)
 	if err != nil {
@@ -182,11 +182,11 @@ func TestSweepMadeOldInodes(t *testing.T) {
 	slices.Sort(m.Removed)
 	// src/node_modules/sum.js is the old src/sum.js, moved with its
 	// directory and never written: the bytes from before the session.
-	want := []string{"slug/", "src/node_modules/clamp/", "target2/"}
+	want := []string{"slug/", "src/node_modules/clamp/", "target/", "target2/"}
 	if !slices.Equal(m.Removed, want) {
 		t.Errorf("removed %q, want %q", m.Removed, want)
 	}
-	for _, kept := range []string{"node_modules/pkg/new.js", "target/debug/new", "src/sum.js", "pyproject.toml", "src/node_modules/sum.js"} {
+	for _, kept := range []string{"node_modules/pkg/new.js", "src/sum.js", "pyproject.toml", "src/node_modules/sum.js"} {
 		if _, err := os.Lstat(filepath.Join(root, kept)); err != nil {
 			t.Errorf("%s was removed: %v", kept, err)
 		}

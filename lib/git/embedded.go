@@ -8,7 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/layout"
 )
 
@@ -164,4 +166,60 @@ func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, may
 		}
 	}
 	return changes, len(moved)+copied > 0, err
+}
+
+// UnembedMade moves away, to keep/<path>/.git, the .git of every git
+// repository a session made inside the work tree (its .git born at since
+// or later, madeSince: a repository of the user's from before stays one)
+// that git lists as untracked, so that git sees its files as the
+// work tree's: judged by the ignore rules, swept when the session made
+// them and git ignores them, staged otherwise. Its own .gitignore, which
+// git does not read across a repository's boundary, then applies to them
+// like any other. Run before the checks that list the work tree's files:
+// git looks into no repository but its own, so a repository whose
+// .gitignore ignores everything in it hid its files from every listing.
+// Rounds repeat for a repository inside a moved one (MaxUnembedRounds).
+// Errors: git's, or a .git that cannot be moved.
+func (r *Repo) UnembedMade(keep string, since time.Time) ([]Embedded, error) {
+	var moved []Embedded
+	for round := 0; round < MaxUnembedRounds; round++ {
+		// Without --directory: a repository inside an untracked directory
+		// (one inside a moved one) is listed, not the directory whole.
+		out, err := r.Run("ls-files", "-z", "--others", "--exclude-standard")
+		if err != nil {
+			return moved, err
+		}
+		n := len(moved)
+		for _, p := range splitZ(out) {
+			rel, ok := strings.CutSuffix(p, "/")
+			if !ok || rel == "" || !madeSince(filepath.Join(r.root, filepath.FromSlash(rel), ".git"), since) {
+				continue
+			}
+			e, err := r.unembed(rel, keep)
+			if err != nil {
+				return moved, err
+			}
+			moved = append(moved, e)
+		}
+		if len(moved) == n {
+			return moved, nil
+		}
+	}
+	return moved, fmt.Errorf("git repositories inside the work tree still there after %d rounds", MaxUnembedRounds)
+}
+
+// madeSince reports whether p exists and was born at since or later
+// (fsutil.BirthTime); where the filesystem keeps no birth time, changed
+// then (fsutil.ChangeTime). Not by its change time alone where there is a
+// birth time: git itself changes a repository's .git as it works in it.
+func madeSince(p string, since time.Time) bool {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if born, ok := fsutil.BirthTime(p); ok {
+		return !born.Before(since)
+	}
+	changed, ok := fsutil.ChangeTime(st)
+	return ok && !changed.Before(since)
 }

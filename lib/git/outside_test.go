@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // outsideLinks commits a base with a link out of r's work tree, then
@@ -366,5 +367,49 @@ func TestRestoreAttributes(t *testing.T) {
 	}
 	if back, err := r.RestoreAttributes(base); err != nil || len(back) > 0 {
 		t.Errorf("again: %q, %v", back, err)
+	}
+}
+
+// TestUnembedMade: a git repository a session made inside the work tree,
+// whose .gitignore ignores everything in it (so that no listing of the
+// work tree showed its files), has its .git moved away: its files are then
+// the work tree's, ignored by that .gitignore; a repository of the user's
+// from before the session stays one.
+func TestUnembedMade(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "a.txt", "a\n")
+	commitAll(t, r, "base")
+	mustRun(t, r, "init", "-q", "users")
+	// The session begins well after the user's repository was made, and
+	// its start is taken a tick early, as agent-exec takes it: birth
+	// times come from the kernel's coarse clock.
+	made := time.Now()
+	for !time.Now().After(made.Add(50 * time.Millisecond)) {
+		time.Sleep(time.Millisecond)
+	}
+	since := time.Now().Add(-10 * time.Millisecond)
+	mustRun(t, r, "init", "-q", "vendor_cache")
+	write(t, r, "vendor_cache/.gitignore", "*\n")
+	write(t, r, "vendor_cache/fake.py", "x = 1\n")
+	keep := filepath.Join(t.TempDir(), "embedded")
+	moved, err := r.UnembedMade(keep, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) != 1 || moved[0].Path != "vendor_cache" || moved[0].Kept != filepath.Join(keep, "vendor_cache", ".git") {
+		t.Fatalf("moved %+v", moved)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root(), "vendor_cache", ".git")); !os.IsNotExist(err) {
+		t.Errorf("vendor_cache/.git stays: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root(), "users", ".git")); err != nil {
+		t.Errorf("the user's repository lost its .git: %v", err)
+	}
+	ignored, err := r.Ignored()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(ignored, "vendor_cache/fake.py") || !slices.Contains(ignored, "vendor_cache/.gitignore") {
+		t.Errorf("ignored %q: vendor_cache's files are not the work tree's", ignored)
 	}
 }

@@ -365,6 +365,9 @@ func (x *execution) dropMade() error {
 	if x.start.IsZero() {
 		return nil
 	}
+	if err := unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.start, x.logNote); err != nil {
+		return err
+	}
 	m, err := evidence.SweepMade(x.repo, x.start, x.kept)
 	if len(m.Removed) > 0 {
 		x.env.Warnf("removed %s the agent's session made that git ignores (the guard runs on what the iteration commits): %s", vocab.Plural(len(m.Removed), "path", "paths"), firstFew(m.Removed, 5))
@@ -394,6 +397,30 @@ func (x *execution) logNote(note string) {
 	if err != nil {
 		x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
+}
+
+// unembedMade moves away the .git of each git repository the session
+// made inside the work tree (git.Repo.UnembedMade), to
+// .git/treeloop/embedded/<run>/<iteration> as the step's staging keeps
+// them, before the sweep and the guard: git looks into no repository but
+// its own, so the files of one whose .gitignore ignores everything in it
+// were in no listing. Each is said on stderr and through note.
+func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, since time.Time, note func(string)) error {
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return fmt.Errorf("find the git directory: %v", err)
+	}
+	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
+	moved, err := repo.UnembedMade(keep, since)
+	for _, e := range moved {
+		line := fmt.Sprintf("%s/ is a git repository the session made inside the work tree: its .git is kept in %s, and its files are the work tree's", e.Path, e.Kept)
+		env.Warnf("%s", line)
+		note(line)
+	}
+	if err != nil {
+		return fmt.Errorf("git repositories the session made: %v", err)
+	}
+	return nil
 }
 
 // firstFew is the first n of ps, joined, with how many more.
@@ -693,7 +720,11 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	for _, p := range back {
 		reasons = append(reasons, fmt.Sprintf("the unfinished session changed %s; the runner put it back", p))
 	}
-	m, err := evidence.SweepMade(repo, begin.StartedAt.Add(-10*time.Millisecond), nil)
+	since := begin.StartedAt.Add(-10 * time.Millisecond)
+	if err := unembedMade(env, repo, begin.RunID, begin.Iteration, since, func(line string) { reasons = append(reasons, line) }); err != nil {
+		return exit.Errorf(exit.RunnerError, "restore: %v", err)
+	}
+	m, err := evidence.SweepMade(repo, since, nil)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
