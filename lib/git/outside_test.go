@@ -365,8 +365,13 @@ func TestRestoreAttributes(t *testing.T) {
 	if out := mustRun(t, r, "ls-files", "staged"); len(out) > 0 {
 		t.Errorf("staged/.gitattributes still in the index: %q", out)
 	}
+	// Again, with nothing to put back: nothing is checked out (a checkout
+	// of base with no path would move HEAD off the branch).
 	if back, err := r.RestoreAttributes(base); err != nil || len(back) > 0 {
 		t.Errorf("again: %q, %v", back, err)
+	}
+	if head := mustRun(t, r, "symbolic-ref", "-q", "HEAD"); len(head) == 0 {
+		t.Errorf("HEAD is no longer a branch")
 	}
 }
 
