@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,38 +169,76 @@ func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, may
 	return changes, len(moved)+copied > 0, err
 }
 
+// Nested is a git repository inside the work tree that git lists as
+// untracked: its directory (a slash path) and the inode of its .git (a
+// directory, or a file naming one).
+type Nested struct {
+	Path string
+	Ino  uint64
+}
+
+// NestedRepos lists the untracked git repositories inside the work tree,
+// as they stand (UnembedMade's snapshot before a session). Errors: git's.
+func (r *Repo) NestedRepos() ([]Nested, error) {
+	// Without --directory: a repository inside an untracked directory is
+	// listed, not the directory whole.
+	out, err := r.Run("ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	repos := []Nested{} // none is a list too (UnembedMade)
+	for _, p := range splitZ(out) {
+		rel, ok := strings.CutSuffix(p, "/")
+		if !ok || rel == "" {
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(rel), ".git"))
+		if err != nil {
+			continue
+		}
+		if ino, ok := fsutil.Inode(st); ok {
+			repos = append(repos, Nested{rel, ino})
+		}
+	}
+	return repos, nil
+}
+
 // UnembedMade moves away, to keep/<path>/.git, the .git of every git
-// repository a session made inside the work tree (its .git born at since
-// or later, madeSince: a repository of the user's from before stays one)
-// that git lists as untracked, so that git sees its files as the
+// repository inside the work tree that git lists as untracked and that
+// before (NestedRepos, taken before the session) does not hold at its
+// path with the same .git: one the session made, or whose .git it
+// replaced (an old file renamed into place and made to name a git
+// directory keeps its birth time; its inode gives it away). With before
+// nil (a session that did not finish: no list was kept), one whose .git
+// was born or changed at since or later. git then sees its files as the
 // work tree's: judged by the ignore rules, swept when the session made
-// them and git ignores them, staged otherwise. Its own .gitignore, which
+// them and git ignores them, staged otherwise; its own .gitignore, which
 // git does not read across a repository's boundary, then applies to them
 // like any other. Run before the checks that list the work tree's files:
 // git looks into no repository but its own, so a repository whose
 // .gitignore ignores everything in it hid its files from every listing.
 // Rounds repeat for a repository inside a moved one (MaxUnembedRounds).
 // Errors: git's, or a .git that cannot be moved.
-func (r *Repo) UnembedMade(keep string, since time.Time) ([]Embedded, error) {
+func (r *Repo) UnembedMade(keep string, before []Nested, since time.Time) ([]Embedded, error) {
 	var moved []Embedded
 	for round := 0; round < MaxUnembedRounds; round++ {
-		// Without --directory: a repository inside an untracked directory
-		// (one inside a moved one) is listed, not the directory whole.
-		out, err := r.Run("ls-files", "-z", "--others", "--exclude-standard")
+		now, err := r.NestedRepos()
 		if err != nil {
 			return moved, err
 		}
 		n := len(moved)
-		for _, p := range splitZ(out) {
-			rel, ok := strings.CutSuffix(p, "/")
-			if !ok || rel == "" || !madeSince(filepath.Join(r.root, filepath.FromSlash(rel), ".git"), since) {
+		for _, e := range now {
+			if before != nil && slices.Contains(before, e) {
 				continue
 			}
-			e, err := r.unembed(rel, keep)
+			if before == nil && !madeSince(filepath.Join(r.root, filepath.FromSlash(e.Path), ".git"), since) {
+				continue
+			}
+			m, err := r.unembed(e.Path, keep)
 			if err != nil {
 				return moved, err
 			}
-			moved = append(moved, e)
+			moved = append(moved, m)
 		}
 		if len(moved) == n {
 			return moved, nil
@@ -208,17 +247,15 @@ func (r *Repo) UnembedMade(keep string, since time.Time) ([]Embedded, error) {
 	return moved, fmt.Errorf("git repositories inside the work tree still there after %d rounds", MaxUnembedRounds)
 }
 
-// madeSince reports whether p exists and was born at since or later
-// (fsutil.BirthTime); where the filesystem keeps no birth time, changed
-// then (fsutil.ChangeTime). Not by its change time alone where there is a
-// birth time: git itself changes a repository's .git as it works in it.
+// madeSince reports whether p exists and was born or changed at since or
+// later (fsutil.BirthTime, fsutil.ChangeTime).
 func madeSince(p string, since time.Time) bool {
 	st, err := os.Lstat(p)
 	if err != nil {
 		return false
 	}
-	if born, ok := fsutil.BirthTime(p); ok {
-		return !born.Before(since)
+	if born, ok := fsutil.BirthTime(p); ok && !born.Before(since) {
+		return true
 	}
 	changed, ok := fsutil.ChangeTime(st)
 	return ok && !changed.Before(since)

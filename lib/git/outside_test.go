@@ -397,7 +397,7 @@ func TestUnembedMade(t *testing.T) {
 	write(t, r, "vendor_cache/.gitignore", "*\n")
 	write(t, r, "vendor_cache/fake.py", "x = 1\n")
 	keep := filepath.Join(t.TempDir(), "embedded")
-	moved, err := r.UnembedMade(keep, since)
+	moved, err := r.UnembedMade(keep, nil, since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,5 +416,45 @@ func TestUnembedMade(t *testing.T) {
 	}
 	if !slices.Contains(ignored, "vendor_cache/fake.py") || !slices.Contains(ignored, "vendor_cache/.gitignore") {
 		t.Errorf("ignored %q: vendor_cache's files are not the work tree's", ignored)
+	}
+}
+
+// TestUnembedMadeSnapshot: against the list taken before the session, a
+// repository whose .git is an old file renamed into place and made to
+// name a git directory (its birth time from before the session) is moved
+// away, and the user's repository stays one though git worked in it.
+func TestUnembedMadeSnapshot(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "old.txt", "old\n")
+	commitAll(t, r, "base")
+	mustRun(t, r, "init", "-q", "users")
+	before, err := r.NestedRepos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 1 || before[0].Path != "users" {
+		t.Fatalf("before %+v", before)
+	}
+	mustRun(t, r, "-C", "users", "status")
+	mustRun(t, r, "init", "-q", "vc/tmp")
+	if err := os.Rename(filepath.Join(r.Root(), "vc/tmp/.git"), filepath.Join(r.Root(), "vc/store")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(r.Root(), "old.txt"), filepath.Join(r.Root(), "vc/.git")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "vc/.git", "gitdir: store\n")
+	write(t, r, "vc/.gitignore", "*\n")
+	write(t, r, "old.txt", "old\n")
+	keep := filepath.Join(t.TempDir(), "embedded")
+	moved, err := r.UnembedMade(keep, before, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) != 1 || moved[0].Path != "vc" {
+		t.Fatalf("moved %+v, want vc alone", moved)
+	}
+	if _, err := os.Stat(filepath.Join(r.Root(), "users", ".git")); err != nil {
+		t.Errorf("the user's repository lost its .git: %v", err)
 	}
 }

@@ -183,6 +183,11 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	if x.kept, err = evidence.Kept(x.repo); err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
+	// The repositories inside the work tree the session may keep: those
+	// there now (unembedMade moves any other away).
+	if x.nested, err = x.repo.NestedRepos(); err != nil {
+		return exit.Errorf(exit.RunnerError, "list the git repositories inside the work tree: %v", err)
+	}
 	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, dependencies(x.cfg, x.kept), &x.rec)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v", err)
@@ -222,6 +227,7 @@ type execution struct {
 	began   bool               // no interruption came before the session began
 	start   time.Time          // when the session began, less the clock's tick (dropMade)
 	kept    []evidence.Dir     // the directories dropMade leaves whole, as they stood before the session
+	nested  []git.Nested       // the git repositories inside the work tree before the session (unembedMade)
 	res     agent.Result       // the last session's result
 	runErr  error              // the last session's start error
 	// reported is how many failures sessions reported about themselves
@@ -365,7 +371,7 @@ func (x *execution) dropMade() error {
 	if x.start.IsZero() {
 		return nil
 	}
-	if err := unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.start, x.logNote); err != nil {
+	if err := unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.nested, x.start, x.logNote); err != nil {
 		return err
 	}
 	m, err := evidence.SweepMade(x.repo, x.start, x.kept)
@@ -405,13 +411,13 @@ func (x *execution) logNote(note string) {
 // them, before the sweep and the guard: git looks into no repository but
 // its own, so the files of one whose .gitignore ignores everything in it
 // were in no listing. Each is said on stderr and through note.
-func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, since time.Time, note func(string)) error {
+func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, before []git.Nested, since time.Time, note func(string)) error {
 	dirs, err := repo.Dirs()
 	if err != nil {
 		return fmt.Errorf("find the git directory: %v", err)
 	}
 	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
-	moved, err := repo.UnembedMade(keep, since)
+	moved, err := repo.UnembedMade(keep, before, since)
 	for _, e := range moved {
 		line := fmt.Sprintf("%s/ is a git repository the session made inside the work tree: its .git is kept in %s, and its files are the work tree's", e.Path, e.Kept)
 		env.Warnf("%s", line)
@@ -721,7 +727,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 		reasons = append(reasons, fmt.Sprintf("the unfinished session changed %s; the runner put it back", p))
 	}
 	since := begin.StartedAt.Add(-10 * time.Millisecond)
-	if err := unembedMade(env, repo, begin.RunID, begin.Iteration, since, func(line string) { reasons = append(reasons, line) }); err != nil {
+	if err := unembedMade(env, repo, begin.RunID, begin.Iteration, nil, since, func(line string) { reasons = append(reasons, line) }); err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
 	m, err := evidence.SweepMade(repo, since, nil)
