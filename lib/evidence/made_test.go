@@ -72,10 +72,11 @@ func TestRemoveMadeSince(t *testing.T) {
 		"tests/.gitignore", "tests/slug.py", // behind a self-ignoring rule, beside a test git sees
 		"tests/test_x.py",
 		"hid/.gitignore", "hid/ci.sh", // listed one by one, their directory new
+		"deep/er/x.py", // two new directories above it
 		"zz_fix-1.0.dist-info/entry_points.txt", "coverage/lcov-report/prettify.test.js",
 		"build/new.py", "build/sub/deep.py", "node_modules/pkg/evil.js", ".runner/x/log", ".git/y", "src/new.py")
 	ignored := []string{
-		"build/", "coverage/", "local_settings.py", "node_modules/", "tests/.gitignore", "tests/slug.py", "hid/.gitignore", "hid/ci.sh",
+		"build/", "coverage/", "local_settings.py", "node_modules/", "tests/.gitignore", "tests/slug.py", "hid/.gitignore", "hid/ci.sh", "deep/er/x.py",
 		"zz_fix-1.0.dist-info/", ".runner/", ".git/", "missing.py",
 	}
 	keep := func(rel string) bool { return rel == "node_modules" }
@@ -83,12 +84,12 @@ func TestRemoveMadeSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"build/new.py", "build/sub/", "coverage/", "hid/.gitignore", "hid/ci.sh", "tests/.gitignore", "tests/slug.py", "zz_fix-1.0.dist-info/"}
+	want := []string{"build/new.py", "build/sub/", "coverage/", "deep/er/x.py", "hid/.gitignore", "hid/ci.sh", "tests/.gitignore", "tests/slug.py", "zz_fix-1.0.dist-info/"}
 	slices.Sort(m.Removed)
 	if !slices.Equal(m.Removed, want) || len(m.Unknown) > 0 {
 		t.Errorf("removed %q, unknown %q; want %q", m.Removed, m.Unknown, want)
 	}
-	for _, gone := range append(want, "hid") {
+	for _, gone := range append(want, "hid", "deep") {
 		if _, err := os.Lstat(filepath.Join(root, gone)); err == nil {
 			t.Errorf("%s is still there", gone)
 		}
