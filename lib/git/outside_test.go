@@ -396,12 +396,21 @@ func TestUnembedMade(t *testing.T) {
 	mustRun(t, r, "init", "-q", "vendor_cache")
 	write(t, r, "vendor_cache/.gitignore", "*\n")
 	write(t, r, "vendor_cache/fake.py", "x = 1\n")
+	// A repository inside another, seen once the outer one's .git has
+	// gone (in a second round).
+	mustRun(t, r, "init", "-q", "work")
+	mustRun(t, r, "init", "-q", "work/inner")
+	write(t, r, "work/inner/deep.txt", "deep\n")
 	keep := filepath.Join(t.TempDir(), "embedded")
 	moved, err := r.UnembedMade(keep, nil, since)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(moved) != 1 || moved[0].Path != "vendor_cache" || moved[0].Kept != filepath.Join(keep, "vendor_cache", ".git") {
+	var paths []string
+	for _, e := range moved {
+		paths = append(paths, e.Path)
+	}
+	if !slices.Equal(paths, []string{"vendor_cache", "work", "work/inner"}) || moved[0].Kept != filepath.Join(keep, "vendor_cache", ".git") {
 		t.Fatalf("moved %+v", moved)
 	}
 	if _, err := os.Stat(filepath.Join(r.Root(), "vendor_cache", ".git")); !os.IsNotExist(err) {
