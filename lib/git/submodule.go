@@ -1,0 +1,79 @@
+package git
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Submodules lists the paths (slash paths) of the submodules rev's
+// .gitmodules names (its submodule.<name>.path keys, read by git
+// itself); none when it names none, or rev has no .gitmodules (git's
+// exit 1 for both). Errors: git's.
+func (r *Repo) Submodules(rev string) ([]string, error) {
+	out, err := r.Run("config", "--blob", rev+":.gitmodules", "-z", "--get-regexp", `^submodule\..*\.path$`)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return nil, nil // no key matched
+	}
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range splitZ(out) {
+		// -z: the key, a newline, the value.
+		if _, p, ok := strings.Cut(rec, "\n"); ok && p != "" {
+			paths = append(paths, strings.TrimSuffix(filepath.ToSlash(p), "/"))
+		}
+	}
+	return paths, nil
+}
+
+// Submodule is a submodule's work tree as it stands (SubmoduleAt): the
+// tracked paths whose content differs from the submodule's own HEAD
+// (changed, staged, removed), and every path git would not commit there
+// (untracked or ignored, a directory whole as "dir/"), relative to the
+// submodule.
+type Submodule struct {
+	Path     string // the submodule's path in the work tree
+	Modified []string
+	Others   []string
+}
+
+// SubmoduleAt reads the submodule checked out at path (a slash path
+// relative to the work tree): ok is false when none is (not initialised,
+// or not a repository). The superproject's commit records the
+// submodule's commit alone, so what differs from that commit in its work
+// tree is in no commit of the run. Errors: git's.
+func (r *Repo) SubmoduleAt(path string) (s Submodule, ok bool, err error) {
+	dir := filepath.Join(r.root, filepath.FromSlash(path))
+	top, err := run(dir, nil, "rev-parse", "--show-toplevel")
+	if err != nil || filepath.Clean(strings.TrimSpace(string(top))) != filepath.Clean(dir) {
+		return s, false, nil
+	}
+	s.Path = path
+	out, err := run(dir, nil, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=none", "--no-renames")
+	if err != nil {
+		return s, false, err
+	}
+	for _, e := range splitZ(out) {
+		if len(e) > 3 {
+			s.Modified = append(s.Modified, e[3:])
+		}
+	}
+	if out, err = run(dir, nil, "ls-files", "-z", "--others", "--directory"); err != nil {
+		return s, false, err
+	}
+	s.Others = splitZ(out)
+	return s, true, nil
+}
+
+// PutBack makes the tracked files of the submodule at path (a slash path)
+// what its HEAD holds, its index too (`git reset --hard`): runner-start
+// begins a run only on a clean work tree, submodules included, so a
+// change there is a session's. Untracked files stay. Errors: git's.
+func (r *Repo) PutBack(path string) error {
+	_, err := run(filepath.Join(r.root, filepath.FromSlash(path)), nil, "reset", "-q", "--hard")
+	return err
+}
