@@ -174,6 +174,12 @@ func SweepMade(repo *git.Repo, since time.Time, kept []Dir) (Made, error) {
 	if err != nil {
 		return Made{}, fmt.Errorf("list the work tree's ignored files: %w", err)
 	}
+	return SweepMadeAmong(repo, ignored, since, kept)
+}
+
+// SweepMadeAmong is SweepMade from a listing of the ignored paths taken
+// after the session (git.Repo.Ignored's, or ChangesSince's).
+func SweepMadeAmong(repo *git.Repo, ignored []string, since time.Time, kept []Dir) (Made, error) {
 	keep := func(rel string) bool {
 		i := slices.IndexFunc(kept, func(d Dir) bool { return d.Rel == rel })
 		if i < 0 {
@@ -183,4 +189,44 @@ func SweepMade(repo *git.Repo, since time.Time, kept []Dir) (Made, error) {
 		return ok && ino == kept[i].Ino
 	}
 	return RemoveMadeSince(repo.Root(), ignored, keep, since)
+}
+
+// Submodules sweeps the work trees of repo's submodules at paths (those
+// the base's .gitmodules names, git.Repo.Submodules): what differs there
+// from the submodule's commit is in no commit of the run, which records
+// that commit alone. What was made since among the paths git would not
+// commit there (untracked or ignored; RemoveMadeSince, its dependency
+// directories born before left whole) is removed, and tracked files
+// changed are put back as the submodule's HEAD has them (git.Repo.PutBack),
+// one reason for each submodule, for the caller to refuse the run that
+// saw them. Errors: git's, or RemoveMadeSince's.
+func Submodules(repo *git.Repo, paths []string, since time.Time) (m Made, reasons []string, err error) {
+	for _, p := range paths {
+		s, ok, err := repo.SubmoduleAt(p)
+		if err != nil {
+			return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
+		}
+		if !ok {
+			continue
+		}
+		root := filepath.Join(repo.Root(), filepath.FromSlash(p))
+		deps := DependencyDirs(root, s.Others)
+		made, err := RemoveMadeSince(root, s.Others, func(rel string) bool { return slices.Contains(deps, rel) }, since)
+		for _, r := range made.Removed {
+			m.Removed = append(m.Removed, p+"/"+r) // "dir/" keeps its slash
+		}
+		for _, u := range made.Unknown {
+			m.Unknown = append(m.Unknown, p+"/"+u)
+		}
+		if err != nil {
+			return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
+		}
+		if len(s.Modified) > 0 {
+			reasons = append(reasons, fmt.Sprintf("the work tree of submodule %s differed from its commit (%s), which is all the iteration commits of it: put back; commit such a change inside the submodule", p, strings.Join(s.Modified, ", ")))
+			if err := repo.PutBack(p); err != nil {
+				return m, reasons, fmt.Errorf("submodule %s: put back its files: %w", p, err)
+			}
+		}
+	}
+	return m, reasons, nil
 }

@@ -1,0 +1,132 @@
+package evidence
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
+)
+
+// TestStateOfDiffer: a file's content, its executable bit, a link's
+// target, a path's coming or going, each makes two States differ; a file
+// rewritten with the same bytes, a directory's insides and paths outside
+// both do not.
+func TestStateOfDiffer(t *testing.T) {
+	root := t.TempDir()
+	madeFixture(t, root, "a.py", "b.sh", "c.txt", "same.txt", "repo/x", "gone.txt")
+	if err := os.Symlink("a.py", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"a.py", "b.sh", "c.txt", "same.txt", "repo/", "link", "gone.txt", "absent"}
+	before, err := StateOf(root, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before["absent"] != "-" || before["repo/"] != "d" || before["link"] != "l a.py" || !strings.HasPrefix(before["a.py"], "f ") {
+		t.Fatalf("before %v", before)
+	}
+	if got := Differ(before, before); got != nil {
+		t.Fatalf("a State differs from itself at %v", got)
+	}
+	set := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("a.py", "patched")
+	if err := os.Chmod(filepath.Join(root, "b.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set("same.txt", "same.txt")
+	set("repo/x", "inside")
+	os.Remove(filepath.Join(root, "link"))
+	if err := os.Symlink("b.sh", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(root, "gone.txt"))
+	set("absent", "new")
+	// c.txt is no longer listed (as the base holds it); new.txt is.
+	after, err := StateOf(root, []string{"a.py", "b.sh", "same.txt", "repo/", "link", "gone.txt", "absent", "new.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a.py", "absent", "b.sh", "c.txt", "gone.txt", "link", "new.txt"}
+	if got := Differ(before, after); !slices.Equal(got, want) {
+		t.Errorf("differ %v, want %v", got, want)
+	}
+	if got := Differ(after, before); !slices.Equal(got, want) {
+		t.Errorf("differ reversed %v, want %v", got, want)
+	}
+	if err := os.Mkdir(filepath.Join(root, "locked"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StateOf(root, []string{"locked/x/y"}); err != nil {
+		t.Errorf("a path under a missing directory: %v", err)
+	}
+}
+
+// TestSubmodules: inside a submodule's work tree, what was made since (a
+// file, an ignored directory) goes and what stood before stays; a
+// changed tracked file is put back as the submodule's HEAD has it, with
+// one reason; a submodule not checked out, or one left clean, says
+// nothing.
+func TestSubmodules(t *testing.T) {
+	dir := t.TempDir()
+	gittest.Setenv(t, dir)
+	lib := filepath.Join(dir, "lib")
+	madeFixture(t, lib, "mod.py", ".gitignore")
+	if err := os.WriteFile(filepath.Join(lib, ".gitignore"), []byte("build/\nold/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, lib, "init", "-q")
+	gittest.Run(t, lib, "add", "-A")
+	gittest.Run(t, lib, "commit", "-qm", "lib")
+	root := filepath.Join(dir, "root")
+	madeFixture(t, root, "main.py")
+	gittest.Run(t, root, "init", "-q")
+	gittest.Run(t, root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
+	gittest.Run(t, root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "unused")
+	gittest.Run(t, root, "add", "-A")
+	gittest.Run(t, root, "commit", "-qm", "base")
+	gittest.Run(t, root, "submodule", "deinit", "-q", "unused")
+	repo, err := git.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := repo.Submodules("HEAD")
+	if err != nil || !slices.Equal(paths, []string{"lib", "unused"}) {
+		t.Fatalf("submodules %v, %v", paths, err)
+	}
+	madeFixture(t, root, "lib/old/kept.py")
+	since := afterBirthOf(t, filepath.Join(root, "lib/old/kept.py"))
+	m, reasons, err := Submodules(repo, paths, since)
+	if err != nil || len(m.Removed) != 0 || len(reasons) != 0 {
+		t.Fatalf("a clean submodule: %+v, %v, %v", m, reasons, err)
+	}
+	madeFixture(t, root, "lib/patch.py", "lib/build/x.pyc", "lib/old/new.py")
+	if err := os.WriteFile(filepath.Join(root, "lib/mod.py"), []byte("patched"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, reasons, err = Submodules(repo, paths, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(m.Removed)
+	if want := []string{"lib/build/", "lib/old/new.py", "lib/patch.py"}; !slices.Equal(m.Removed, want) {
+		t.Errorf("removed %v, want %v", m.Removed, want)
+	}
+	if len(reasons) != 1 || !strings.Contains(reasons[0], "submodule lib differed from its commit (mod.py)") {
+		t.Errorf("reasons %q", reasons)
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, "lib/mod.py")); string(data) != "mod.py" {
+		t.Errorf("lib/mod.py is %q, not put back", data)
+	}
+	if _, err := os.Stat(filepath.Join(root, "lib/old/kept.py")); err != nil {
+		t.Errorf("what stood before went: %v", err)
+	}
+}
