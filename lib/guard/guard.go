@@ -107,14 +107,17 @@ type Judging struct {
 	// Caches are the guard's private build caches; nil when [guard]
 	// caches is shared. CacheDigest is their digest as recorded after the
 	// guard last ran ("" when none was): caches that differ are emptied
-	// first. Changed lists the paths changed since the step's base (for
-	// a witness only) and Ignored the work tree's ignored paths (git's,
+	// first. Changed lists the paths changed since the step's base (with
+	// a base: guard-run) and Ignored the work tree's ignored paths (git's,
 	// "dir/" for a whole directory: git.Repo.Ignored), whose build
 	// outputs are removed first.
 	Caches      *evidence.Caches
 	CacheDigest string
 	Changed     []string
 	Ignored     []string
+	// Submodules are the paths of the base's submodules (guard-run
+	// sweeps their work trees before and after the guard's run).
+	Submodules []string
 	// Witness is the execute leaf whose pass needs a witness; nil when
 	// none does (a baseline, runner-check, a suite-level node).
 	Witness *Witness

@@ -31,6 +31,7 @@ const (
 	OutputFile     = "output.json"      // the agent
 	GuardFile      = "guard.json"       // guard-run
 	GuardLog       = "guard.log"        // guard-run
+	GuardFirstLog  = "guard.first.log"  // guard-run: its first run, when that changed what the iteration commits and the guard ran again
 	ResultsDir     = "results"          // guard-run: the guard's tests by name ($RUNNER_TEST_RESULTS)
 	WitnessDir     = "witness"          // guard-run: the witness's logs and results, base and new
 	UpdateFile     = "update.json"      // tree-update

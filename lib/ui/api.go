@@ -34,7 +34,7 @@ const (
 
 // textFiles are the iteration files served as text, by name.
 var textFiles = map[string]bool{
-	iterdir.GuardLog: true, iterdir.ExecutorLog: true, iterdir.PromptFile: true,
+	iterdir.GuardLog: true, iterdir.GuardFirstLog: true, iterdir.ExecutorLog: true, iterdir.PromptFile: true,
 	iterdir.DiffPatch: true, iterdir.EventsLog: true, iterdir.AgentErrorLog: true,
 	iterdir.RunnerErrorLog: true,
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +59,7 @@ type Options struct {
 
 // Main runs guard-run and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget (confined by [sandbox] mode, bwrap or docker, unless [sandbox] guard = false), then the test ratchet ([guard] ratchet) after a pass; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log. Exit 0 pass, 1 fail (or fewer tests passing than the run's best), 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
+	return cli.Run("guard-run", "Run the guard within the iteration's remaining budget (confined by [sandbox] mode, bwrap or docker, unless [sandbox] guard = false), then the test ratchet ([guard] ratchet) after a pass; output capped into <iter>/guard.log, outcome in <iter>/guard.json. With --base, what the guard changed and may not (protected paths, runner-owned files, HEAD, git's settings, the iteration logs) is put back and the guard fails, the reasons at the end of guard.log; a pass that changed what the iteration commits runs again (the first log kept as guard.first.log) and stands only if that run changes nothing. Exit 0 pass, 1 fail (or fewer tests passing than the run's best), 124 timed out, 130/143 interrupted, 6 the guard could not run.", &Options{}, args, stdin, stdout, stderr)
 }
 
 // Run runs the guard.
@@ -68,21 +69,88 @@ func (o *Options) Run(env *cli.Env) error {
 	return err
 }
 
-// run is Run before its exit is told on --seal-fd.
+// run is Run before its exit is told on --seal-fd. With the step's base,
+// a pass stands only on files the guard's run left as it found them: a
+// run that changed what the iteration commits (a formatter, a snapshot
+// written, or a test file that patched the code for this run and then
+// removed itself) is run once more on what it left, its first log kept
+// as guard.first.log, and the second run must change nothing.
 func (o *Options) run(env *cli.Env) error {
 	based := o.Base.Base != ""
-	var rec iterdir.Guard
-	var code int
+	s, err := o.once(env, based, "")
+	if s == nil {
+		return err
+	}
+	if moved := evidence.Differ(s.before, s.after); based && s.rec.Outcome == Pass && len(moved) > 0 {
+		note := fmt.Sprintf("the guard's run changed %s, which the iteration commits: the guard runs again on what it left, and its pass stands only if that run changes nothing (the first run's log: %s)", firstFew(moved, 5), iterdir.GuardFirstLog)
+		env.Warnf("%s", note)
+		guard.Note(env, filepath.Join(s.it.Dir, iterdir.GuardLog), "[treeloop] "+note)
+		if err := os.Rename(filepath.Join(s.it.Dir, iterdir.GuardLog), filepath.Join(s.it.Dir, iterdir.GuardFirstLog)); err != nil {
+			return exit.Errorf(exit.RunnerError, "keep the guard's first log: %v", err)
+		}
+		// The private caches are as the first run left them: no session
+		// ran since, so the second starts from them, not emptied.
+		digest := ""
+		if s.j.Caches != nil {
+			if digest, err = s.j.Caches.Digest(); err != nil {
+				return exit.Errorf(exit.RunnerError, "the guard's caches: %v", err)
+			}
+		}
+		if s, err = o.once(env, based, digest); s == nil {
+			return err
+		}
+		if again := evidence.Differ(s.before, s.after); s.rec.Outcome == Pass && len(again) > 0 {
+			why := fmt.Sprintf("the guard's run changed %s again, on its second run: a pass must be of the files the iteration commits (if the guard writes these on every run, have git ignore them)", firstFew(again, 5))
+			if err := failFor(&s.rec, &s.code, []string{why}, cancel.Verdict{}, s.it.Dir); err != nil {
+				return err
+			}
+		}
+	}
+	rec, code, it := s.rec, s.code, s.it
+	if rec.Evidence != nil && rec.Outcome != Pass {
+		rec.Evidence.Held = false
+	}
+	// A guard that could not run leaves nothing for the next one: the
+	// runner error puts the runner-owned files back.
+	if rec.Outcome != Error {
+		if err := guard.Record(env.Dir, it.Begin.RunID, rec, s.j.Caches, false); err != nil {
+			return exit.Errorf(exit.RunnerError, "%v", err)
+		}
+	}
+	return o.report(env, rec, code, it)
+}
+
+// guardSession is one run of the guard in its session (once), judged.
+// before and after are what the iteration would commit as the guard's
+// run began and once it ended (evidence.State; nil without a base).
+type guardSession struct {
+	rec           iterdir.Guard
+	code          int
+	it            stepctx.Iteration
+	j             guard.Judging
+	before, after evidence.State
+}
+
+// once runs the guard in its session (session.Run) and judges it: the
+// checks' violations fail it; with the step's base, what its run made
+// inside the work tree that git ignores is removed and a repository it
+// made is unembedded, then what the iteration would commit is read
+// again. digest, when set, is the private caches' digest to judge them by
+// in place of the one the base records. nil when the guard did not run
+// (the error says why).
+func (o *Options) once(env *cli.Env, based bool, digest string) (*guardSession, error) {
+	var s guardSession
 	var synced func(iterdir.Guard, int) (iterdir.Guard, int)
-	var j guard.Judging
 	var began time.Time
 	var kept []evidence.Dir
+	var nested []git.Nested
+	var subReasons []string
 	// The check after the guard is the step's (it knows the base): run
 	// alone, guard-run only runs the guard.
 	out, err := session.Run(env, session.Spec{
 		Iter: o.Iter, Base: o.Base.Base, Seal: based,
 		// judging's files, read with config.toml in one git process.
-		AtBase: []string{layout.GuardCache, layout.Tree},
+		AtBase: []string{layout.GuardCache, layout.Tree, ".gitmodules"},
 		Own:    []string{iterdir.GuardLog, iterdir.GuardFile, iterdir.ResultsDir, iterdir.WitnessDir},
 		Who:    "the guard", Session: "the guard", Fails: "the guard fails",
 		Confinement: func(it stepctx.Iteration) session.Confinement {
@@ -91,67 +159,208 @@ func (o *Options) run(env *cli.Env) error {
 		Tell: func(digest string) { o.Tell(env, digest) },
 	}, func(in *cli.Interrupt, it stepctx.Iteration) error {
 		var err error
-		if j, err = judging(env, it, based); err != nil {
+		if s.j, err = judging(env, it, based); err != nil {
 			return err
+		}
+		if digest != "" && s.j.Caches != nil {
+			s.j.CacheDigest = digest
+		}
+		if based {
+			// What a session made or changed inside a submodule is in
+			// no commit: the guard does not run on it.
+			if subReasons, err = submodules(env, s.j.Submodules, it.Begin.StartedAt, "the iteration"); err != nil {
+				return err
+			}
+			if s.j.Changed, err = moveRefused(env, it, s.j.Changed, "the iteration"); err != nil {
+				return err
+			}
+			if s.before, err = evidence.StateOf(env.Dir, s.j.Changed); err != nil {
+				return exit.Errorf(exit.RunnerError, "read what the iteration commits: %v", err)
+			}
+			nested = nestedAmong(env.Dir, s.j.Changed)
 		}
 		// guard.log reaches the disk while the session is checked.
 		began = time.Now().Add(-10 * time.Millisecond) // birth times are stamped from a coarse clock
-		kept = keptBefore(env, j)
-		rec, code, synced = guard.Run(in, env, it.Config, it.Begin.Deadline, filepath.Join(it.Dir, iterdir.GuardLog), j)
+		kept = keptBefore(env, s.j)
+		s.rec, s.code, synced = guard.Run(in, env, it.Config, it.Begin.Deadline, filepath.Join(it.Dir, iterdir.GuardLog), s.j)
 		return nil
 	})
 	if synced == nil {
-		return err // the guard did not run
+		return nil, err // the guard did not run
 	}
-	if rec.EscapedKilled > 0 {
-		env.Warnf("killed %s the guard left running outside its process group: %s", vocab.Plural(rec.EscapedKilled, "process", "processes"), strings.Join(rec.Escaped, ", "))
+	if s.rec.EscapedKilled > 0 {
+		env.Warnf("killed %s the guard left running outside its process group: %s", vocab.Plural(s.rec.EscapedKilled, "process", "processes"), strings.Join(s.rec.Escaped, ", "))
 	}
-	rec, code = synced(rec, code)
+	s.rec, s.code = synced(s.rec, s.code)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	s.it = out.Iteration
 	if based {
-		if err := sweep(env, began, kept); err != nil {
-			return err
+		if s.after, err = settle(env, s.it, nested, began, kept); err != nil {
+			return nil, err
+		}
+		after, err := submodules(env, s.j.Submodules, began, "the guard's run")
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range append(subReasons, after...) {
+			if !slices.Contains(out.Violations, r) {
+				out.Violations = append(out.Violations, r)
+			}
 		}
 	}
-	it := out.Iteration
 	if out.Verdict.Appeared {
-		rec.Cancel = &out.Verdict
+		s.rec.Cancel = &out.Verdict
 	}
-	if err := failFor(&rec, &code, out.Violations, out.Verdict, it.Dir); err != nil {
-		return err
+	if err := failFor(&s.rec, &s.code, out.Violations, out.Verdict, s.it.Dir); err != nil {
+		return nil, err
 	}
-	if rec.Evidence != nil && rec.Outcome != Pass {
-		rec.Evidence.Held = false
-	}
-	// A guard that could not run leaves nothing for the next one: the
-	// runner error puts the runner-owned files back.
-	if rec.Outcome != Error {
-		if err := guard.Record(env.Dir, it.Begin.RunID, rec, j.Caches, false); err != nil {
-			return exit.Errorf(exit.RunnerError, "%v", err)
-		}
-	}
-	return o.report(env, rec, code, it)
+	return &s, nil
 }
 
-// sweep removes what the guard's run made that git ignores
-// (evidence.SweepMade): a test that wrote a module where git does not look
-// would have every later guard load it, and the step commit none of it.
-// The guard's own verdict stands; a line on stderr says what went.
-func sweep(env *cli.Env, since time.Time, kept []evidence.Dir) error {
+// settle, after the guard's run, moves away the .git of a repository the
+// run made inside the work tree (as agent-exec does after the agent's
+// session: git would not look into it), removes what the run made that
+// git ignores (evidence.SweepMadeAmong: a test that wrote a module where
+// git does not look would have every later guard load it, and the step
+// commit none of it), and returns what the iteration would commit now.
+// nested are the repositories inside the work tree before the run
+// (nestedAmong). A line on stderr says what went; the guard's own verdict
+// stands.
+func settle(env *cli.Env, it stepctx.Iteration, nested []git.Nested, since time.Time, kept []evidence.Dir) (evidence.State, error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return exit.Wrap(exit.RunnerError, err)
+		return nil, exit.Wrap(exit.RunnerError, err)
 	}
-	m, err := evidence.SweepMade(repo, since, kept)
+	changed, ignored, err := repo.ChangesSince(it.Base)
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "list the work tree's changes after the guard: %v", err)
+	}
+	if slices.ContainsFunc(changed, func(p string) bool { return strings.HasSuffix(p, "/") }) {
+		dirs, err := repo.Dirs()
+		if err != nil {
+			return nil, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
+		}
+		keep := filepath.Join(dirs.Git, "treeloop", "embedded", it.Begin.RunID, layout.IterName(it.Begin.Iteration))
+		moved, err := repo.UnembedMade(keep, nested, since)
+		for _, e := range moved {
+			env.Warnf("%s/ is a git repository the guard's run made inside the work tree: its .git is kept in %s, and its files are the work tree's", e.Path, e.Kept)
+		}
+		if err != nil {
+			return nil, exit.Errorf(exit.RunnerError, "git repositories the guard's run made: %v", err)
+		}
+		if changed, ignored, err = repo.ChangesSince(it.Base); err != nil {
+			return nil, exit.Errorf(exit.RunnerError, "list the work tree's changes after the guard: %v", err)
+		}
+	}
+	m, err := evidence.SweepMadeAmong(repo, ignored, since, kept)
 	if len(m.Removed) > 0 {
 		env.Warnf("removed %s the guard's run made that git ignores (no later guard runs on it): %s", vocab.Plural(len(m.Removed), "path", "paths"), strings.Join(m.Removed, ", "))
 	}
 	if err != nil {
-		return exit.Errorf(exit.RunnerError, "remove what the guard's run made that git ignores: %v", err)
+		return nil, exit.Errorf(exit.RunnerError, "remove what the guard's run made that git ignores: %v", err)
 	}
-	return nil
+	if changed, err = moveRefused(env, it, changed, "the guard's run"); err != nil {
+		return nil, err
+	}
+	after, err := evidence.StateOf(env.Dir, changed)
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "read what the iteration commits after the guard: %v", err)
+	}
+	return after, nil
+}
+
+// moveRefused moves away, into the git directory under
+// treeloop/refused/<run>/<iteration> (layout.IterName), the files among
+// changed that git refuses to stage (git.Repo.Refused: `.GIT/x`, `git~1/x`
+// where core.protectNTFS is on, as it is by default): no commit can hold
+// them, so the guard must not run on them, and the step's staging would
+// stop on them. It says so on stderr (who: who made them) and returns
+// changed without them.
+func moveRefused(env *cli.Env, it stepctx.Iteration, changed []string, who string) ([]string, error) {
+	var maybe []string
+	for _, p := range changed {
+		if !git.MayRefuse(p) {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(env.Dir, filepath.FromSlash(p))); err == nil && !st.IsDir() {
+			maybe = append(maybe, p)
+		}
+	}
+	if len(maybe) == 0 {
+		return changed, nil
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return nil, exit.Wrap(exit.RunnerError, err)
+	}
+	refused, err := repo.Refused(maybe)
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "ask git which paths it stages: %v", err)
+	}
+	if len(refused) == 0 {
+		return changed, nil
+	}
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
+	}
+	keep := filepath.Join(dirs.Git, "treeloop", "refused", it.Begin.RunID, layout.IterName(it.Begin.Iteration))
+	if err := repo.MoveAway(refused, keep); err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "move away what git refuses to stage: %v", err)
+	}
+	env.Warnf("moved %s %s made that git refuses to stage (no commit can hold them) to %s: %s", vocab.Plural(len(refused), "path", "paths"), who, keep, firstFew(refused, 5))
+	return slices.DeleteFunc(changed, func(p string) bool { return slices.Contains(refused, p) }), nil
+}
+
+// submodules removes what was made since inside the work trees of the
+// base's submodules (evidence.Submodules), saying so on stderr (who: who
+// made it), and returns a reason for each submodule whose tracked files
+// differ from its commit.
+func submodules(env *cli.Env, paths []string, since time.Time, who string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	repo, err := git.Open(env.Dir)
+	if err != nil {
+		return nil, exit.Wrap(exit.RunnerError, err)
+	}
+	m, reasons, err := evidence.Submodules(repo, paths, since)
+	if len(m.Removed) > 0 {
+		env.Warnf("removed %s %s made inside submodules (the iteration commits a submodule's commit, not its files): %s", vocab.Plural(len(m.Removed), "path", "paths"), who, firstFew(m.Removed, 5))
+	}
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "%v", err)
+	}
+	return reasons, nil
+}
+
+// nestedAmong is the repositories a listing of the changed paths names
+// whole ("dir/"), with their .git's inode as it is now (git.Nested): taken
+// before the guard, for UnembedMade to leave where they are.
+func nestedAmong(root string, before []string) []git.Nested {
+	nested := []git.Nested{}
+	for _, p := range before {
+		rel, ok := strings.CutSuffix(p, "/")
+		if !ok {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel), ".git")); err == nil {
+			if ino, ok := fsutil.Inode(st); ok {
+				nested = append(nested, git.Nested{Path: rel, Ino: ino})
+			}
+		}
+	}
+	return nested
+}
+
+// firstFew is the first n of ps, joined, with how many more.
+func firstFew(ps []string, n int) string {
+	if len(ps) <= n {
+		return strings.Join(ps, ", ")
+	}
+	return strings.Join(ps[:n], ", ") + fmt.Sprintf(" and %d more", len(ps)-n)
 }
 
 // keptBefore is what sweep leaves whole (evidence.KeptAmong), from the
@@ -200,7 +409,7 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 		return j, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
 	}
 	files := it.AtBase // the caches' digest and the tree, at the base
-	if len(files) != 2 {
+	if len(files) != 3 {
 		return j, exit.Errorf(exit.RunnerError, "read %s at %s: not read with %s", layout.Tree, it.Base, layout.Config)
 	}
 	witness := cfg.Guard.EvidenceOn() && it.Begin.Mode == tree.NextExecute
@@ -213,16 +422,27 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 		}
 		return j, exit.Errorf(exit.RunnerError, "read %s at %s to judge the node's witness: %s", layout.Tree, it.Base, why)
 	}
-	switch {
-	case witness:
-		if j.Changed, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
-			return j, exit.Errorf(exit.RunnerError, "list the work tree's changes: %v", err)
+	if files[2].OK {
+		if j.Submodules, err = repo.Submodules(it.Base); err != nil {
+			return j, exit.Errorf(exit.RunnerError, "read the submodules of %s: %v", it.Base, err)
 		}
-	case cfg.Guard.Caches == config.CachesPrivate:
-		// The build outputs to remove need the ignored paths alone: no
-		// lstat of every tracked file.
-		if j.Ignored, err = repo.Ignored(); err != nil {
-			return j, exit.Errorf(exit.RunnerError, "list the work tree's ignored files: %v", err)
+	}
+	// What the iteration commits as the guard begins (guard-run compares
+	// it after), the witness's changed paths, and the ignored paths whose
+	// build outputs are removed and whose dependency directories the sweep
+	// leaves whole, in one listing.
+	if j.Changed, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
+		return j, exit.Errorf(exit.RunnerError, "list the work tree's changes: %v", err)
+	}
+	// A changed path that is a directory is a gitlink whose work tree
+	// differs (one without .gitmodules too); "dir/" is a repository git
+	// does not look into, not the base's.
+	for _, p := range j.Changed {
+		if strings.HasSuffix(p, "/") || slices.Contains(j.Submodules, p) {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(env.Dir, filepath.FromSlash(p))); err == nil && st.IsDir() {
+			j.Submodules = append(j.Submodules, p)
 		}
 	}
 	if cfg.Guard.Caches == config.CachesPrivate {

@@ -64,19 +64,19 @@ func TestJudging(t *testing.T) {
 		if results {
 			cfg.Guard.Results = config.ResultsAuto
 		}
-		return cfgIteration{cfg: cfg, mode: mode, files: []git.File{digest, {Path: layout.Tree, Data: judgingTree(evidence), OK: true}}}
+		return cfgIteration{cfg: cfg, mode: mode, files: []git.File{digest, {Path: layout.Tree, Data: judgingTree(evidence), OK: true}, {Path: ".gitmodules"}}}
 	}
 	for _, c := range []struct {
 		name    string
 		it      cfgIteration
 		based   bool
 		witness string // the witness's level, "" for none
-		changed bool   // the changes since the base listed
+		changed bool   // the changes since the base listed (with a base: what the guard's run is compared by)
 	}{
 		{"an execute leaf", iteration(tree.NextExecute, "", true), true, tree.EvidenceWitness, true},
 		{"an execute leaf at level suite", iteration(tree.NextExecute, tree.EvidenceSuite, true), true, tree.EvidenceSuite, true},
-		{"a decomposition", iteration(tree.NextDecompose, "", true), true, "", false},
-		{"results off", iteration(tree.NextExecute, "", false), true, "", false},
+		{"a decomposition", iteration(tree.NextDecompose, "", true), true, "", true},
+		{"results off", iteration(tree.NextExecute, "", false), true, "", true},
 		{"no base", iteration(tree.NextExecute, "", true), false, "", false},
 	} {
 		j, err := judging(env, c.it.iteration(dir, base), c.based)

@@ -363,7 +363,7 @@ func stage(env *cli.Env, repo *git.Repo, statePath, head string, m *iterdir.Meta
 	// and stage nothing.
 	var patch []byte
 	var staged git.Staged
-	err := repo.AddAll()
+	err := addAll(env, repo, m)
 	if err == nil {
 		patch, staged, err = stagedDiff(env, repo, head, m)
 	}
@@ -375,6 +375,23 @@ func stage(env *cli.Env, repo *git.Repo, statePath, head string, m *iterdir.Meta
 	}
 	m.StagedTree, m.StagedIndex = staged.Tree, staged.Index
 	return patch, nil
+}
+
+// addAll stages the work tree (git add -A); a file git refuses to stage
+// (`.GIT/x`, `git~1/x`: git.Repo.Refused) is moved into the git directory
+// under treeloop/refused/<run>/<iteration> first, saying so, so that
+// no session stops the step at its staging.
+func addAll(env *cli.Env, repo *git.Repo, m *iterdir.Meta) error {
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return err
+	}
+	keep := filepath.Join(dirs.Git, "treeloop", "refused", m.RunID, layout.IterName(m.Iteration))
+	moved, err := repo.AddAllMoving(keep)
+	if len(moved) > 0 {
+		env.Warnf("moved %s git refuses to stage (no commit can hold them) to %s: %q", vocab.Plural(len(moved), "path", "paths"), keep, moved)
+	}
+	return err
 }
 
 // stagedDiff is the iteration's diff from the index just staged and that
