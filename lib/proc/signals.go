@@ -18,12 +18,20 @@ import (
 // once: their Interrupt (lib/cli) takes the held signals.
 const DeferSignalsEnv = "RUNNER_DEFER_SIGNALS"
 
+// PendingSignalEnv names, for a command the porcelain starts, a signal
+// that reached the porcelain's subshell between its fork and its exec of
+// the command ("INT" or "TERM"): bash ran its trap there, where the signal
+// reaches no child, so the subshell hands it on in the environment
+// (treeloop-sh-setup's pending) and DeferSignals takes it as held.
+const PendingSignalEnv = "RUNNER_SIGNAL_PENDING"
+
 // held receives SIGINT and SIGTERM from DeferSignals on; nil until then.
 var held chan os.Signal
 
 // DeferSignals makes this process hold SIGINT and SIGTERM rather than die of
 // them, from now until it exits, and puts the helper processes it starts
-// (ShelterChild) out of their reach. Call it first, before any other
+// (ShelterChild) out of their reach; a signal PendingSignalEnv names is held
+// as though it had come now. Call it first, before any other
 // goroutine starts; lib/cli.Run does when DeferSignalsEnv is "1".
 func DeferSignals() {
 	if held != nil {
@@ -31,6 +39,14 @@ func DeferSignals() {
 	}
 	held = make(chan os.Signal, 4)
 	signal.Notify(held, syscall.SIGINT, syscall.SIGTERM)
+	switch os.Getenv(PendingSignalEnv) {
+	case "INT":
+		held <- syscall.SIGINT
+	case "TERM":
+		held <- syscall.SIGTERM
+	}
+	// Not handed on to the sessions this process starts.
+	os.Unsetenv(PendingSignalEnv)
 }
 
 // Held is the channel of the signals held since DeferSignals, or nil when

@@ -252,3 +252,30 @@ func TestDeferSignals(t *testing.T) {
 		t.Errorf("sheltered helper without attributes: %+v", a)
 	}
 }
+
+// TestDeferSignalsPending: a signal the porcelain's subshell handed on in
+// PendingSignalEnv is held as though it had just come, and the variable
+// is not handed on to what this process starts. (Not in parallel, as
+// TestDeferSignals.)
+func TestDeferSignalsPending(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want os.Signal
+	}{{"INT", syscall.SIGINT}, {"TERM", syscall.SIGTERM}, {"", nil}, {"HUP", nil}} {
+		t.Setenv(PendingSignalEnv, c.env)
+		DeferSignals()
+		var got os.Signal
+		select {
+		case got = <-Held():
+		default:
+		}
+		signal.Stop(held)
+		held = nil
+		if got != c.want {
+			t.Errorf("%s=%q: held %v, want %v", PendingSignalEnv, c.env, got, c.want)
+		}
+		if v, ok := os.LookupEnv(PendingSignalEnv); ok {
+			t.Errorf("%s=%q: still set (%q)", PendingSignalEnv, c.env, v)
+		}
+	}
+}
