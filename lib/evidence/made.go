@@ -193,14 +193,17 @@ func SweepMadeAmong(repo *git.Repo, ignored []string, since time.Time, kept []Di
 
 // Submodules sweeps the work trees of repo's submodules at paths (those
 // the base's .gitmodules names, git.Repo.Submodules): what differs there
-// from the submodule's commit is in no commit of the run, which records
-// that commit alone. What was made since among the paths git would not
+// from the commit base records for the submodule is in no commit of the
+// run, which records that commit alone. A submodule moved to another
+// commit (a commit made inside it, or a repository of the session's put
+// in its place) is put back to base's (git.Repo.PutBackCommit, a
+// replaced .git moved under keep), with a reason. What was made since among the paths git would not
 // commit there (untracked or ignored; RemoveMadeSince, its dependency
 // directories born before left whole) is removed, and tracked files
 // changed are put back as the submodule's HEAD has them (git.Repo.PutBack),
 // one reason for each submodule, for the caller to refuse the run that
 // saw them. Errors: git's, or RemoveMadeSince's.
-func Submodules(repo *git.Repo, paths []string, since time.Time) (m Made, reasons []string, err error) {
+func Submodules(repo *git.Repo, base string, paths []string, since time.Time, keep string) (m Made, reasons []string, err error) {
 	for _, p := range paths {
 		s, ok, err := repo.SubmoduleAt(p)
 		if err != nil {
@@ -208,6 +211,19 @@ func Submodules(repo *git.Repo, paths []string, since time.Time) (m Made, reason
 		}
 		if !ok {
 			continue
+		}
+		recorded, err := repo.Gitlink(base, p)
+		if err != nil {
+			return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
+		}
+		if recorded != "" && s.Head != recorded {
+			reasons = append(reasons, fmt.Sprintf("submodule %s was moved from its commit %.12s to %.12s: a commit made inside a submodule is in no repository a fresh clone fetches; put back (move a submodule outside the run)", p, recorded, s.Head))
+			if err := repo.PutBackCommit(p, recorded, keep); err != nil {
+				return m, reasons, fmt.Errorf("submodule %s: put back its commit %s: %w", p, recorded, err)
+			}
+			if s, _, err = repo.SubmoduleAt(p); err != nil {
+				return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
+			}
 		}
 		root := filepath.Join(repo.Root(), filepath.FromSlash(p))
 		deps := DependencyDirs(root, s.Others)
@@ -222,7 +238,7 @@ func Submodules(repo *git.Repo, paths []string, since time.Time) (m Made, reason
 			return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
 		}
 		if len(s.Modified) > 0 {
-			reasons = append(reasons, fmt.Sprintf("the work tree of submodule %s differed from its commit (%s), which is all the iteration commits of it: put back; commit such a change inside the submodule", p, strings.Join(s.Modified, ", ")))
+			reasons = append(reasons, fmt.Sprintf("the work tree of submodule %s differed from its commit (%s), which is all the iteration commits of it: put back (a submodule's files change with a commit of its own, outside the run)", p, strings.Join(s.Modified, ", ")))
 			if err := repo.PutBack(p); err != nil {
 				return m, reasons, fmt.Errorf("submodule %s: put back its files: %w", p, err)
 			}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // State is what the work tree holds at the paths that differ from the
@@ -40,8 +42,8 @@ func StateOf(root string, paths []string) (State, error) {
 // digest is StateOf's digest of the file at p.
 func digest(p string) (string, error) {
 	st, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "-", nil
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return "-", nil // gone, or a directory above it made a file
 	}
 	if err != nil {
 		return "", err
@@ -88,4 +90,28 @@ func Differ(a, b State) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Touch sets the modification time of each of paths (slash paths under
+// root; a regular file: a link or a directory is left alone) modified
+// before olderThan (the zero time: every one) to now, before a guard's
+// run: a build tool that trusts modification times (cargo's fingerprints,
+// make) would take a file whose time a session set back for the one its
+// caches were built from, and reuse that build. A file the session wrote
+// has a newer time and keeps it (touched, a source would have bytecode
+// that records its time made again on every run). A path gone is skipped.
+// Errors: a file whose time cannot be set.
+func Touch(root string, paths []string, olderThan time.Time) error {
+	now := time.Now()
+	for _, p := range paths {
+		f := filepath.Join(root, filepath.FromSlash(p))
+		st, err := os.Lstat(f)
+		if err != nil || !st.Mode().IsRegular() || !olderThan.IsZero() && !st.ModTime().Before(olderThan) {
+			continue
+		}
+		if err := os.Chtimes(f, now, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }

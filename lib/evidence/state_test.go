@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/internal/gittest"
@@ -104,7 +105,8 @@ func TestSubmodules(t *testing.T) {
 	}
 	madeFixture(t, root, "lib/old/kept.py")
 	since := afterBirthOf(t, filepath.Join(root, "lib/old/kept.py"))
-	m, reasons, err := Submodules(repo, paths, since)
+	keep := filepath.Join(t.TempDir(), "keep")
+	m, reasons, err := Submodules(repo, "HEAD", paths, since, keep)
 	if err != nil || len(m.Removed) != 0 || len(reasons) != 0 {
 		t.Fatalf("a clean submodule: %+v, %v, %v", m, reasons, err)
 	}
@@ -112,7 +114,7 @@ func TestSubmodules(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "lib/mod.py"), []byte("patched"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, reasons, err = Submodules(repo, paths, since)
+	m, reasons, err = Submodules(repo, "HEAD", paths, since, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +130,83 @@ func TestSubmodules(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "lib/old/kept.py")); err != nil {
 		t.Errorf("what stood before went: %v", err)
+	}
+	// A commit made inside the submodule: put back to the recorded one.
+	recorded := strings.TrimSpace(gittest.Run(t, root, "rev-parse", "HEAD:lib"))
+	if err := os.WriteFile(filepath.Join(root, "lib/mod.py"), []byte("moved"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, filepath.Join(root, "lib"), "commit", "-qam", "moved")
+	if _, reasons, err = Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "submodule lib was moved from its commit "+recorded[:12]) {
+		t.Errorf("moved: %q, %v", reasons, err)
+	}
+	if head := strings.TrimSpace(gittest.Run(t, filepath.Join(root, "lib"), "rev-parse", "HEAD")); head != recorded {
+		t.Errorf("lib's HEAD %s, want %s", head, recorded)
+	}
+	// A repository of the session's own in its place: moved away, and the
+	// submodule checked out again from the superproject's git directory.
+	if err := os.RemoveAll(filepath.Join(root, "lib/.git")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, filepath.Join(root, "lib"), "init", "-q")
+	gittest.Run(t, filepath.Join(root, "lib"), "add", "-A")
+	gittest.Run(t, filepath.Join(root, "lib"), "commit", "-qm", "fake")
+	if _, reasons, err = Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "was moved") {
+		t.Errorf("replaced: %q, %v", reasons, err)
+	}
+	if head := strings.TrimSpace(gittest.Run(t, filepath.Join(root, "lib"), "rev-parse", "HEAD")); head != recorded {
+		t.Errorf("lib's HEAD %s after a replaced repository, want %s", head, recorded)
+	}
+	if _, err := os.Stat(filepath.Join(keep, "lib", ".git")); err != nil {
+		t.Errorf("the session's repository was not kept: %v", err)
+	}
+}
+
+// TestTouch: a file modified before the threshold is stamped as new, one
+// modified after it keeps its time, and with the zero threshold every
+// file is stamped; a link, a directory and a path gone are left alone.
+func TestTouch(t *testing.T) {
+	root := t.TempDir()
+	madeFixture(t, root, "old.rs", "new.rs", "any.rs", "dir/")
+	if err := os.Symlink("old.rs", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-24 * time.Hour)
+	for _, p := range []string{"old.rs", "any.rs", "dir"} {
+		if err := os.Chtimes(filepath.Join(root, p), long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	threshold := time.Now().Add(-time.Hour)
+	newTime := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(filepath.Join(root, "new.rs"), newTime, newTime); err != nil {
+		t.Fatal(err)
+	}
+	mtime := func(p string) time.Time {
+		t.Helper()
+		st, err := os.Lstat(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.ModTime()
+	}
+	linkTime := mtime("link")
+	if err := Touch(root, []string{"old.rs", "new.rs", "dir", "link", "gone.rs"}, threshold); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime("old.rs").After(threshold) {
+		t.Errorf("old.rs not stamped: %v", mtime("old.rs"))
+	}
+	if !mtime("new.rs").Equal(newTime) {
+		t.Errorf("new.rs stamped: %v, want %v", mtime("new.rs"), newTime)
+	}
+	if !mtime("dir").Equal(long) || !mtime("link").Equal(linkTime) {
+		t.Errorf("a directory or a link stamped: %v, %v", mtime("dir"), mtime("link"))
+	}
+	if err := Touch(root, []string{"any.rs"}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime("any.rs").After(threshold) {
+		t.Errorf("any.rs not stamped with the zero threshold: %v", mtime("any.rs"))
 	}
 }

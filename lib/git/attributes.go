@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -19,22 +21,59 @@ import (
 // ignores whole governs nothing git stages, and stays. Errors: git's, or a file
 // that cannot be removed.
 func (r *Repo) RestoreAttributes(rev string) ([]string, error) {
-	out, err := r.Run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames", "--", ":(glob)**/.gitattributes")
+	tracked, err := r.Run("diff-index", "-z", "--name-only", "--no-renames", rev, "--", attributesGlob)
 	if err != nil {
 		return nil, err
 	}
-	var paths, back, gone []string
-	for _, e := range strings.Split(string(out), "\x00") {
-		if len(e) < 4 {
-			continue
+	others, err := r.Run("ls-files", "-z", "--others", "--exclude-standard", "--", attributesGlob)
+	if err != nil {
+		return nil, err
+	}
+	ignored, err := r.Run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", attributesGlob)
+	if err != nil {
+		return nil, err
+	}
+	return r.restoreAttributes(rev, splitZ(tracked), append(splitZ(others), splitZ(ignored)...))
+}
+
+// RestoreAttributesAmong is RestoreAttributes for an index that holds
+// rev's entries (as a session leaves it: session.Run resets an index the
+// session wrote), from listings of the work tree already taken: the
+// untracked paths (UnembedMade's) and the ignored ones (Ignored's). Only
+// the tracked .gitattributes files are read again (`git diff-files`, which
+// looks at no other file). Errors: as RestoreAttributes'.
+func (r *Repo) RestoreAttributesAmong(rev string, untracked, ignored []string) ([]string, error) {
+	tracked, err := r.Run("diff-files", "-z", "--name-only", "--", attributesGlob)
+	if err != nil {
+		return nil, err
+	}
+	var others []string
+	for _, p := range append(slices.Clone(untracked), ignored...) {
+		if path.Base(p) == ".gitattributes" && !strings.HasSuffix(p, "/") {
+			others = append(others, p)
 		}
-		p := e[3:]
+	}
+	return r.restoreAttributes(rev, splitZ(tracked), others)
+}
+
+// attributesGlob is the pathspec of every .gitattributes file.
+const attributesGlob = ":(glob)**/.gitattributes"
+
+// restoreAttributes puts back the tracked .gitattributes files that
+// differ from rev and removes the others (untracked or ignored), a
+// directory whole ("dir/") left alone.
+func (r *Repo) restoreAttributes(rev string, tracked, others []string) ([]string, error) {
+	paths := slices.Concat(tracked, others)
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	var files, back, gone []string
+	for _, p := range paths {
 		if strings.HasSuffix(p, "/") {
 			// An ignored directory: git stages nothing under it, whatever
 			// attributes lie there.
 			continue
 		}
-		paths = append(paths, p)
+		files = append(files, p)
 		if _, err := r.Run("cat-file", "-e", rev+":"+p); err == nil {
 			back = append(back, p)
 		} else {
@@ -56,5 +95,5 @@ func (r *Repo) RestoreAttributes(rev string) ([]string, error) {
 			return nil, err
 		}
 	}
-	return paths, nil
+	return files, nil
 }

@@ -106,6 +106,14 @@ func (r *Repo) unembed(rel, keep string) (Embedded, error) {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return Embedded{}, fmt.Errorf("embedded git repository %s: %w", rel, err)
 	}
+	// One moved there already (the guard's first run made the same
+	// repository its second run makes again): each keeps its own.
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		to = filepath.Join(keep, filepath.FromSlash(rel), fmt.Sprintf(".git.%d", n))
+	}
 	if err := os.Rename(from, to); err != nil {
 		return Embedded{}, fmt.Errorf("embedded git repository %s: move its .git: %w", rel, err)
 	}
@@ -180,14 +188,22 @@ type Nested struct {
 // NestedRepos lists the untracked git repositories inside the work tree,
 // as they stand (UnembedMade's snapshot before a session). Errors: git's.
 func (r *Repo) NestedRepos() ([]Nested, error) {
+	repos, _, err := r.nestedRepos()
+	return repos, err
+}
+
+// nestedRepos is NestedRepos with the listing it read: every untracked
+// path, a repository as "dir/".
+func (r *Repo) nestedRepos() ([]Nested, []string, error) {
 	// Without --directory: a repository inside an untracked directory is
 	// listed, not the directory whole.
 	out, err := r.Run("ls-files", "-z", "--others", "--exclude-standard")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	untracked := splitZ(out)
 	repos := []Nested{} // none is a list too (UnembedMade)
-	for _, p := range splitZ(out) {
+	for _, p := range untracked {
 		rel, ok := strings.CutSuffix(p, "/")
 		if !ok || rel == "" {
 			continue
@@ -200,7 +216,7 @@ func (r *Repo) NestedRepos() ([]Nested, error) {
 			repos = append(repos, Nested{rel, ino})
 		}
 	}
-	return repos, nil
+	return repos, untracked, nil
 }
 
 // UnembedMade moves away, to keep/<path>/.git, the .git of every git
@@ -220,11 +236,20 @@ func (r *Repo) NestedRepos() ([]Nested, error) {
 // Rounds repeat for a repository inside a moved one (MaxUnembedRounds).
 // Errors: git's, or a .git that cannot be moved.
 func (r *Repo) UnembedMade(keep string, before []Nested, since time.Time) ([]Embedded, error) {
+	moved, _, err := r.UnembedMadeListing(keep, before, since)
+	return moved, err
+}
+
+// UnembedMadeListing is UnembedMade that also returns the untracked paths
+// as git lists them once no repository is left to move (`git ls-files
+// --others --exclude-standard`: each file, a repository kept as "dir/"),
+// for the checks after a session to read.
+func (r *Repo) UnembedMadeListing(keep string, before []Nested, since time.Time) ([]Embedded, []string, error) {
 	var moved []Embedded
 	for round := 0; round < MaxUnembedRounds; round++ {
-		now, err := r.NestedRepos()
+		now, untracked, err := r.nestedRepos()
 		if err != nil {
-			return moved, err
+			return moved, nil, err
 		}
 		n := len(moved)
 		for _, e := range now {
@@ -236,15 +261,15 @@ func (r *Repo) UnembedMade(keep string, before []Nested, since time.Time) ([]Emb
 			}
 			m, err := r.unembed(e.Path, keep)
 			if err != nil {
-				return moved, err
+				return moved, nil, err
 			}
 			moved = append(moved, m)
 		}
 		if len(moved) == n {
-			return moved, nil
+			return moved, untracked, nil
 		}
 	}
-	return moved, fmt.Errorf("git repositories inside the work tree still there after %d rounds", MaxUnembedRounds)
+	return moved, nil, fmt.Errorf("git repositories inside the work tree still there after %d rounds", MaxUnembedRounds)
 }
 
 // madeSince reports whether p exists and was born or changed at since or

@@ -37,6 +37,7 @@ func (r *Repo) Submodules(rev string) ([]string, error) {
 // submodule.
 type Submodule struct {
 	Path     string // the submodule's path in the work tree
+	Head     string // its HEAD commit ("" when it has none)
 	Modified []string
 	Others   []string
 }
@@ -53,6 +54,9 @@ func (r *Repo) SubmoduleAt(path string) (s Submodule, ok bool, err error) {
 		return s, false, nil
 	}
 	s.Path = path
+	if head, err := run(dir, nil, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
+		s.Head = strings.TrimSpace(string(head))
+	}
 	out, err := run(dir, nil, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=none", "--no-renames")
 	if err != nil {
 		return s, false, err
@@ -75,5 +79,40 @@ func (r *Repo) SubmoduleAt(path string) (s Submodule, ok bool, err error) {
 // change there is a session's. Untracked files stay. Errors: git's.
 func (r *Repo) PutBack(path string) error {
 	_, err := run(filepath.Join(r.root, filepath.FromSlash(path)), nil, "reset", "-q", "--hard")
+	return err
+}
+
+// Gitlink is the commit rev records at path (a submodule), "" when rev
+// records none there. Errors: git's.
+func (r *Repo) Gitlink(rev, path string) (string, error) {
+	out, err := r.Run("ls-tree", "-z", rev, "--", path)
+	if err != nil {
+		return "", err
+	}
+	// "160000 commit <id>\t<path>"
+	head, p, ok := strings.Cut(strings.TrimSuffix(string(out), "\x00"), "\t")
+	f := strings.Fields(head)
+	if !ok || p != path || len(f) != 3 || f[1] != "commit" {
+		return "", nil
+	}
+	return f[2], nil
+}
+
+// PutBackCommit checks out commit, detached, in the submodule at path,
+// its tracked files with it (`git checkout --force --detach`). A
+// submodule whose repository lacks commit (a session put a repository of
+// its own there) has its .git moved under keep and is checked out again
+// from the superproject's git directory (`git submodule update --init
+// --force`, which needs .gitmodules to name it). Errors: git's, when
+// neither works.
+func (r *Repo) PutBackCommit(path, commit, keep string) error {
+	dir := filepath.Join(r.root, filepath.FromSlash(path))
+	if _, err := run(dir, nil, "checkout", "-q", "--force", "--detach", commit); err == nil {
+		return nil
+	}
+	if _, err := r.unembed(path, keep); err != nil {
+		return err
+	}
+	_, err := r.Run("-c", "protocol.allow=never", "submodule", "update", "-q", "--init", "--force", "--checkout", "--", path)
 	return err
 }

@@ -103,18 +103,25 @@ func (o *Options) run(env *cli.Env) error {
 			if err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "check the artifacts: %v", err)
 			}
-			// git's attributes at any depth (the seal's checks cover
-			// those that govern a protected path).
-			back, err := x.repo.RestoreAttributes(cmp.Or(x.it.Base, "HEAD"))
+			// After the seal's checks put back the ignore files a
+			// session may not change: a repository the session made
+			// inside the work tree moved away first (its files,
+			// .gitattributes among them, are then the work tree's), then
+			// git's attributes at any depth put back (the seal's checks
+			// cover those that govern a protected path), then what the
+			// session made that git ignores removed.
+			untracked, ignored, err := x.listMade()
+			if err != nil {
+				return nil, exit.Errorf(exit.RunnerError, "%v", err)
+			}
+			back, err := x.restoreAttributes(untracked, ignored)
 			if err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
 			}
 			for _, p := range back {
 				over = append(over, fmt.Sprintf("the agent changed %s: git's attributes decide what the commit holds of the files the guard runs on (working-tree-encoding, filter, eol); the runner put it back", p))
 			}
-			// After the seal's checks put back the ignore files a
-			// session may not change.
-			if err := x.dropMade(); err != nil {
+			if err := x.dropMade(ignored); err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "%v", err)
 			}
 			return over, nil
@@ -362,19 +369,44 @@ func (x *execution) runSessions(in *cli.Interrupt) {
 	x.in = interruption{code: in.Code(), cause: in.Cause(), at: in.At()}
 }
 
+// listMade moves away the .git of each repository the session made
+// inside the work tree (unembedMade) and lists, after that, the untracked
+// and the ignored paths (git.Repo.Ignored), for the checks that follow;
+// both nil when the session never began.
+func (x *execution) listMade() (untracked, ignored []string, err error) {
+	if x.start.IsZero() {
+		return nil, nil, nil
+	}
+	if untracked, err = unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.nested, x.start, x.logNote); err != nil {
+		return nil, nil, err
+	}
+	if ignored, err = x.repo.Ignored(); err != nil {
+		return nil, nil, fmt.Errorf("list the work tree's ignored files: %v", err)
+	}
+	return untracked, ignored, nil
+}
+
+// restoreAttributes puts back git's attributes files at any depth
+// (git.Repo.RestoreAttributesAmong, from listMade's listings; read
+// afresh, git.Repo.RestoreAttributes, when the session never began).
+func (x *execution) restoreAttributes(untracked, ignored []string) ([]string, error) {
+	base := cmp.Or(x.it.Base, "HEAD")
+	if x.start.IsZero() {
+		return x.repo.RestoreAttributes(base)
+	}
+	return x.repo.RestoreAttributesAmong(base, untracked, ignored)
+}
+
 // dropMade removes what the session made that git ignores
-// (evidence.SweepMade), once the session's checks have put back the ignore
-// files it may not change, saying so on stderr (a line, the first few
-// paths) and at the end of executor.log (every path): the guard runs on
-// what the iteration commits. Nothing when the session never began.
-func (x *execution) dropMade() error {
+// (evidence.SweepMadeAmong, from listMade's listing), saying so on stderr
+// (a line, the first few paths) and at the end of executor.log (every
+// path): the guard runs on what the iteration commits. Nothing when the
+// session never began.
+func (x *execution) dropMade(ignored []string) error {
 	if x.start.IsZero() {
 		return nil
 	}
-	if err := unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.nested, x.start, x.logNote); err != nil {
-		return err
-	}
-	m, err := evidence.SweepMade(x.repo, x.start, x.kept)
+	m, err := evidence.SweepMadeAmong(x.repo, ignored, x.start, x.kept)
 	if len(m.Removed) > 0 {
 		x.env.Warnf("removed %s the agent's session made that git ignores (the guard runs on what the iteration commits): %s", vocab.Plural(len(m.Removed), "path", "paths"), firstFew(m.Removed, 5))
 		x.logNote("removed what the agent's session made that git ignores, before the guard: " + strings.Join(m.Removed, " "))
@@ -411,22 +443,22 @@ func (x *execution) logNote(note string) {
 // them, before the sweep and the guard: git looks into no repository but
 // its own, so the files of one whose .gitignore ignores everything in it
 // were in no listing. Each is said on stderr and through note.
-func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, before []git.Nested, since time.Time, note func(string)) error {
+func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, before []git.Nested, since time.Time, note func(string)) ([]string, error) {
 	dirs, err := repo.Dirs()
 	if err != nil {
-		return fmt.Errorf("find the git directory: %v", err)
+		return nil, fmt.Errorf("find the git directory: %v", err)
 	}
 	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
-	moved, err := repo.UnembedMade(keep, before, since)
+	moved, untracked, err := repo.UnembedMadeListing(keep, before, since)
 	for _, e := range moved {
 		line := fmt.Sprintf("%s/ is a git repository the session made inside the work tree: its .git is kept in %s, and its files are the work tree's", e.Path, e.Kept)
 		env.Warnf("%s", line)
 		note(line)
 	}
 	if err != nil {
-		return fmt.Errorf("git repositories the session made: %v", err)
+		return nil, fmt.Errorf("git repositories the session made: %v", err)
 	}
-	return nil
+	return untracked, nil
 }
 
 // firstFew is the first n of ps, joined, with how many more.
@@ -719,16 +751,18 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	// ignores (since the iteration began): the next session's guard must
 	// not run on it (a session that killed its agent-exec would otherwise
 	// leave its hidden module to every later guard).
+	// A repository made inside the work tree first: its files,
+	// .gitattributes among them, are then the work tree's.
+	since := begin.StartedAt.Add(-10 * time.Millisecond)
+	if _, err := unembedMade(env, repo, begin.RunID, begin.Iteration, nil, since, func(line string) { reasons = append(reasons, line) }); err != nil {
+		return exit.Errorf(exit.RunnerError, "restore: %v", err)
+	}
 	back, err := repo.RestoreAttributes(cmp.Or(it.Base, "HEAD"))
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: check git's attributes files: %v", err)
 	}
 	for _, p := range back {
 		reasons = append(reasons, fmt.Sprintf("the unfinished session changed %s; the runner put it back", p))
-	}
-	since := begin.StartedAt.Add(-10 * time.Millisecond)
-	if err := unembedMade(env, repo, begin.RunID, begin.Iteration, nil, since, func(line string) { reasons = append(reasons, line) }); err != nil {
-		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
 	m, err := evidence.SweepMade(repo, since, nil)
 	if err != nil {

@@ -13,6 +13,7 @@
 package guardrun
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -77,14 +78,14 @@ func (o *Options) Run(env *cli.Env) error {
 // as guard.first.log, and the second run must change nothing.
 func (o *Options) run(env *cli.Env) error {
 	based := o.Base.Base != ""
-	s, err := o.once(env, based, "")
+	s, err := o.once(env, based, "", nil)
 	if s == nil {
 		return err
 	}
 	if moved := evidence.Differ(s.before, s.after); based && s.rec.Outcome == Pass && len(moved) > 0 {
 		note := fmt.Sprintf("the guard's run changed %s, which the iteration commits: the guard runs again on what it left, and its pass stands only if that run changes nothing (the first run's log: %s)", firstFew(moved, 5), iterdir.GuardFirstLog)
 		env.Warnf("%s", note)
-		guard.Note(env, filepath.Join(s.it.Dir, iterdir.GuardLog), "[treeloop] "+note)
+		guard.Note(env, filepath.Join(s.it.Dir, iterdir.GuardLog), note)
 		if err := os.Rename(filepath.Join(s.it.Dir, iterdir.GuardLog), filepath.Join(s.it.Dir, iterdir.GuardFirstLog)); err != nil {
 			return exit.Errorf(exit.RunnerError, "keep the guard's first log: %v", err)
 		}
@@ -96,14 +97,30 @@ func (o *Options) run(env *cli.Env) error {
 				return exit.Errorf(exit.RunnerError, "the guard's caches: %v", err)
 			}
 		}
-		if s, err = o.once(env, based, digest); s == nil {
+		first := s
+		if s, err = o.once(env, based, digest, moved); s == nil {
 			return err
 		}
+		// One record of the guard's two runs: from the first's start, for
+		// both their times, saying so.
+		s.rec.StartedAt = cmp.Or(first.rec.StartedAt, s.rec.StartedAt)
+		s.rec.DurationMS += first.rec.DurationMS
+		again := fmt.Sprintf("the guard ran twice: its first run (%s) changed %s, which the iteration commits; this is its second", iterdir.GuardFirstLog, firstFew(moved, 5))
+		s.rec.Notes = append(s.rec.Notes, again)
+		guard.Note(env, filepath.Join(s.it.Dir, iterdir.GuardLog), again)
 		if again := evidence.Differ(s.before, s.after); s.rec.Outcome == Pass && len(again) > 0 {
-			why := fmt.Sprintf("the guard's run changed %s again, on its second run: a pass must be of the files the iteration commits (if the guard writes these on every run, have git ignore them)", firstFew(again, 5))
+			why := fmt.Sprintf("the guard's run changed %s again, on its second run: a pass must be of the files the iteration commits (if the guard writes these on every run, have git ignore them; a tracked one the operator untracks, git rm --cached, outside the run)", firstFew(again, 5))
 			if err := failFor(&s.rec, &s.code, []string{why}, cancel.Verdict{}, s.it.Dir); err != nil {
 				return err
 			}
+		}
+	}
+	// Caches built from files the run then changed are not the next
+	// run's: a tool that trusts modification times would reuse them.
+	if moved := evidence.Differ(s.before, s.after); based && len(moved) > 0 && s.j.Caches != nil {
+		env.Warnf("the guard's run changed %s, which the iteration commits: its private caches are emptied, for the next run to build from the files as they are", firstFew(moved, 5))
+		if err := s.j.Caches.Wipe(); err != nil {
+			return exit.Errorf(exit.RunnerError, "empty the guard's caches: %v", err)
 		}
 	}
 	rec, code, it := s.rec, s.code, s.it
@@ -136,9 +153,10 @@ type guardSession struct {
 // inside the work tree that git ignores is removed and a repository it
 // made is unembedded, then what the iteration would commit is read
 // again. digest, when set, is the private caches' digest to judge them by
-// in place of the one the base records. nil when the guard did not run
-// (the error says why).
-func (o *Options) once(env *cli.Env, based bool, digest string) (*guardSession, error) {
+// in place of the one the base records; touched are files whose
+// modification time is set to now before the run, as is that of a changed
+// file older than the iteration (evidence.Touch). nil when the guard did not run (the error says why).
+func (o *Options) once(env *cli.Env, based bool, digest string, touched []string) (*guardSession, error) {
 	var s guardSession
 	var synced func(iterdir.Guard, int) (iterdir.Guard, int)
 	var began time.Time
@@ -168,16 +186,24 @@ func (o *Options) once(env *cli.Env, based bool, digest string) (*guardSession, 
 		if based {
 			// What a session made or changed inside a submodule is in
 			// no commit: the guard does not run on it.
-			if subReasons, err = submodules(env, s.j.Submodules, it.Begin.StartedAt, "the iteration"); err != nil {
+			if subReasons, err = submodules(env, it, s.j.Submodules, it.Begin.StartedAt, "the iteration"); err != nil {
 				return err
 			}
 			if s.j.Changed, err = moveRefused(env, it, s.j.Changed, "the iteration"); err != nil {
 				return err
 			}
-			if s.before, err = evidence.StateOf(env.Dir, s.j.Changed); err != nil {
+			if s.before, err = evidence.StateOf(env.Dir, withoutAny(s.j.Changed, s.j.Submodules)); err != nil {
 				return exit.Errorf(exit.RunnerError, "read what the iteration commits: %v", err)
 			}
 			nested = nestedAmong(env.Dir, s.j.Changed)
+			// A changed file whose time is older than the iteration had
+			// it set back; what the first run changed, whatever its time.
+			if err := evidence.Touch(env.Dir, s.j.Changed, it.Begin.StartedAt); err != nil {
+				return exit.Errorf(exit.RunnerError, "set the changed files' modification time: %v", err)
+			}
+			if err := evidence.Touch(env.Dir, touched, time.Time{}); err != nil {
+				return exit.Errorf(exit.RunnerError, "set the changed files' modification time: %v", err)
+			}
 		}
 		// guard.log reaches the disk while the session is checked.
 		began = time.Now().Add(-10 * time.Millisecond) // birth times are stamped from a coarse clock
@@ -197,14 +223,21 @@ func (o *Options) once(env *cli.Env, based bool, digest string) (*guardSession, 
 	}
 	s.it = out.Iteration
 	if based {
-		if s.after, err = settle(env, s.it, nested, began, kept); err != nil {
+		var reasons []string
+		subs := slices.Clone(s.j.Submodules)
+		if s.after, reasons, err = settle(env, s.it, nested, &subs, began, kept); err != nil {
 			return nil, err
 		}
-		after, err := submodules(env, s.j.Submodules, began, "the guard's run")
+		// What the guard's own run changed in a submodule is put back
+		// for the next run, and said; the commit never held it.
+		after, err := submodules(env, s.it, subs, began, "the guard's run")
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range append(subReasons, after...) {
+		for _, r := range after {
+			env.Warnf("%s", r)
+		}
+		for _, r := range slices.Concat(reasons, subReasons) {
 			if !slices.Contains(out.Violations, r) {
 				out.Violations = append(out.Violations, r)
 			}
@@ -221,26 +254,29 @@ func (o *Options) once(env *cli.Env, based bool, digest string) (*guardSession, 
 
 // settle, after the guard's run, moves away the .git of a repository the
 // run made inside the work tree (as agent-exec does after the agent's
-// session: git would not look into it), removes what the run made that
-// git ignores (evidence.SweepMadeAmong: a test that wrote a module where
-// git does not look would have every later guard load it, and the step
-// commit none of it), and returns what the iteration would commit now.
-// nested are the repositories inside the work tree before the run
-// (nestedAmong). A line on stderr says what went; the guard's own verdict
-// stands.
-func settle(env *cli.Env, it stepctx.Iteration, nested []git.Nested, since time.Time, kept []evidence.Dir) (evidence.State, error) {
+// session: git would not look into it), puts back git's attributes files
+// (a reason each, for the caller to fail the run), removes what the run
+// made that git ignores (evidence.SweepMadeAmong: a test that wrote a
+// module where git does not look would have every later guard load it,
+// and the step commit none of it), moves away what git refuses to stage,
+// and returns what the iteration would commit now, the base's submodules
+// left out (submodules puts them back apart), adding to submodules those
+// the listing shows changed. nested are the repositories
+// inside the work tree before the run (nestedAmong). A line on stderr says
+// what went.
+func settle(env *cli.Env, it stepctx.Iteration, nested []git.Nested, submodules *[]string, since time.Time, kept []evidence.Dir) (after evidence.State, reasons []string, err error) {
 	repo, err := git.Open(env.Dir)
 	if err != nil {
-		return nil, exit.Wrap(exit.RunnerError, err)
+		return nil, nil, exit.Wrap(exit.RunnerError, err)
 	}
 	changed, ignored, err := repo.ChangesSince(it.Base)
 	if err != nil {
-		return nil, exit.Errorf(exit.RunnerError, "list the work tree's changes after the guard: %v", err)
+		return nil, nil, exit.Errorf(exit.RunnerError, "list the work tree's changes after the guard: %v", err)
 	}
 	if slices.ContainsFunc(changed, func(p string) bool { return strings.HasSuffix(p, "/") }) {
 		dirs, err := repo.Dirs()
 		if err != nil {
-			return nil, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
+			return nil, nil, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
 		}
 		keep := filepath.Join(dirs.Git, "treeloop", "embedded", it.Begin.RunID, layout.IterName(it.Begin.Iteration))
 		moved, err := repo.UnembedMade(keep, nested, since)
@@ -248,27 +284,36 @@ func settle(env *cli.Env, it stepctx.Iteration, nested []git.Nested, since time.
 			env.Warnf("%s/ is a git repository the guard's run made inside the work tree: its .git is kept in %s, and its files are the work tree's", e.Path, e.Kept)
 		}
 		if err != nil {
-			return nil, exit.Errorf(exit.RunnerError, "git repositories the guard's run made: %v", err)
+			return nil, nil, exit.Errorf(exit.RunnerError, "git repositories the guard's run made: %v", err)
 		}
 		if changed, ignored, err = repo.ChangesSince(it.Base); err != nil {
-			return nil, exit.Errorf(exit.RunnerError, "list the work tree's changes after the guard: %v", err)
+			return nil, nil, exit.Errorf(exit.RunnerError, "list the work tree's changes after the guard: %v", err)
 		}
+	}
+	// git's attributes, put back after the agent's session, decide what
+	// the commit holds of the files the guard ran on.
+	back, err := repo.RestoreAttributesAmong(it.Base, changed, ignored)
+	if err != nil {
+		return nil, nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
+	}
+	for _, p := range back {
+		reasons = append(reasons, fmt.Sprintf("the guard's run changed %s: git's attributes decide what the commit holds of the files the guard runs on (working-tree-encoding, filter, eol); the runner put it back", p))
 	}
 	m, err := evidence.SweepMadeAmong(repo, ignored, since, kept)
 	if len(m.Removed) > 0 {
 		env.Warnf("removed %s the guard's run made that git ignores (no later guard runs on it): %s", vocab.Plural(len(m.Removed), "path", "paths"), strings.Join(m.Removed, ", "))
 	}
 	if err != nil {
-		return nil, exit.Errorf(exit.RunnerError, "remove what the guard's run made that git ignores: %v", err)
+		return nil, nil, exit.Errorf(exit.RunnerError, "remove what the guard's run made that git ignores: %v", err)
 	}
 	if changed, err = moveRefused(env, it, changed, "the guard's run"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	after, err := evidence.StateOf(env.Dir, changed)
-	if err != nil {
-		return nil, exit.Errorf(exit.RunnerError, "read what the iteration commits after the guard: %v", err)
+	*submodules = gitlinks(env.Dir, *submodules, changed)
+	if after, err = evidence.StateOf(env.Dir, withoutAny(changed, *submodules)); err != nil {
+		return nil, nil, exit.Errorf(exit.RunnerError, "read what the iteration commits after the guard: %v", err)
 	}
-	return after, nil
+	return after, reasons, nil
 }
 
 // moveRefused moves away, into the git directory under
@@ -318,7 +363,7 @@ func moveRefused(env *cli.Env, it stepctx.Iteration, changed []string, who strin
 // base's submodules (evidence.Submodules), saying so on stderr (who: who
 // made it), and returns a reason for each submodule whose tracked files
 // differ from its commit.
-func submodules(env *cli.Env, paths []string, since time.Time, who string) ([]string, error) {
+func submodules(env *cli.Env, it stepctx.Iteration, paths []string, since time.Time, who string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -326,7 +371,12 @@ func submodules(env *cli.Env, paths []string, since time.Time, who string) ([]st
 	if err != nil {
 		return nil, exit.Wrap(exit.RunnerError, err)
 	}
-	m, reasons, err := evidence.Submodules(repo, paths, since)
+	dirs, err := repo.Dirs()
+	if err != nil {
+		return nil, exit.Errorf(exit.RunnerError, "find the git directory: %v", err)
+	}
+	keep := filepath.Join(dirs.Git, "treeloop", "embedded", it.Begin.RunID, layout.IterName(it.Begin.Iteration))
+	m, reasons, err := evidence.Submodules(repo, it.Base, paths, since, keep)
 	if len(m.Removed) > 0 {
 		env.Warnf("removed %s %s made inside submodules (the iteration commits a submodule's commit, not its files): %s", vocab.Plural(len(m.Removed), "path", "paths"), who, firstFew(m.Removed, 5))
 	}
@@ -353,6 +403,30 @@ func nestedAmong(root string, before []string) []git.Nested {
 		}
 	}
 	return nested
+}
+
+// gitlinks is subs with the gitlinks among changed: a changed path that
+// is a directory is a submodule whose work tree differs, one without
+// .gitmodules too ("dir/" is a repository git does not look into, not
+// the base's).
+func gitlinks(root string, subs, changed []string) []string {
+	for _, p := range changed {
+		if strings.HasSuffix(p, "/") || slices.Contains(subs, p) {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil && st.IsDir() {
+			subs = append(subs, p)
+		}
+	}
+	return subs
+}
+
+// withoutAny is ps without the paths of out.
+func withoutAny(ps, out []string) []string {
+	if len(out) == 0 {
+		return ps
+	}
+	return slices.DeleteFunc(slices.Clone(ps), func(p string) bool { return slices.Contains(out, p) })
 }
 
 // firstFew is the first n of ps, joined, with how many more.
@@ -434,17 +508,7 @@ func judging(env *cli.Env, it stepctx.Iteration, based bool) (guard.Judging, err
 	if j.Changed, j.Ignored, err = repo.ChangesSince(it.Base); err != nil {
 		return j, exit.Errorf(exit.RunnerError, "list the work tree's changes: %v", err)
 	}
-	// A changed path that is a directory is a gitlink whose work tree
-	// differs (one without .gitmodules too); "dir/" is a repository git
-	// does not look into, not the base's.
-	for _, p := range j.Changed {
-		if strings.HasSuffix(p, "/") || slices.Contains(j.Submodules, p) {
-			continue
-		}
-		if st, err := os.Lstat(filepath.Join(env.Dir, filepath.FromSlash(p))); err == nil && st.IsDir() {
-			j.Submodules = append(j.Submodules, p)
-		}
-	}
+	j.Submodules = gitlinks(env.Dir, j.Submodules, j.Changed)
 	if cfg.Guard.Caches == config.CachesPrivate {
 		c := evidence.CachesFor(dirs.Git)
 		j.Caches = &c

@@ -20,11 +20,13 @@ import (
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/config"
+	"github.com/treeloop/treeloop/lib/evidence"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/goal"
 	"github.com/treeloop/treeloop/lib/guard"
+	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/runstate"
@@ -109,7 +111,7 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, when baselineWhen) (trai
 	if !runBaseline(repo.Root(), res, when) {
 		return "", nil
 	}
-	rec, err := guard.Baseline(env, res.RunID, cfg)
+	rec, err := baseline(env, repo, res.RunID, cfg)
 	if err != nil {
 		return "", err
 	}
@@ -125,6 +127,47 @@ func prepare(env *cli.Env, repo *git.Repo, res *Result, when baselineWhen) (trai
 		trailer = ratchet.TrailerLine(r.Count)
 	}
 	return trailer, nil
+}
+
+// baseline runs the guard baseline (guard.Baseline). One whose run
+// changed files a commit holds (a Cargo.lock made, bytecode git does not
+// ignore) runs again, as guard-run runs the guard again in the run; a
+// file the second run changes too is one the guard rewrites on every run,
+// where no pass would stand: a line says so, and what to do.
+func baseline(env *cli.Env, repo *git.Repo, runID string, cfg config.Config) (iterdir.Guard, error) {
+	before := committed(repo)
+	rec, err := guard.Baseline(env, runID, cfg)
+	if err != nil || before == nil || rec.Outcome == guard.Error {
+		return rec, err
+	}
+	after := committed(repo)
+	if len(evidence.Differ(before, after)) == 0 {
+		return rec, nil
+	}
+	if rec, err = guard.Baseline(env, runID, cfg); err != nil {
+		return rec, err
+	}
+	if again := evidence.Differ(after, committed(repo)); len(again) > 0 {
+		env.Warnf("the guard's baseline run changed %s, which a commit holds, on each of two runs: in the run a pass stands only on a guard run that changes nothing the iteration commits, so none would; untrack these and have git ignore them (git rm --cached, .gitignore), then runner-start --rebaseline", strings.Join(again, ", "))
+	}
+	return rec, nil
+}
+
+// committed is what a commit of the work tree would hold at the paths
+// that differ from HEAD, the runner's own files left out
+// (evidence.State); nil when it cannot be read (the baseline then says
+// nothing of it).
+func committed(repo *git.Repo) evidence.State {
+	changed, _, err := repo.ChangesSince("HEAD")
+	if err != nil {
+		return nil
+	}
+	changed = slices.DeleteFunc(changed, func(p string) bool { return strings.HasPrefix(p, layout.Runner+"/") })
+	st, err := evidence.StateOf(repo.Root(), changed)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // runBaseline reports whether the guard baseline runs now: for a new run,
