@@ -34,13 +34,19 @@ func madeFixture(t *testing.T, root string, files ...string) {
 }
 
 // afterBirthOf waits until the filesystem's clock has moved past p's
-// birth (it stamps from a coarse clock): the birth of a probe made then
+// birth and its last change (it stamps from a coarse clock, and a file's
+// write may land a tick after its birth): the birth of a probe made then
 // says when it has, and is returned.
 func afterBirthOf(t *testing.T, p string) time.Time {
 	t.Helper()
 	before, ok := fsutil.BirthTime(p)
 	if !ok {
 		t.Fatalf("%s keeps no birth time", p)
+	}
+	if st, err := os.Lstat(p); err == nil {
+		if changed, ok := fsutil.ChangeTime(st); ok && changed.After(before) {
+			before = changed
+		}
 	}
 	probe := filepath.Join(filepath.Dir(p), ".probe")
 	for i := 0; ; i++ {
