@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Caches are the guard's private build caches (DESIGN.md decision 25,
@@ -92,9 +93,17 @@ func (c Caches) Wipe() error {
 // time cannot be set back by a process. "" when the caches do not exist.
 // Errors: a directory cannot be read.
 func (c Caches) Digest() (string, error) {
+	d, _, err := c.digest(time.Time{})
+	return d, err
+}
+
+// digest is Digest, and whether an entry was modified after now (the
+// zero time: not asked).
+func (c Caches) digest(now time.Time) (string, bool, error) {
 	if _, err := os.Lstat(c.Root); os.IsNotExist(err) {
-		return "", nil
+		return "", false, nil
 	}
+	future := false
 	h := sha256.New()
 	tmp, witnessTmp := c.tmp(), c.witnessTmp()
 	err := filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
@@ -108,6 +117,9 @@ func (c Caches) Digest() (string, error) {
 		if err != nil {
 			return err
 		}
+		if !now.IsZero() && info.ModTime().After(now) {
+			future = true
+		}
 		fmt.Fprintf(h, "%s\x00%o\x00%d\x00%d", strings.TrimPrefix(p, c.Root), info.Mode(), info.Size(), info.ModTime().UnixNano())
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			fmt.Fprintf(h, "\x00%d\x00%d.%d", st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
@@ -116,9 +128,9 @@ func (c Caches) Digest() (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), future, nil
 }
 
 // Verify compares the caches with the digest recorded after the guard last
@@ -126,11 +138,15 @@ func (c Caches) Digest() (string, error) {
 // guard reads next is only what a guard or a witness wrote. With no digest
 // recorded, caches that exist are emptied unless trusted (a sandbox kept
 // every session away from them). Caches that cannot be read whole (a
-// session made a directory unreadable) are emptied too. wiped reports that
-// they were emptied; the error is the emptying's.
+// session made a directory unreadable) are emptied too, and so are caches
+// with an entry modified later than now: a build tool that trusts
+// modification times (cargo's fingerprints) would take a build whose time
+// was set ahead for newer than any source the runner stamps as new
+// (Touch), which a test of the guard's own run could do. wiped reports
+// that they were emptied; the error is the emptying's.
 func (c Caches) Verify(want string, trusted bool) (wiped bool, err error) {
-	got, err := c.Digest()
-	if err != nil {
+	got, future, err := c.digest(time.Now())
+	if err != nil || future {
 		return true, c.Wipe()
 	}
 	if got == "" || got == want || want == "" && trusted {

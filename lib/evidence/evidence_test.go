@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/treeloop/treeloop/lib/config"
 	"github.com/treeloop/treeloop/lib/git"
@@ -232,6 +233,19 @@ func TestCachesVerify(t *testing.T) {
 	}
 	if wiped, _ := c.Verify("", false); !wiped {
 		t.Error("untrusted caches with no digest were kept")
+	}
+	// An entry whose time was set ahead (a cargo fingerprint a test of the
+	// guard's run made newer than any source to come): emptied, though
+	// the digest recorded after that run says nothing changed since.
+	c.Prepare()
+	ahead := filepath.Join(c.Root, "cargo-target", "debug", "fingerprint")
+	os.MkdirAll(filepath.Dir(ahead), 0o755)
+	os.WriteFile(ahead, []byte("x"), 0o644)
+	later := time.Now().Add(24 * time.Hour)
+	os.Chtimes(ahead, later, later)
+	want, _ = c.Digest()
+	if wiped, err := c.Verify(want, true); !wiped || err != nil {
+		t.Errorf("an entry modified in the future: not wiped (%v)", err)
 	}
 }
 

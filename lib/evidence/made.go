@@ -210,6 +210,17 @@ func Submodules(repo *git.Repo, base string, paths []string, since time.Time, ke
 			return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
 		}
 		if !ok {
+			// Not a repository: an uninitialised submodule is an empty
+			// directory, and files there (a session took its .git away)
+			// are in no commit.
+			if why, err := clearSubmodule(repo, p, keep, "holds files but no repository"); err != nil || why != "" {
+				if why != "" {
+					reasons = append(reasons, why)
+				}
+				if err != nil {
+					return m, reasons, err
+				}
+			}
 			continue
 		}
 		recorded, err := repo.Gitlink(base, p)
@@ -219,7 +230,14 @@ func Submodules(repo *git.Repo, base string, paths []string, since time.Time, ke
 		if recorded != "" && s.Head != recorded {
 			reasons = append(reasons, fmt.Sprintf("submodule %s was moved from its commit %.12s to %.12s: a commit made inside a submodule is in no repository a fresh clone fetches; put back (move a submodule outside the run)", p, recorded, s.Head))
 			if err := repo.PutBackCommit(p, recorded, keep); err != nil {
-				return m, reasons, fmt.Errorf("submodule %s: put back its commit %s: %w", p, recorded, err)
+				why, err := clearSubmodule(repo, p, keep, fmt.Sprintf("could not be checked out at %.12s again (%v)", recorded, err))
+				if why != "" {
+					reasons = append(reasons, why)
+				}
+				if err != nil {
+					return m, reasons, err
+				}
+				continue
 			}
 			if s, _, err = repo.SubmoduleAt(p); err != nil {
 				return m, reasons, fmt.Errorf("submodule %s: %w", p, err)
@@ -245,4 +263,14 @@ func Submodules(repo *git.Repo, base string, paths []string, since time.Time, ke
 		}
 	}
 	return m, reasons, nil
+}
+
+// clearSubmodule is git.Repo.ClearSubmodule with a reason saying so
+// (what: what was wrong with the submodule), "" when it held nothing.
+func clearSubmodule(repo *git.Repo, p, keep, what string) (string, error) {
+	to, err := repo.ClearSubmodule(p, keep)
+	if err != nil || to == "" {
+		return "", err
+	}
+	return fmt.Sprintf("submodule %s %s: its files, in no commit, were moved to %s and it is left uninitialised (git submodule update --init %s, outside the run, checks it out)", p, what, to, p), nil
 }

@@ -71,12 +71,11 @@ func TestStateOfDiffer(t *testing.T) {
 	}
 }
 
-// TestSubmodules: inside a submodule's work tree, what was made since (a
-// file, an ignored directory) goes and what stood before stays; a
-// changed tracked file is put back as the submodule's HEAD has it, with
-// one reason; a submodule not checked out, or one left clean, says
-// nothing.
-func TestSubmodules(t *testing.T) {
+// submoduleFixture makes a repository whose base has submodule lib (its
+// .gitignore ignores build/ and old/) and unused (not checked out), and
+// returns its root, the repository and the submodules' paths.
+func submoduleFixture(t *testing.T) (string, *git.Repo, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	gittest.Setenv(t, dir)
 	lib := filepath.Join(dir, "lib")
@@ -103,6 +102,16 @@ func TestSubmodules(t *testing.T) {
 	if err != nil || !slices.Equal(paths, []string{"lib", "unused"}) {
 		t.Fatalf("submodules %v, %v", paths, err)
 	}
+	return root, repo, paths
+}
+
+// TestSubmodules: inside a submodule's work tree, what was made since (a
+// file, an ignored directory) goes and what stood before stays; a
+// changed tracked file is put back as the submodule's HEAD has it, with
+// one reason; a submodule not checked out, or one left clean, says
+// nothing.
+func TestSubmodules(t *testing.T) {
+	root, repo, paths := submoduleFixture(t)
 	madeFixture(t, root, "lib/old/kept.py")
 	since := afterBirthOf(t, filepath.Join(root, "lib/old/kept.py"))
 	keep := filepath.Join(t.TempDir(), "keep")
@@ -131,34 +140,77 @@ func TestSubmodules(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "lib/old/kept.py")); err != nil {
 		t.Errorf("what stood before went: %v", err)
 	}
-	// A commit made inside the submodule: put back to the recorded one.
+}
+
+// TestSubmodulesMoved: a commit made inside a submodule, or a repository
+// of the session's own in its place, is put back to the commit the base
+// records (the session's .git kept); one whose .git was taken away, or
+// that cannot be checked out again (a gitlink without .gitmodules), is
+// left uninitialised, its files kept; a reason each, no error.
+func TestSubmodulesMoved(t *testing.T) {
+	root, repo, paths := submoduleFixture(t)
+	since := time.Now()
+	keep := filepath.Join(t.TempDir(), "keep")
+	lib := filepath.Join(root, "lib")
 	recorded := strings.TrimSpace(gittest.Run(t, root, "rev-parse", "HEAD:lib"))
-	if err := os.WriteFile(filepath.Join(root, "lib/mod.py"), []byte("moved"), 0o644); err != nil {
+	head := func() string { return strings.TrimSpace(gittest.Run(t, lib, "rev-parse", "HEAD")) }
+	if err := os.WriteFile(filepath.Join(lib, "mod.py"), []byte("moved"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gittest.Run(t, filepath.Join(root, "lib"), "commit", "-qam", "moved")
-	if _, reasons, err = Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "submodule lib was moved from its commit "+recorded[:12]) {
+	gittest.Run(t, lib, "commit", "-qam", "moved")
+	if _, reasons, err := Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "submodule lib was moved from its commit "+recorded[:12]) {
 		t.Errorf("moved: %q, %v", reasons, err)
 	}
-	if head := strings.TrimSpace(gittest.Run(t, filepath.Join(root, "lib"), "rev-parse", "HEAD")); head != recorded {
-		t.Errorf("lib's HEAD %s, want %s", head, recorded)
+	if h := head(); h != recorded {
+		t.Errorf("lib's HEAD %s, want %s", h, recorded)
 	}
-	// A repository of the session's own in its place: moved away, and the
-	// submodule checked out again from the superproject's git directory.
-	if err := os.RemoveAll(filepath.Join(root, "lib/.git")); err != nil {
+	if err := os.RemoveAll(filepath.Join(lib, ".git")); err != nil {
 		t.Fatal(err)
 	}
-	gittest.Run(t, filepath.Join(root, "lib"), "init", "-q")
-	gittest.Run(t, filepath.Join(root, "lib"), "add", "-A")
-	gittest.Run(t, filepath.Join(root, "lib"), "commit", "-qm", "fake")
-	if _, reasons, err = Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "was moved") {
+	gittest.Run(t, lib, "init", "-q")
+	gittest.Run(t, lib, "add", "-A")
+	gittest.Run(t, lib, "commit", "-qm", "fake")
+	if _, reasons, err := Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "was moved") {
 		t.Errorf("replaced: %q, %v", reasons, err)
 	}
-	if head := strings.TrimSpace(gittest.Run(t, filepath.Join(root, "lib"), "rev-parse", "HEAD")); head != recorded {
-		t.Errorf("lib's HEAD %s after a replaced repository, want %s", head, recorded)
+	if h := head(); h != recorded {
+		t.Errorf("lib's HEAD %s after a replaced repository, want %s", h, recorded)
 	}
 	if _, err := os.Stat(filepath.Join(keep, "lib", ".git")); err != nil {
 		t.Errorf("the session's repository was not kept: %v", err)
+	}
+	if err := os.Remove(filepath.Join(lib, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if _, reasons, err := Submodules(repo, "HEAD", paths, since, keep); err != nil || len(reasons) != 1 || !strings.Contains(reasons[0], "submodule lib holds files but no repository") {
+		t.Errorf("no repository: %q, %v", reasons, err)
+	}
+	if ents, err := os.ReadDir(lib); err != nil || len(ents) != 0 {
+		t.Errorf("lib/ after: %v, %v", ents, err)
+	}
+	if _, err := os.Stat(filepath.Join(keep, "lib.files", "mod.py")); err != nil {
+		t.Errorf("the files were not kept: %v", err)
+	}
+	ext := filepath.Join(root, "ext")
+	madeFixture(t, ext, "y.py")
+	gittest.Run(t, ext, "init", "-q")
+	gittest.Run(t, ext, "add", "-A")
+	gittest.Run(t, ext, "commit", "-qm", "ext")
+	gittest.Run(t, root, "add", "ext")
+	gittest.Run(t, root, "commit", "-qm", "ext")
+	extAt := strings.TrimSpace(gittest.Run(t, root, "rev-parse", "HEAD:ext"))
+	if err := os.RemoveAll(filepath.Join(ext, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, ext, "init", "-q")
+	madeFixture(t, ext, "fake.py")
+	gittest.Run(t, ext, "add", "-A")
+	gittest.Run(t, ext, "commit", "-qm", "fake")
+	if _, reasons, err := Submodules(repo, "HEAD", []string{"ext"}, since, keep); err != nil || len(reasons) != 2 || !strings.Contains(reasons[1], "submodule ext could not be checked out at "+extAt[:12]+" again") {
+		t.Errorf("no way back: %q, %v", reasons, err)
+	}
+	if _, err := os.Stat(filepath.Join(keep, "ext.files", "fake.py")); err != nil {
+		t.Errorf("the session's files were not kept: %v", err)
 	}
 }
 

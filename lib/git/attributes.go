@@ -11,7 +11,7 @@ import (
 )
 
 // RestoreAttributes puts every .gitattributes file of the work tree, at
-// any depth, back as rev has it, and returns the paths it put back (slash
+// any depth, and .gitmodules back as rev has them, and returns the paths it put back (slash
 // paths, sorted as git lists them). The attributes decide how git stores
 // a file it stages (working-tree-encoding, filter, eol, ident): a
 // session's own would make the commit hold other bytes than the ones the
@@ -21,15 +21,15 @@ import (
 // ignores whole governs nothing git stages, and stays. Errors: git's, or a file
 // that cannot be removed.
 func (r *Repo) RestoreAttributes(rev string) ([]string, error) {
-	tracked, err := r.Run("diff-index", "-z", "--name-only", "--no-renames", rev, "--", attributesGlob)
+	tracked, err := r.Run("diff-index", "-z", "--name-only", "--no-renames", rev, "--", attributesGlob, modulesFile)
 	if err != nil {
 		return nil, err
 	}
-	others, err := r.Run("ls-files", "-z", "--others", "--exclude-standard", "--", attributesGlob)
+	others, err := r.Run("ls-files", "-z", "--others", "--exclude-standard", "--", attributesGlob, modulesFile)
 	if err != nil {
 		return nil, err
 	}
-	ignored, err := r.Run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", attributesGlob)
+	ignored, err := r.Run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", attributesGlob, modulesFile)
 	if err != nil {
 		return nil, err
 	}
@@ -43,21 +43,27 @@ func (r *Repo) RestoreAttributes(rev string) ([]string, error) {
 // the tracked .gitattributes files are read again (`git diff-files`, which
 // looks at no other file). Errors: as RestoreAttributes'.
 func (r *Repo) RestoreAttributesAmong(rev string, untracked, ignored []string) ([]string, error) {
-	tracked, err := r.Run("diff-files", "-z", "--name-only", "--", attributesGlob)
+	tracked, err := r.Run("diff-files", "-z", "--name-only", "--", attributesGlob, modulesFile)
 	if err != nil {
 		return nil, err
 	}
 	var others []string
 	for _, p := range append(slices.Clone(untracked), ignored...) {
-		if path.Base(p) == ".gitattributes" && !strings.HasSuffix(p, "/") {
+		if path.Base(p) == ".gitattributes" || p == modulesFile {
 			others = append(others, p)
 		}
 	}
 	return r.restoreAttributes(rev, splitZ(tracked), others)
 }
 
-// attributesGlob is the pathspec of every .gitattributes file.
-const attributesGlob = ":(glob)**/.gitattributes"
+// attributesGlob is the pathspec of every .gitattributes file;
+// modulesFile names the submodules, which the runner keeps at the base's
+// commits (a session's own would point a submodule's put-back elsewhere):
+// put back with them.
+const (
+	attributesGlob = ":(glob)**/.gitattributes"
+	modulesFile    = ".gitmodules"
+)
 
 // restoreAttributes puts back the tracked .gitattributes files that
 // differ from rev and removes the others (untracked or ignored), a
@@ -96,4 +102,12 @@ func (r *Repo) restoreAttributes(rev string, tracked, others []string) ([]string
 		}
 	}
 	return files, nil
+}
+
+// WhyRestored is why RestoreAttributes put p back, for a reason line.
+func WhyRestored(p string) string {
+	if p == modulesFile {
+		return "it names the base's submodules, which the runner keeps at their commits"
+	}
+	return "git's attributes decide what the commit holds of the files the guard runs on (working-tree-encoding, filter, eol)"
 }

@@ -29,6 +29,18 @@ func NewGitlinks(changes []StagedChange) []string {
 	return paths
 }
 
+// MovedGitlinks lists the changes that move a submodule of the base to
+// another commit (a gitlink in both, its id changed).
+func MovedGitlinks(changes []StagedChange) []StagedChange {
+	var moved []StagedChange
+	for _, c := range changes {
+		if c.Mode == "160000" && c.OldMode == "160000" && c.ID != c.OldID {
+			moved = append(moved, c)
+		}
+	}
+	return moved
+}
+
 // Embedded is one git repository found inside the work tree and made a
 // directory of plain files (Unembed).
 type Embedded struct {
@@ -124,7 +136,7 @@ func (r *Repo) unembed(rel, keep string) (Embedded, error) {
 // content outside the commit: a new gitlink, or a new or changed symbolic
 // link (StageFiles looks closer).
 func Pointers(changes []StagedChange) bool {
-	return len(NewGitlinks(changes)) > 0 || len(newLinks(changes)) > 0
+	return len(NewGitlinks(changes)) > 0 || len(MovedGitlinks(changes)) > 0 || len(newLinks(changes)) > 0
 }
 
 // StageFiles stages as files what a session made that git would commit as
@@ -153,6 +165,13 @@ func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, may
 		return nil, false, err
 	}
 	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
+	changes, back, err := r.stageGitlinksBack(rev, keep, changes)
+	for _, c := range back {
+		warn(fmt.Sprintf("submodule %s was moved from its commit %.12s to %.12s, which no fresh clone fetches: the commit records %.12s, and the submodule is checked out there again", c.Path, c.OldID, c.ID, c.OldID))
+	}
+	if err != nil {
+		return changes, len(back) > 0, err
+	}
 	changes, moved, err := r.StageUnembedded(rev, keep, changes)
 	for _, e := range moved {
 		warn(fmt.Sprintf("%s/ is a git repository made inside the work tree: its files are committed, not a gitlink to its commit; its .git is kept in %s", e.Path, e.Kept))
@@ -174,7 +193,33 @@ func (r *Repo) StageFiles(rev, run string, iter int, changes []StagedChange, may
 			warn(fmt.Sprintf("%s is a symbolic link out of the work tree, to %s: committed as the link (under a sandbox the runner copies nothing in)", o.Path, o.Target))
 		}
 	}
-	return changes, len(moved)+copied > 0, err
+	return changes, len(back)+len(moved)+copied > 0, err
+}
+
+// stageGitlinksBack puts each submodule a session moved to another commit
+// back at rev's (MovedGitlinks): its index entry, and its work tree
+// (PutBackCommit; one that cannot be checked out again is left
+// uninitialised, ClearSubmodule, its files kept under keep). It returns the
+// changes staged then, and the ones it put back. Errors: git's.
+func (r *Repo) stageGitlinksBack(rev, keep string, changes []StagedChange) ([]StagedChange, []StagedChange, error) {
+	back := MovedGitlinks(changes)
+	if len(back) == 0 {
+		return changes, nil, nil
+	}
+	for _, c := range back {
+		if _, err := r.Run("update-index", "--cacheinfo", "160000,"+c.OldID+","+c.Path); err != nil {
+			return changes, back, err
+		}
+		if err := r.PutBackCommit(c.Path, c.OldID, keep); err != nil {
+			// Left uninitialised: no checkout that no commit records
+			// stays for the next session or guard.
+			if _, err := r.ClearSubmodule(c.Path, keep); err != nil {
+				return changes, back, err
+			}
+		}
+	}
+	changes, err := r.StagedChanges(rev)
+	return changes, back, err
 }
 
 // Nested is a git repository inside the work tree that git lists as

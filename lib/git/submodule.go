@@ -2,6 +2,9 @@ package git
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -115,4 +118,38 @@ func (r *Repo) PutBackCommit(path, commit, keep string) error {
 	}
 	_, err := r.Run("-c", "protocol.allow=never", "submodule", "update", "-q", "--init", "--force", "--checkout", "--", path)
 	return err
+}
+
+// ClearSubmodule moves what the directory of the submodule at path holds
+// under keep (as <path>.files, or .files.2 and on) and leaves it empty, as
+// an uninitialised submodule is: for a submodule a session took the
+// repository of, or moved to a commit it cannot be checked out at again.
+// It returns where the files went, "" when it held none. Errors: the
+// directory cannot be read or moved.
+func (r *Repo) ClearSubmodule(path, keep string) (string, error) {
+	dir := filepath.Join(r.root, filepath.FromSlash(path))
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		return "", err
+	}
+	to := filepath.Join(keep, filepath.FromSlash(path)+".files")
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		to = filepath.Join(keep, filepath.FromSlash(path)+fmt.Sprintf(".files.%d", n))
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return "", fmt.Errorf("submodule %s: %w", path, err)
+	}
+	if err := os.Rename(dir, to); err != nil {
+		return "", fmt.Errorf("submodule %s: move its files: %w", path, err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("submodule %s: %w", path, err)
+	}
+	return to, nil
 }

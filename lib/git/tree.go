@@ -20,6 +20,7 @@ import (
 type StagedChange struct {
 	Mode     string // octal, six digits: 100644, 100755, 120000, 160000 or 000000
 	OldMode  string // the tree's mode at the path, as Mode ("000000" where it had none)
+	OldID    string // the tree's object id at the path (zeros where it had none)
 	ID       string
 	Path     string
 	Unmerged bool // status U: the index holds conflict stages
@@ -49,7 +50,7 @@ func parseRaw(out []byte) ([]StagedChange, error) {
 		if !strings.HasPrefix(fields[i], ":") || len(head) != 5 {
 			return nil, fmt.Errorf("git diff --raw: unexpected record %q", fields[i])
 		}
-		cs = append(cs, StagedChange{OldMode: head[0], Mode: head[1], ID: head[3], Path: fields[i+1], Unmerged: strings.HasPrefix(head[4], "U")})
+		cs = append(cs, StagedChange{OldMode: head[0], Mode: head[1], OldID: head[2], ID: head[3], Path: fields[i+1], Unmerged: strings.HasPrefix(head[4], "U")})
 	}
 	return cs, nil
 }

@@ -119,7 +119,7 @@ func (o *Options) run(env *cli.Env) error {
 				return nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
 			}
 			for _, p := range back {
-				over = append(over, fmt.Sprintf("the agent changed %s: git's attributes decide what the commit holds of the files the guard runs on (working-tree-encoding, filter, eol); the runner put it back", p))
+				over = append(over, fmt.Sprintf("the agent changed %s: %s; the runner put it back", p, git.WhyRestored(p)))
 			}
 			if err := x.dropMade(ignored); err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "%v", err)

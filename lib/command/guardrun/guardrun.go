@@ -297,7 +297,7 @@ func settle(env *cli.Env, it stepctx.Iteration, nested []git.Nested, submodules 
 		return nil, nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
 	}
 	for _, p := range back {
-		reasons = append(reasons, fmt.Sprintf("the guard's run changed %s: git's attributes decide what the commit holds of the files the guard runs on (working-tree-encoding, filter, eol); the runner put it back", p))
+		reasons = append(reasons, fmt.Sprintf("the guard's run changed %s: %s; the runner put it back", p, git.WhyRestored(p)))
 	}
 	m, err := evidence.SweepMadeAmong(repo, ignored, since, kept)
 	if len(m.Removed) > 0 {
