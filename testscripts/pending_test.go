@@ -16,7 +16,7 @@ import (
 // it while pending's own trap is set; the first one stays. None came, none
 // is set. A script that sources the helpers takes one it was handed as
 // though it came at its start, and hands the variable on to nothing; its
-// mark's directory goes with drop_signal_mark. (lib/proc's
+// mark goes with drop_signal_mark. (lib/proc's
 // TestDeferSignalsPending: the commands' side.)
 func TestPendingSignal(t *testing.T) {
 	t.Parallel()
@@ -35,9 +35,9 @@ sub=$!
 kill -TERM $$
 while kill -0 "$sub" 2>/dev/null; do wait "$sub"; done
 echo "code=$signal_code"
-dir=$signal_dir
+mark=$signal_mark
 drop_signal_mark
-[ ! -e "$dir" ] && echo dropped
+[ ! -e "$mark" ] && echo dropped
 `
 	for _, c := range []struct{ env, want string }{
 		{"", "start=0//unset\nnone=unset\ntrapped=INT\nmarked=TERM\ncode=143\ndropped\n"},
