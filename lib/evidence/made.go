@@ -213,13 +213,12 @@ func Submodules(repo *git.Repo, base string, paths []string, since time.Time, ke
 			// Not a repository: an uninitialised submodule is an empty
 			// directory, and files there (a session took its .git away)
 			// are in no commit.
-			if why, err := clearSubmodule(repo, p, keep, "holds files but no repository"); err != nil || why != "" {
-				if why != "" {
-					reasons = append(reasons, why)
-				}
-				if err != nil {
-					return m, reasons, err
-				}
+			why, err := clearSubmodule(repo, p, keep, "holds files but no repository")
+			if why != "" {
+				reasons = append(reasons, why)
+			}
+			if err != nil {
+				return m, reasons, err
 			}
 			continue
 		}

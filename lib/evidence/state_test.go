@@ -123,7 +123,9 @@ func TestSubmodules(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "lib/mod.py"), []byte("patched"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, reasons, err = Submodules(repo, "HEAD", paths, since, keep)
+	// The submodule not checked out first: the one after it is still
+	// looked at.
+	m, reasons, err = Submodules(repo, "HEAD", []string{paths[1], paths[0]}, since, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,9 @@ func TestSubmodulesMoved(t *testing.T) {
 	madeFixture(t, ext, "fake.py")
 	gittest.Run(t, ext, "add", "-A")
 	gittest.Run(t, ext, "commit", "-qm", "fake")
-	if _, reasons, err := Submodules(repo, "HEAD", []string{"ext"}, since, keep); err != nil || len(reasons) != 2 || !strings.Contains(reasons[1], "submodule ext could not be checked out at "+extAt[:12]+" again") {
+	// lib/, left uninitialised, holds a file again: looked at after ext.
+	madeFixture(t, root, "lib/again.py")
+	if _, reasons, err := Submodules(repo, "HEAD", []string{"ext", "lib"}, since, keep); err != nil || len(reasons) != 3 || !strings.Contains(reasons[1], "submodule ext could not be checked out at "+extAt[:12]+" again") || !strings.Contains(reasons[2], "submodule lib holds files but no repository") {
 		t.Errorf("no way back: %q, %v", reasons, err)
 	}
 	if _, err := os.Stat(filepath.Join(keep, "ext.files", "fake.py")); err != nil {

@@ -107,6 +107,10 @@ func (o *Options) run(env *cli.Env) error {
 		s.rec.DurationMS += first.rec.DurationMS
 		again := fmt.Sprintf("the guard ran twice: its first run (%s) changed %s, which the iteration commits; this is its second", iterdir.GuardFirstLog, firstFew(moved, 5))
 		s.rec.Notes = append(s.rec.Notes, again)
+		// A second run that never started (the budget spent) left no log.
+		if f, err := os.OpenFile(filepath.Join(s.it.Dir, iterdir.GuardLog), os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+			f.Close()
+		}
 		guard.Note(env, filepath.Join(s.it.Dir, iterdir.GuardLog), again)
 		if again := evidence.Differ(s.before, s.after); s.rec.Outcome == Pass && len(again) > 0 {
 			why := fmt.Sprintf("the guard's run changed %s again, on its second run: a pass must be of the files the iteration commits (if the guard writes these on every run, have git ignore them; a tracked one the operator untracks, git rm --cached, outside the run)", firstFew(again, 5))
