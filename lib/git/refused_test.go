@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,9 @@ func TestMayRefuse(t *testing.T) {
 		{"caf\u00e9/x", true},
 		{"a\tb", true},
 		{"a//b", true},
+		{"a b/c d", false},
+		{"\x80x", true},
+		{"x\x1f", true},
 	} {
 		if got := MayRefuse(c.path); got != c.may {
 			t.Errorf("MayRefuse(%q) = %v, want %v", c.path, got, c.may)
@@ -116,6 +120,9 @@ func TestSubmoduleAt(t *testing.T) {
 	if !slices.Equal(s.Modified, []string{"mod.py"}) || !slices.Equal(s.Others, []string{"build/", "new.py"}) {
 		t.Errorf("submodule %+v", s)
 	}
+	if head := strings.TrimSpace(string(mustRun(t, lib, "rev-parse", "HEAD"))); s.Head != head {
+		t.Errorf("submodule HEAD %q, want %q", s.Head, head)
+	}
 	if err := r.PutBack("sub/lib"); err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +141,58 @@ func TestSubmoduleAt(t *testing.T) {
 	commitAll(t, r, "no modules file")
 	if paths, err := r.Submodules("HEAD"); paths != nil || err != nil {
 		t.Errorf("no .gitmodules: %v, %v", paths, err)
+	}
+}
+
+// TestGitlinkPutBackClear: Gitlink reads the commit a revision records
+// for a submodule (none for a file or an absent path); PutBackCommit
+// checks a moved submodule out at it again; ClearSubmodule moves what a
+// submodule's directory holds away, each time under a name of its own,
+// and says nothing of an empty one.
+func TestGitlinkPutBackClear(t *testing.T) {
+	lib := newRepo(t)
+	write(t, lib, "mod.py", "mod")
+	commitAll(t, lib, "lib")
+	r := newRepo(t)
+	if _, err := r.Run("-c", "protocol.file.allow=always", "submodule", "add", "-q", lib.Root(), "lib"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "file.txt", "x")
+	commitAll(t, r, "base")
+	recorded := strings.TrimSpace(string(mustRun(t, lib, "rev-parse", "HEAD")))
+	for path, want := range map[string]string{"lib": recorded, "file.txt": "", "absent": ""} {
+		if got, err := r.Gitlink("HEAD", path); err != nil || got != want {
+			t.Errorf("Gitlink(%s) = %q, %v; want %q", path, got, err, want)
+		}
+	}
+	sub := filepath.Join(r.Root(), "lib")
+	if err := os.WriteFile(filepath.Join(sub, "mod.py"), []byte("moved"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(sub, nil, "commit", "-qam", "moved"); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(t.TempDir(), "keep")
+	if err := r.PutBackCommit("lib", recorded, keep); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok, err := r.SubmoduleAt("lib"); err != nil || !ok || s.Head != recorded || len(s.Modified) != 0 {
+		t.Errorf("after PutBackCommit: %+v, %v, %v", s, ok, err)
+	}
+	for i, want := range []string{"lib.files", "lib.files.2"} {
+		write(t, r, "lib/x.py", "x")
+		to, err := r.ClearSubmodule("lib", keep)
+		if err != nil || to != filepath.Join(keep, want) {
+			t.Errorf("ClearSubmodule %d: %q, %v", i, to, err)
+		}
+		if ents, err := os.ReadDir(sub); err != nil || len(ents) != 0 {
+			t.Errorf("ClearSubmodule %d left %v, %v", i, ents, err)
+		}
+	}
+	if to, err := r.ClearSubmodule("lib", keep); err != nil || to != "" {
+		t.Errorf("an empty directory: %q, %v", to, err)
+	}
+	if to, err := r.ClearSubmodule("absent", keep); err != nil || to != "" {
+		t.Errorf("no directory: %q, %v", to, err)
 	}
 }
