@@ -204,6 +204,13 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	if err := release(); err != nil {
 		return exit.Errorf(exit.RunnerError, "sandbox: %v (the session may still run: agent-exec --restore removes it)", err)
 	}
+	// Before any git process reads the work tree (the checks): what
+	// git lists nowhere, a FIFO among them (evidence.RemoveUnlisted).
+	if gone := evidence.RemoveUnlisted(x.env.Dir, x.start); len(gone) > 0 {
+		note := fmt.Sprintf("removed %s the agent's session made that git lists nowhere and no commit holds (an empty directory, a FIFO): %s", vocab.Plural(len(gone), "path", "paths"), firstFew(gone, 5))
+		x.env.Warnf("%s", note)
+		fmt.Fprintf(x.log, "\n[treeloop] %s\n", note)
+	}
 	if err := x.log.Close(); err != nil {
 		x.env.Warnf("%s: %v", iterdir.ExecutorLog, err)
 	}
@@ -740,9 +747,15 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	} else if data, err := os.ReadFile(marker); err == nil {
 		digest = strings.TrimSpace(string(data))
 	}
+	// Before any git process reads the work tree: what git lists
+	// nowhere, a FIFO among them (evidence.RemoveUnlisted).
+	gone := evidence.RemoveUnlisted(env.Dir, begin.StartedAt.Add(-10*time.Millisecond))
 	reasons, gitOK, err := session.Restore(repo, begin.RunID, dir, begin.Branch, it.Base, it.Config.Protected(), begin.StartedAt, digest)
 	if err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
+	}
+	if len(gone) > 0 {
+		reasons = append(reasons, fmt.Sprintf("removed %s the unfinished session made that git lists nowhere: %s", vocab.Plural(len(gone), "path", "paths"), strings.Join(gone, ", ")))
 	}
 	// No judge saw which answers operators queued during the session:
 	// every one that appeared since it began is dropped.

@@ -213,6 +213,10 @@ func (o *Options) once(env *cli.Env, based bool, digest string, touched []string
 		began = time.Now().Add(-10 * time.Millisecond) // birth times are stamped from a coarse clock
 		kept = keptBefore(env, s.j)
 		s.rec, s.code, synced = guard.Run(in, env, it.Config, it.Begin.Deadline, filepath.Join(it.Dir, iterdir.GuardLog), s.j)
+		// Before any git process reads the work tree (the checks).
+		if gone := evidence.RemoveUnlisted(env.Dir, began); len(gone) > 0 {
+			env.Warnf("removed %s the guard's run made that git lists nowhere and no commit holds (an empty directory, a FIFO): %s", vocab.Plural(len(gone), "path", "paths"), firstFew(gone, 5))
+		}
 		return nil
 	})
 	if synced == nil {

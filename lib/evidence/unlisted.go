@@ -1,0 +1,82 @@
+package evidence
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/treeloop/treeloop/lib/fsutil"
+)
+
+// RemoveUnlisted removes, under root, what a session made that git lists
+// nowhere and no commit can hold, before any git process reads the work
+// tree after the session: a FIFO, a socket or a device file (a FIFO named
+// .gitignore or .gitattributes would hang every git process that reads
+// it, the operator's too; one of those names is removed whatever its
+// age), and a directory with nothing in it but such directories (Python
+// imports an empty directory as a package, so code could tell the
+// session's work tree from a clone of the commit). What was born or
+// changed before since stays. .runner at the top, and a .git directory
+// (a repository's, the work tree's or one inside it) and the dependency
+// directories (node_modules, virtual environments, __pypackages__) at any
+// depth, are not walked; links are not followed.
+// It returns what it removed (slash paths, a directory's with a trailing
+// "/"). What cannot be read or removed is left as it is (a directory that
+// cannot be read counts as holding something): a session cannot make this
+// stop the step.
+func RemoveUnlisted(root string, since time.Time) []string {
+	var removed []string
+	var walk func(dir, rel string) bool
+	walk = func(dir, rel string) bool {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return false
+		}
+		empty := true
+		for _, e := range ents {
+			name, p := e.Name(), filepath.Join(dir, e.Name())
+			r := strings.TrimPrefix(rel+"/"+name, "/")
+			switch t := e.Type(); {
+			case t.IsDir():
+				if name == ".git" || rel == "" && name == ".runner" || slices.Contains([]string{"node_modules", "__pypackages__", ".venv", "venv"}, name) {
+					empty = false
+					continue
+				}
+				if walk(p, r) && madeAt(p, since) && os.Remove(p) == nil {
+					removed = append(removed, r+"/")
+					continue
+				}
+				empty = false
+			case t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0:
+				if (strings.HasPrefix(name, ".git") || madeAt(p, since)) && os.Remove(p) == nil {
+					removed = append(removed, r)
+					continue
+				}
+				empty = false
+			default:
+				empty = false
+			}
+		}
+		return empty
+	}
+	walk(root, "")
+	slices.Sort(removed)
+	return removed
+}
+
+// madeAt reports whether p (not followed) was born or changed at since or
+// later.
+func madeAt(p string, since time.Time) bool {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if born, ok := fsutil.BirthTime(p); ok && !born.Before(since) {
+		return true
+	}
+	changed, ok := fsutil.ChangeTime(st)
+	return ok && !changed.Before(since)
+}
