@@ -45,13 +45,13 @@ func RemoveUnlisted(root string, since time.Time) []string {
 					empty = false
 					continue
 				}
-				if walk(p, r) && madeAt(p, since) && os.Remove(p) == nil {
+				if walk(p, r) && fsutil.MadeSince(p, since) && os.Remove(p) == nil {
 					removed = append(removed, r+"/")
 					continue
 				}
 				empty = false
 			case t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0:
-				if (strings.HasPrefix(name, ".git") || madeAt(p, since)) && os.Remove(p) == nil {
+				if (strings.HasPrefix(name, ".git") || fsutil.MadeSince(p, since)) && os.Remove(p) == nil {
 					removed = append(removed, r)
 					continue
 				}
@@ -65,18 +65,4 @@ func RemoveUnlisted(root string, since time.Time) []string {
 	walk(root, "")
 	slices.Sort(removed)
 	return removed
-}
-
-// madeAt reports whether p (not followed) was born or changed at since or
-// later.
-func madeAt(p string, since time.Time) bool {
-	st, err := os.Lstat(p)
-	if err != nil {
-		return false
-	}
-	if born, ok := fsutil.BirthTime(p); ok && !born.Before(since) {
-		return true
-	}
-	changed, ok := fsutil.ChangeTime(st)
-	return ok && !changed.Before(since)
 }

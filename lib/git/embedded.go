@@ -301,7 +301,7 @@ func (r *Repo) UnembedMadeListing(keep string, before []Nested, since time.Time)
 			if before != nil && slices.Contains(before, e) {
 				continue
 			}
-			if before == nil && !madeSince(filepath.Join(r.root, filepath.FromSlash(e.Path), ".git"), since) {
+			if before == nil && !fsutil.MadeSince(filepath.Join(r.root, filepath.FromSlash(e.Path), ".git"), since) {
 				continue
 			}
 			m, err := r.unembed(e.Path, keep)
@@ -315,18 +315,4 @@ func (r *Repo) UnembedMadeListing(keep string, before []Nested, since time.Time)
 		}
 	}
 	return moved, nil, fmt.Errorf("git repositories inside the work tree still there after %d rounds", MaxUnembedRounds)
-}
-
-// madeSince reports whether p exists and was born or changed at since or
-// later (fsutil.BirthTime, fsutil.ChangeTime).
-func madeSince(p string, since time.Time) bool {
-	st, err := os.Lstat(p)
-	if err != nil {
-		return false
-	}
-	if born, ok := fsutil.BirthTime(p); ok && !born.Before(since) {
-		return true
-	}
-	changed, ok := fsutil.ChangeTime(st)
-	return ok && !changed.Before(since)
 }
