@@ -115,9 +115,8 @@ func TestScripts(t *testing.T) {
 	if !testing.Short() {
 		prebuildGoSeed(t)
 	}
-	dir, files := scriptFiles()
-	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
+	files := scriptFiles()
+	runScripts(t, testscript.Params{
 		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,

@@ -36,16 +36,20 @@ var coreScripts = []string{
 	"tree-edit-add",               // tree-edit: an operator's add through the hook
 }
 
-// scriptFiles is the scripts TestScripts runs: all of them, or in the
-// short tier the core ones.
-func scriptFiles() (dir string, files []string) {
+// scriptFiles is the scripts TestScripts runs, in the order they start
+// (scriptOrder): all of them, or in the short tier the core ones.
+func scriptFiles() (files []string) {
 	if !testing.Short() {
-		return ".", nil
+		all, err := filepath.Glob("*.txtar")
+		if err != nil {
+			panic(err) // only a malformed pattern
+		}
+		return scriptOrder(all)
 	}
 	for _, name := range coreScripts {
 		files = append(files, name+".txtar")
 	}
-	return "", files
+	return scriptOrder(files)
 }
 
 // ciTier skips t in the short tier: `just ci` runs it.
