@@ -75,6 +75,34 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunOneFailing: one failing check fails the whole report, though
+// the checks after it pass, so no iteration begins with a missing agent
+// or guard.
+func TestRunOneFailing(t *testing.T) {
+	for _, tt := range []struct {
+		check string
+		set   func(*Context)
+	}{
+		{"agent", func(ctx *Context) { ctx.Config.Agent.Bin = "treeloop-no-such-agent" }},
+		{"guard", func(ctx *Context) { ctx.Config.Guard.Command = []string{"./ci.sh"} }},
+	} {
+		t.Run(tt.check, func(t *testing.T) {
+			ctx := checkContext(t)
+			tt.set(ctx)
+			rep := ctx.Run()
+			if len(problems(rep, tt.check)) == 0 {
+				t.Fatalf("%s has no problem: %+v", tt.check, rep)
+			}
+			if last := rep.Checks[len(rep.Checks)-1]; !last.OK {
+				t.Fatalf("the last check %s fails too: %+v", last.Name, last)
+			}
+			if rep.OK {
+				t.Errorf("a failing %s, the last check passing: report ok = true, want false", tt.check)
+			}
+		})
+	}
+}
+
 // TestCheckAgentAndGuard: the agent's executable and the guard's program
 // are found as a session would start them, or named with what to do; the
 // replay backend needs none.

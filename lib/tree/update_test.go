@@ -269,6 +269,21 @@ func TestDerivePasses(t *testing.T) {
 	}
 }
 
+// An open child does not stop the derivation: a later sibling whose
+// children all pass is still marked passed (as after tree-edit remove).
+func TestDerivePassesAfterOpenSibling(t *testing.T) {
+	n := nd("root", 0,
+		nd("a", 1),
+		nd("b", 2, passed(nd("b1", 1)), passed(nd("b2", 2))),
+	)
+	if tree.DerivePasses(n) {
+		t.Errorf("root derived passed with an open leaf")
+	}
+	if !find(t, n, "b").Passes {
+		t.Errorf("b.passes = false after its open sibling a, want true")
+	}
+}
+
 func TestChildIDs(t *testing.T) {
 	long := "a" + strings.Repeat("b", 127) // 128 characters
 	tests := []struct {

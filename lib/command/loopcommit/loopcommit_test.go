@@ -137,6 +137,28 @@ func TestCheckRefusals(t *testing.T) {
 	}
 }
 
+// check refuses a working tree with a single dirty path, untracked or
+// modified, naming it: that one stray change would otherwise be
+// committed into the iteration.
+func TestCheckOneDirtyPath(t *testing.T) {
+	for _, tt := range []struct {
+		name, path string
+	}{
+		{"untracked", "new.txt"},
+		{"modified", layout.Goal},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := repo(t)
+			gittest.Run(t, dir, "switch", "-qc", "runner/r1")
+			write(t, dir, tt.path, "---\nid: r1\n---\n# Changed\n")
+			code, _, errs := run(dir, "check")
+			if code != exit.Negative || !strings.Contains(errs, "the working tree is not clean ("+tt.path+")") {
+				t.Fatalf("one %s path: exit %d %q", tt.name, code, errs)
+			}
+		})
+	}
+}
+
 // commit makes one commit with the iteration's message and records it in
 // meta.json; a second commit of the same iteration is refused, and
 // meta.json's run must be the branch's.
