@@ -16,8 +16,8 @@ import (
 // TestRunRatchet: after a green guard, the ratchet holds only when its
 // count is not below the run's best and every test that passed at the best
 // passes again by name; a count below, a ratchet that fails or prints no
-// count, and a failing test the output reports each fail the guard, with
-// the reason.
+// count, and a failing or errored test the output reports each fail the
+// guard, with the reason.
 func TestRunRatchet(t *testing.T) {
 	in := cli.NotifyInterrupt()
 	defer in.Stop()
@@ -41,6 +41,9 @@ func TestRunRatchet(t *testing.T) {
 		{"no count", "echo many", Best{}, pass, Fail, "gave no count", true},
 		{"a test of the best missing", "echo 6", Best{Found: true, Count: 6, Names: []string{"ex.TestA", "ex.TestB"}}, pass, Fail, "did not pass now (ex.TestB)", false},
 		{"a failing test reported", "echo 6", Best{}, pass + `{"Action":"fail","Package":"ex","Test":"TestC"}` + "\n", Fail, "reports failing tests (ex.TestC)", false},
+		// A package that failed with no failing test (it did not build)
+		// is an errored test, and fails the guard like a failing one.
+		{"an errored test reported", "echo 6", Best{}, pass + `{"Action":"fail","Package":"exb"}` + "\n", Fail, "reports failing tests (exb)", false},
 	} {
 		var cfg config.Config
 		cfg.Guard.Ratchet = []string{"sh", "-c", c.script}

@@ -12,13 +12,14 @@ import (
 )
 
 // enforceRepo is a repository on runner/r with a protected script, an
-// append-only test directory and the goal, committed; it returns the
-// directory, the repository and the base commit.
+// append-only test directory, the goal and the ratchet's tests-passed
+// list, committed; it returns the directory, the repository and the base
+// commit.
 func enforceRepo(t *testing.T) (string, *git.Repo, string) {
 	t.Helper()
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q", "-b", "runner/r")
-	for p, data := range map[string]string{"ci/check.sh": "exit 0\n", "tests/a_test.go": "package a\n", "main.go": "package main\n", ".runner/GOAL.md": "# Goal\n"} {
+	for p, data := range map[string]string{"ci/check.sh": "exit 0\n", "tests/a_test.go": "package a\n", "main.go": "package main\n", ".runner/GOAL.md": "# Goal\n", ".runner/state/tests_passed.txt": "ex.TestA\nex.TestB\n"} {
 		writeFile(t, filepath.Join(dir, p), data)
 	}
 	gitIn(t, dir, "add", "-A")
@@ -81,7 +82,9 @@ func TestEnforceHead(t *testing.T) {
 
 // TestEnforcePaths: protected and runner-owned paths changed or created
 // are restored or removed (from the index too, when staged); an
-// append-only directory takes new files but not changes to old ones.
+// append-only directory takes new files but not changes to old ones. The
+// ratchet's tests-passed list is runner-owned: a session that drops a test
+// from it is reported and the list put back.
 func TestEnforcePaths(t *testing.T) {
 	dir, repo, base := enforceRepo(t)
 	writeFile(t, filepath.Join(dir, "ci/check.sh"), "exit 1\n")
@@ -91,6 +94,7 @@ func TestEnforcePaths(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "tests/a_test.go"), "package a // weakened\n")
 	writeFile(t, filepath.Join(dir, "tests/b_test.go"), "package a\n")
 	writeFile(t, filepath.Join(dir, ".runner/GOAL.md"), "# Another goal\n")
+	writeFile(t, filepath.Join(dir, ".runner/state/tests_passed.txt"), "ex.TestA\n")
 	writeFile(t, filepath.Join(dir, "main.go"), "package main // the work\n")
 	reasons, err := Enforce(repo, "the guard", "runner/r", base, enforceProtected, time.Time{}, nil)
 	if err != nil {
@@ -100,6 +104,7 @@ func TestEnforcePaths(t *testing.T) {
 	want := []string{
 		"the guard changed or deleted tests/a_test.go, which existed before and is append-only (protected_paths append-only:tests); the runner restored it",
 		"the guard changed the protected path .runner/GOAL.md (runner-owned); the runner restored it",
+		"the guard changed the protected path .runner/state/tests_passed.txt (runner-owned); the runner restored it",
 		"the guard changed the protected path ci/check.sh (protected_paths ci/*.sh); the runner restored it",
 		"the guard changed the protected path ci/new.sh (protected_paths ci/*.sh); the runner restored it",
 		"the guard changed the protected path ci/staged.sh (protected_paths ci/*.sh); the runner restored it",
@@ -111,7 +116,7 @@ func TestEnforcePaths(t *testing.T) {
 	if st != "M main.go\n?? tests/b_test.go" {
 		t.Errorf("status after the check: %q", st)
 	}
-	for p, data := range map[string]string{"ci/check.sh": "exit 0\n", "tests/a_test.go": "package a\n", ".runner/GOAL.md": "# Goal\n"} {
+	for p, data := range map[string]string{"ci/check.sh": "exit 0\n", "tests/a_test.go": "package a\n", ".runner/GOAL.md": "# Goal\n", ".runner/state/tests_passed.txt": "ex.TestA\nex.TestB\n"} {
 		if got, err := os.ReadFile(filepath.Join(dir, p)); err != nil || string(got) != data {
 			t.Errorf("%s: %q %v", p, got, err)
 		}

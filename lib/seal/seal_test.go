@@ -86,29 +86,36 @@ func TestRestore(t *testing.T) {
 
 // TestRestoreAtMaxKept: a file of exactly MaxKept bytes is kept and put
 // back; one byte more is only compared, and its change named as not
-// restored.
+// restored, even when it was rewritten in place at the same size.
 func TestRestoreAtMaxKept(t *testing.T) {
 	root := t.TempDir()
 	at, past := strings.Repeat("a", seal.MaxKept), strings.Repeat("b", seal.MaxKept+1)
 	write(t, filepath.Join(root, "0001/at.log"), at)
 	write(t, filepath.Join(root, "0001/past.log"), past)
+	write(t, filepath.Join(root, "0001/same.log"), past)
 	s, err := seal.Take(root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(root, "0001/at.log"), "forged")
 	write(t, filepath.Join(root, "0001/past.log"), "forged")
+	sameSize := past[:seal.MaxKept] + "c"
+	write(t, filepath.Join(root, "0001/same.log"), sameSize)
 	notes, err := s.Restore()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != 2 || notes[0] != "0001/at.log changed" || notes[1] != "0001/past.log changed"+seal.NotRestored("it was too large to keep") {
-		t.Errorf("notes %q", notes)
+	tooLarge := seal.NotRestored("it was too large to keep")
+	if want := []string{"0001/at.log changed", "0001/past.log changed" + tooLarge, "0001/same.log changed" + tooLarge}; !slices.Equal(notes, want) {
+		t.Errorf("notes\n got %q\nwant %q", notes, want)
 	}
 	if got := read(t, filepath.Join(root, "0001/at.log")); got != at {
 		t.Errorf("at.log not put back (%d bytes)", len(got))
 	}
 	if got := read(t, filepath.Join(root, "0001/past.log")); got != "forged" {
 		t.Errorf("past.log = %d bytes, want the session's", len(got))
+	}
+	if got := read(t, filepath.Join(root, "0001/same.log")); got != sameSize {
+		t.Errorf("same.log is not the session's")
 	}
 }
