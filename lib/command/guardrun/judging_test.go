@@ -15,6 +15,7 @@ import (
 	"github.com/treeloop/treeloop/lib/internal/gittest"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
+	"github.com/treeloop/treeloop/lib/ratchet"
 	"github.com/treeloop/treeloop/lib/stepctx"
 	"github.com/treeloop/treeloop/lib/tree"
 )
@@ -114,4 +115,38 @@ func (c cfgIteration) iteration(dir, base string) stepctx.Iteration {
 	return stepctx.Iteration{Dir: filepath.Join(dir, ".runner", "iterations", "run-a", "0001"),
 		Begin:  iterdir.Begin{Version: 1, RunID: "run-a", NodeID: "a", Mode: c.mode},
 		Config: c.cfg, Base: base, AtBase: c.files}
+}
+
+// TestRatchetKeepsNamesAfterFail: a guard run that failed leaves the
+// run's list of tests that must keep passing as it was, however many of
+// its tests passed; a pass that stands replaces it with the pass's.
+func TestRatchetKeepsNamesAfterFail(t *testing.T) {
+	dir, base := judgingRepo(t)
+	env := &cli.Env{Name: "guard-run", Dir: dir, Stdout: io.Discard, Stderr: io.Discard}
+	it := cfgIteration{cfg: config.Default(), mode: tree.NextExecute}.iteration(dir, base)
+	if err := os.MkdirAll(it.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	best := ratchet.FormatNames("run-a", []string{"p::TestA", "p::TestB"})
+	names := filepath.Join(dir, filepath.FromSlash(layout.TestsPassed))
+	os.MkdirAll(filepath.Dir(names), 0o755)
+	if err := os.WriteFile(names, best, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{Iter: it.Dir}
+	o.Base.Base = base
+	failed := iterdir.Guard{Outcome: Fail, Ratchet: &iterdir.Ratchet{Failed: []string{"p::TestB"}, Passed: []string{"p::TestA"}}}
+	if err := o.report(env, failed, exit.Negative, it); exit.Code(err) != exit.Negative {
+		t.Fatalf("a failed run: %v", err)
+	}
+	if got, _ := os.ReadFile(names); string(got) != string(best) {
+		t.Errorf("a failed run rewrote %s: %q", layout.TestsPassed, got)
+	}
+	passed := iterdir.Guard{Outcome: Pass, Ratchet: &iterdir.Ratchet{Held: true, Passed: []string{"p::TestA", "p::TestB", "p::TestC"}}}
+	if err := o.report(env, passed, exit.OK, it); err != nil {
+		t.Fatalf("a pass: %v", err)
+	}
+	if got, _ := os.ReadFile(names); string(got) != string(ratchet.FormatNames("run-a", passed.Ratchet.Passed)) {
+		t.Errorf("a pass left %s: %q", layout.TestsPassed, got)
+	}
 }

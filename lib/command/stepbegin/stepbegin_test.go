@@ -3,14 +3,20 @@ package stepbegin
 import (
 	"bytes"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/cli"
+	"github.com/treeloop/treeloop/lib/command/iterlog"
 	"github.com/treeloop/treeloop/lib/exit"
+	"github.com/treeloop/treeloop/lib/internal/gittest"
+	"github.com/treeloop/treeloop/lib/iterdir"
+	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runcheck"
+	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -129,4 +135,108 @@ func TestStoppedBeforeIteration(t *testing.T) {
 	if _, err := os.Stat(s.env.Abs(".runner/cancel")); !os.IsNotExist(err) {
 		t.Errorf("the request is still pending: %v", err)
 	}
+}
+
+// writeFiles writes each file (a path relative to dir) with its data.
+func writeFiles(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for rel, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// twoLeaves is a root over leaf "a", its attempts used up, and leaf "b",
+// open.
+func twoLeaves() *tree.Node {
+	a := &tree.Node{ID: "a", Order: 1, Title: "A", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute, Attempts: 3, MaxAttempts: 3, Children: []*tree.Node{}}
+	b := &tree.Node{ID: "b", Order: 2, Title: "B", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute, MaxAttempts: 3, Children: []*tree.Node{}}
+	return &tree.Node{ID: "root", Title: "R", Goal: "g", Acceptance: []string{}, Next: tree.NextDecompose, MaxAttempts: 3, Children: []*tree.Node{a, b}}
+}
+
+// TestStuckPolicyFromConfig: the step selects under config.toml's
+// stuck_policy: with skip, the leaf with no attempts left is passed over
+// and the next open one is worked, where stop would end the run stuck.
+func TestStuckPolicyFromConfig(t *testing.T) {
+	s, out, errs := testStep(t)
+	writeFiles(t, s.env.Dir, map[string][]byte{layout.Tree: tree.Encode(twoLeaves()), layout.Config: []byte("stuck_policy = \"skip\"\n")})
+	s.firstCommands()
+	s.waitFirst()
+	if code := s.selection(); code != exit.OK || s.facts["id"] != "b" {
+		t.Errorf("selection: %d %q %q %+v", code, out.String(), errs.String(), s.facts)
+	}
+}
+
+// runnerRepo makes the step's directory a git repository on the branch of
+// run r1 with .runner/ committed (leaf "a" open under the root), and puts
+// an agent-exec first on PATH whose --restore finds nothing to put back.
+func runnerRepo(t *testing.T, s *step) {
+	t.Helper()
+	dir := s.env.Dir
+	gittest.Setenv(t, dir)
+	gittest.Run(t, dir, "init", "-q", "-b", "runner/r1")
+	a := &tree.Node{ID: "a", Order: 1, Title: "A", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute, MaxAttempts: 3, Children: []*tree.Node{}}
+	root := &tree.Node{ID: "root", Title: "R", Goal: "g", Acceptance: []string{}, Next: tree.NextDecompose, MaxAttempts: 3, Children: []*tree.Node{a}}
+	writeFiles(t, dir, map[string][]byte{
+		layout.Goal:      []byte("---\nid: r1\n---\n# Goal\n"),
+		layout.Tree:      tree.Encode(root),
+		layout.RunState:  runstate.Encode(runstate.New("r1")),
+		layout.Config:    []byte("[sandbox]\nmode = \"none\"\n"),
+		layout.Gitignore: []byte("context/\niterations/\nruns/\nlock\ncancel\nanswers/\nworktrees/\n"),
+	})
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-qm", "chore(loop): start run r1")
+	bin := t.TempDir()
+	writeFiles(t, bin, map[string][]byte{"agent-exec": []byte("#!/bin/sh\nexit 0\n")})
+	if err := os.Chmod(filepath.Join(bin, "agent-exec"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestRecoverInterrupted: an iteration a kill left before tree-update is
+// committed as interrupted: the snapshot is put back over the agent's
+// edits and no attempt is used, whatever the agent left half written.
+func TestRecoverInterrupted(t *testing.T) {
+	s, _, errs := testStep(t)
+	runnerRepo(t, s)
+	began, err := (&iterlog.BeginCmd{Selected: "a"}).Begin(s.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, _ := tree.Load(mustRead(t, s.env.Abs(layout.Tree)))
+	n, _ := tree.Find(edited, "a")
+	n.Title = "A, retitled by the agent"
+	writeFiles(t, s.env.Dir, map[string][]byte{layout.Tree: tree.Encode(edited), "work.txt": []byte("half\n"),
+		path.Join(began.Dir, "output.json"): []byte(`{"status": "do`)})
+	rec, err := iterdir.Recover(s.env.Dir)
+	if err != nil || rec.Action != iterdir.RecoverUpdate {
+		t.Fatalf("recovery %+v (%v)", rec, err)
+	}
+	if code := s.complete(rec); code != exit.OK {
+		t.Fatalf("complete: %d %q", code, errs.String())
+	}
+	var upd iterdir.Update
+	if err := iterdir.Read(s.env.Abs(began.Dir), iterdir.UpdateFile, &upd); err != nil || upd.Result != "interrupted" || upd.Attempts != 0 {
+		t.Errorf("update.json %+v (%v)", upd, err)
+	}
+	committed, _ := tree.Load([]byte(gittest.Run(t, s.env.Dir, "show", "HEAD:"+layout.Tree)))
+	if n, _ := tree.Find(committed, "a"); n == nil || n.Title != "A" || n.Attempts != 0 {
+		t.Errorf("committed leaf a: %+v", n)
+	}
+}
+
+// mustRead is the file at path; one that cannot be read fails the test.
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
