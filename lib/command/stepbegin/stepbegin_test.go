@@ -12,11 +12,11 @@ import (
 	"github.com/treeloop/treeloop/lib/command/iterlog"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/internal/gittest"
+	"github.com/treeloop/treeloop/lib/internal/runtest"
 	"github.com/treeloop/treeloop/lib/iterdir"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runcheck"
-	"github.com/treeloop/treeloop/lib/runstate"
 	"github.com/treeloop/treeloop/lib/tree"
 )
 
@@ -172,25 +172,12 @@ func TestStuckPolicyFromConfig(t *testing.T) {
 	}
 }
 
-// runnerRepo makes the step's directory a git repository on the branch of
-// run r1 with .runner/ committed (leaf "a" open under the root), and puts
-// an agent-exec first on PATH whose --restore finds nothing to put back.
+// runnerRepo makes the step's directory a repository in which run r1 has
+// started (runtest.Repo), and puts an agent-exec first on PATH whose
+// --restore finds nothing to put back.
 func runnerRepo(t *testing.T, s *step) {
 	t.Helper()
-	dir := s.env.Dir
-	gittest.Setenv(t, dir)
-	gittest.Run(t, dir, "init", "-q", "-b", "runner/r1")
-	a := &tree.Node{ID: "a", Order: 1, Title: "A", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute, MaxAttempts: 3, Children: []*tree.Node{}}
-	root := &tree.Node{ID: "root", Title: "R", Goal: "g", Acceptance: []string{}, Next: tree.NextDecompose, MaxAttempts: 3, Children: []*tree.Node{a}}
-	writeFiles(t, dir, map[string][]byte{
-		layout.Goal:      []byte("---\nid: r1\n---\n# Goal\n"),
-		layout.Tree:      tree.Encode(root),
-		layout.RunState:  runstate.Encode(runstate.New("r1")),
-		layout.Config:    []byte("[sandbox]\nmode = \"none\"\n"),
-		layout.Gitignore: []byte("context/\niterations/\nruns/\nlock\ncancel\nanswers/\nworktrees/\n"),
-	})
-	gittest.Run(t, dir, "add", "-A")
-	gittest.Run(t, dir, "commit", "-qm", "chore(loop): start run r1")
+	runtest.Repo(t, s.env.Dir)
 	bin := t.TempDir()
 	writeFiles(t, bin, map[string][]byte{"agent-exec": []byte("#!/bin/sh\nexit 0\n")})
 	if err := os.Chmod(filepath.Join(bin, "agent-exec"), 0o755); err != nil {

@@ -15,10 +15,8 @@ import (
 	"github.com/treeloop/treeloop/lib/command/treeupdate"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/internal/gittest"
+	"github.com/treeloop/treeloop/lib/internal/runtest"
 	"github.com/treeloop/treeloop/lib/iterdir"
-	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/runstate"
-	"github.com/treeloop/treeloop/lib/tree"
 )
 
 func ptr(n int) *int { return &n }
@@ -212,36 +210,18 @@ func TestBeganOn(t *testing.T) {
 	}
 }
 
-// runnerRepo makes the step's directory a git repository on the branch of
-// run r1 with .runner/ committed (leaf "a" open under the root), and
-// allocates the run's first iteration on a (iter-log begin). It returns
-// the iteration's directory and the step's base.
+// runnerRepo makes the step's directory a repository in which run r1 has
+// started (runtest.Repo), and allocates the run's first iteration on leaf
+// a (iter-log begin). It returns the iteration's directory and the step's
+// base.
 func runnerRepo(t *testing.T, s *step) (string, string) {
 	t.Helper()
-	dir := s.env.Dir
-	gittest.Setenv(t, dir)
-	gittest.Run(t, dir, "init", "-q", "-b", "runner/r1")
-	a := &tree.Node{ID: "a", Order: 1, Title: "A", Goal: "g", Acceptance: []string{}, Next: tree.NextExecute, MaxAttempts: 3, Children: []*tree.Node{}}
-	root := &tree.Node{ID: "root", Title: "R", Goal: "g", Acceptance: []string{}, Next: tree.NextDecompose, MaxAttempts: 3, Children: []*tree.Node{a}}
-	for rel, data := range map[string][]byte{
-		layout.Goal:      []byte("---\nid: r1\n---\n# Goal\n"),
-		layout.Tree:      tree.Encode(root),
-		layout.RunState:  runstate.Encode(runstate.New("r1")),
-		layout.Config:    []byte("[sandbox]\nmode = \"none\"\n"),
-		layout.Gitignore: []byte("context/\niterations/\nruns/\nlock\ncancel\nanswers/\nworktrees/\n"),
-	} {
-		os.MkdirAll(filepath.Dir(s.env.Abs(rel)), 0o755)
-		if err := os.WriteFile(s.env.Abs(rel), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gittest.Run(t, dir, "add", "-A")
-	gittest.Run(t, dir, "commit", "-qm", "chore(loop): start run r1")
+	runtest.Repo(t, s.env.Dir)
 	began, err := (&iterlog.BeginCmd{Selected: "a"}).Begin(s.env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return began.Dir, gittest.Run(t, dir, "rev-parse", "HEAD")
+	return began.Dir, gittest.Run(t, s.env.Dir, "rev-parse", "HEAD")
 }
 
 // TestEndAgentError: a session that ended without an output is judged an
