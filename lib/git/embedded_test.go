@@ -247,6 +247,9 @@ func TestStageFilesUnembeds(t *testing.T) {
 	}
 }
 
+// TestPointers: what StageFiles must look closer at: a new gitlink, a
+// moved one, a new or changed link; not a file, nor a submodule left at
+// its commit.
 func TestPointers(t *testing.T) {
 	for _, c := range []struct {
 		cs   []StagedChange
@@ -255,6 +258,9 @@ func TestPointers(t *testing.T) {
 		{nil, false},
 		{[]StagedChange{{OldMode: "100644", Mode: "100644", Path: "a"}, {OldMode: "160000", Mode: "160000", Path: "s"}}, false},
 		{[]StagedChange{{OldMode: "000000", Mode: "160000", Path: "s"}}, true},
+		// A submodule of the base moved to another commit: the staging
+		// records the base's commit instead (stageGitlinksBack).
+		{[]StagedChange{{OldMode: "160000", Mode: "160000", OldID: "1111", ID: "2222", Path: "s"}}, true},
 		{[]StagedChange{{OldMode: "100644", Mode: "120000", Path: "l"}}, true},
 		{[]StagedChange{{OldMode: "120000", Mode: "100644", Path: "l"}}, false},
 	} {

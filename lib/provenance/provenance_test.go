@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/treeloop/treeloop/lib/tree"
@@ -37,5 +38,28 @@ func TestDiscountAndReopen(t *testing.T) {
 	// A backed node stays passed whatever next says.
 	if r := Reopen(root, next, []Unbacked{{Node: "a"}}); !r.Children[0].Passes || !r.Passes {
 		t.Error("Reopen opened a node that next keeps passed, or one not listed")
+	}
+}
+
+// TestLeafNeverReached: a pass commit that claims the iteration the run
+// allocates next (or a later one) backs nothing, log or not: the run never
+// reached it, so the commit was made by hand or rewritten. One that claims
+// the iteration before it, with no log kept (a clone), backs the pass.
+func TestLeafNeverReached(t *testing.T) {
+	logs := t.TempDir()
+	for _, c := range []struct {
+		iter   int
+		backed bool
+	}{{4, true}, {5, false}, {6, false}} {
+		p, reason, err := leaf([]passCommit{{sha: "0123456789abcdef", iter: c.iter}}, "a", "r1", 5, logs, map[string]bool{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Commit != ""; got != c.backed {
+			t.Errorf("iteration %d claimed, the run's next 5: backed %v (%q), want %v", c.iter, got, reason, c.backed)
+		}
+		if !c.backed && !strings.Contains(reason, "which run r1 never reached") {
+			t.Errorf("iteration %d: reason %q", c.iter, reason)
+		}
 	}
 }
