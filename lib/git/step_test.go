@@ -395,3 +395,27 @@ func packedThenDetached(t *testing.T, r *Repo, head string) {
 		t.Errorf("CurrentBranch detached = %q, %v", b, err)
 	}
 }
+
+// TestStatusUnmerged: a path left in conflict by a merge is listed by its
+// name (git's unmerged entry carries three object ids before it).
+func TestStatusUnmerged(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, "c d", "base\n")
+	commitAll(t, r, "base")
+	if _, err := r.Run("switch", "-qc", "other"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "c d", "other\n")
+	commitAll(t, r, "other")
+	if _, err := r.Run("switch", "-q", "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, "c d", "main\n")
+	commitAll(t, r, "main")
+	if _, err := r.Run("merge", "-q", "other"); err == nil {
+		t.Fatal("the merge did not conflict")
+	}
+	if st, err := r.Status(); err != nil || !slices.Equal(st.Paths, []string{"c d"}) {
+		t.Errorf("Status in a conflict = %+v, %v; want the path \"c d\"", st, err)
+	}
+}

@@ -260,7 +260,7 @@ func TestStreamEdges(t *testing.T) {
 
 // TestParseJUnitEdges: an empty <testsuites> is JUnit with no test, XML
 // with no <testsuite> is not JUnit; a failure's message is its message
-// attribute, else its text.
+// attribute, else its text; a suite nested in a suite is read whole.
 func TestParseJUnitEdges(t *testing.T) {
 	if r, err := Parse([]byte(`<testsuites></testsuites>`)); err != nil || r.Len() != 0 {
 		t.Errorf("an empty <testsuites>: %d tests, %v", r.Len(), err)
@@ -280,6 +280,20 @@ func TestParseJUnitEdges(t *testing.T) {
 	}
 	if got, _ := r.Get("b"); got.Status != Failed || !strings.Contains(got.Message, "trace b") {
 		t.Errorf("b (a blank classname): %+v", got)
+	}
+	// A suite inside a suite (as some reporters nest them per file and
+	// per class): its tests are read too, else they would count missing.
+	r, err = Parse([]byte(`<testsuites><testsuite name="outer">
+<testcase classname="o" name="top"/>
+<testsuite name="inner"><testcase classname="i" name="deep"/></testsuite>
+</testsuite></testsuites>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"o::top", "i::deep"} {
+		if got, ok := r.Get(name); !ok || got.Status != Passed {
+			t.Errorf("%s in nested suites: %+v %v", name, got, ok)
+		}
 	}
 }
 

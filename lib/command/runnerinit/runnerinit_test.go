@@ -163,3 +163,17 @@ func TestNewFromABase(t *testing.T) {
 		t.Error("main's config was not kept")
 	}
 }
+
+// TestGuardFlag: --guard is the guard written, whatever the repository
+// would have had detected (a justfile here), and said with its source.
+func TestGuardFlag(t *testing.T) {
+	dir := repo(t)
+	os.WriteFile(filepath.Join(dir, "justfile"), []byte("ci:\n\ttrue\n"), 0o644)
+	code, _, errs := run(dir, "--guard", "pytest -q tests")
+	if code != exit.OK || !strings.Contains(errs, "runner-init: guard: pytest -q tests (--guard)\n") {
+		t.Fatalf("exit %d %q", code, errs)
+	}
+	if got := read(t, dir, layout.Config); !strings.Contains(got, "\ncommand = [\"pytest\", \"-q\", \"tests\"]\n") {
+		t.Errorf("config.toml's guard:\n%s", got)
+	}
+}
