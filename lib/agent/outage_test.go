@@ -126,6 +126,24 @@ func TestOutageWatch(t *testing.T) {
 	}
 }
 
+// With the idle timeout off (agent_idle_timeout_secs = 0) the watch never
+// stops a session, however long its CLI retries: it is only judged when
+// it ends.
+func TestOutageWatchIdleOff(t *testing.T) {
+	ctx, stop := context.WithCancelCause(t.Context())
+	w := &outageWatch{stop: stop}
+	w.retrying("Reconnecting... waiting for network", time.Now())
+	w.retrying("Reconnecting... waiting for network (Connection failed: again)", time.Now())
+	defer w.close()
+	if w.timer != nil || ctx.Err() != nil {
+		t.Fatalf("with the idle timeout off, retries armed a timer to stop the session (%v)", context.Cause(ctx))
+	}
+	s := &session{Result: proc.Result{TimedOut: true}, watch: w}
+	if c, _ := s.ended(t.Context(), "codex"); c != ClassOutage {
+		t.Errorf("a session that ended while its CLI retried: %s, want outage", c)
+	}
+}
+
 // What a session reports about itself is counted toward
 // max_reported_failures: every failure report of a command agent, a
 // CLI's rate limit or API error; a CLI's outage is not.

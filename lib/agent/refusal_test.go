@@ -32,6 +32,9 @@ func TestRefusalWords(t *testing.T) {
 			"Invalid configuration in /home/u/.gemini/settings.json:\n\nError in: general.maxAttempts\n    Expected number, received string\n",
 			"Invalid configuration in /home/u/.gemini/settings.json: Error in: general.maxAttempts: Expected number, received string"},
 		{"anything else", "{\"type\":\"x\"}\nnode: not found\n", "node: not found"},
+		// No line reads as a refusal: the first plain line says why, not
+		// the last.
+		{"several plain lines", "WARNING: x\n/usr/bin/env: 'node': No such file or directory\nexit status 127\n", "/usr/bin/env: 'node': No such file or directory"},
 	} {
 		got := refusalWords(tt.out)
 		if !strings.HasPrefix(got, tt.want) {
