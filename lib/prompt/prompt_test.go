@@ -127,3 +127,33 @@ func TestFenceOutgrowsBackticks(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildKeepsTheEndOfTheFailure: over the budget, Build cuts the
+// failure section from its start, keeping the end of the guard's output
+// (where the failing test and its message are), and the other optional
+// sections from their end, keeping their start.
+func TestBuildKeepsTheEndOfTheFailure(t *testing.T) {
+	failure := "FAIL-START\n" + strings.Repeat("=== RUN TestX\n", 5000) + "--- FAIL: TestLast\nFAIL-END\n"
+	history := "HISTORY-START\n" + strings.Repeat("attempt: retry\n", 300) + "HISTORY-END\n"
+	sections := []Section{
+		sec(Contract, 1000, true),
+		{Name: History, Heading: "## " + History, Body: history},
+		{Name: Failure, Heading: "## " + Failure, Body: failure},
+		sec(Output, 500, true),
+	}
+	out, fits, over := Build(sections, 4096)
+	if got := actions(fits); got[History] != "cut" || got[Failure] != "cut" || over != 0 {
+		t.Fatalf("fits = %v, over %d; want history and failure cut, nothing over", got, over)
+	}
+	prompt := string(out)
+	_, fail, _ := strings.Cut(prompt, "## "+Failure+"\n")
+	fail, _, _ = strings.Cut(fail, "## "+Output+"\n")
+	if !strings.Contains(fail, "--- FAIL: TestLast\nFAIL-END\n") || strings.Contains(fail, "FAIL-START") {
+		t.Errorf("the failure section did not keep its end:\n%.200s…", fail)
+	}
+	_, hist, _ := strings.Cut(prompt, "## "+History+"\n")
+	hist, _, _ = strings.Cut(hist, "## "+Failure+"\n")
+	if !strings.Contains(hist, "HISTORY-START\n") || strings.Contains(hist, "HISTORY-END") {
+		t.Errorf("the history section did not keep its start:\n%.200s…", hist)
+	}
+}

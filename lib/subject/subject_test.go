@@ -157,3 +157,20 @@ func TestPassedOfRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPassedOnlyDoneOnGreenGuard holds Passed to the one way a leaf
+// passes: the agent said done and the guard passed. Every other pair of
+// an iteration status and a guard outcome (a skipped, timed-out,
+// interrupted or errored guard under done among them) is not a pass, so
+// provenance and export never take such a commit as backing a node.
+func TestPassedOnlyDoneOnGreenGuard(t *testing.T) {
+	for _, st := range statusWords {
+		for _, g := range guardWords {
+			it := Iteration{Run: "r1", Iter: 1, Node: "a", Status: vocab.Status(st), Guard: vocab.Guard(g)}
+			want := st == string(vocab.StatusDone) && g == string(vocab.GuardPass)
+			if got := it.Passed(); got != want {
+				t.Errorf("status=%s guard=%s: Passed() = %v, want %v", st, g, got, want)
+			}
+		}
+	}
+}
