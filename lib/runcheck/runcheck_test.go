@@ -54,6 +54,17 @@ func TestCheckJust(t *testing.T) {
 	if got := checkJust(root, []string{"make", "ci"}); got != nil {
 		t.Fatalf("not a just guard: %q", got)
 	}
+	// A Justfile (just reads the name in any case) is part of the pass's
+	// key: once its recipe is gone, the remembered pass no longer holds.
+	root = t.TempDir()
+	os.WriteFile(filepath.Join(root, "Justfile"), []byte("ci:\n\ttrue\n"), 0o644)
+	if got := checkJust(root, []string{"just", "ci"}); got != nil {
+		t.Fatalf("a Justfile with the recipe: %q", got)
+	}
+	os.WriteFile(filepath.Join(root, "Justfile"), []byte("lint:\n\ttrue\n"), 0o644)
+	if got := checkJust(root, []string{"just", "ci"}); len(got) != 1 || !strings.Contains(got[0], "no recipe ci") {
+		t.Fatalf("the Justfile lost its recipe: %q", got)
+	}
 }
 
 // A program with a slash is found relative to the repository, any other

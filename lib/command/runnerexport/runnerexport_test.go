@@ -106,3 +106,23 @@ func TestBodyFile(t *testing.T) {
 		t.Error("--pr-body - with --json: no error")
 	}
 }
+
+// For a run in its own worktree, a body file inside that worktree is
+// refused as one in this checkout's work tree is: the run's next
+// iteration would commit it.
+func TestBodyFileInRunWorktree(t *testing.T) {
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q")
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "x")
+	wt := filepath.Join(t.TempDir(), "run-wt")
+	gitIn(t, dir, "worktree", "add", "-q", "-b", "runner/r1", wt)
+	repo, err := git.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{PRBody: filepath.Join(wt, "pr.md")}
+	_, err = o.bodyFile(&cli.Env{Dir: dir}, repo, "r1", wt)
+	if exit.Code(err) != exit.Negative || !strings.Contains(err.Error(), "lies in the work tree") || !strings.Contains(err.Error(), "run-wt") {
+		t.Fatalf("--pr-body in the run's worktree: %v (exit %d), want refused", err, exit.Code(err))
+	}
+}

@@ -231,8 +231,8 @@ func TestReadRecords(t *testing.T) {
 	}
 }
 
-// TestMain: exit 0 with an open leaf, 2 complete, 3 stuck, 1 when the
-// state cannot be read; --json and --runs.
+// TestMain: exit 0 with an open leaf, 2 complete, 3 stuck, 7 waiting for
+// answers, 1 when the state cannot be read; --json and --runs.
 func TestMainExits(t *testing.T) {
 	root := fixture(t, 3, 1)
 	run := mainIn(root)
@@ -246,7 +246,16 @@ func TestMainExits(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(root, layout.Tree))
 	n, _ := tree.Load(data)
+	// Every open leaf waits for an operator's answer: exit 7, not stuck.
 	for _, k := range n.Children {
+		k.Waiting = "Which database?"
+	}
+	writeTree(t, root, n)
+	if code, out, _ := run("--json"); code != 7 || !strings.Contains(out, `"status": "waiting"`) {
+		t.Fatalf("waiting: %d %q", code, out)
+	}
+	for _, k := range n.Children {
+		k.Waiting = ""
 		k.Attempts = k.MaxAttempts
 	}
 	writeTree(t, root, n)
