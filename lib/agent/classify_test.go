@@ -4,7 +4,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/treeloop/treeloop/lib/proc"
 )
+
+// TestProcessClass: the end the runner caused decides the class. A hang
+// (no output for the idle timeout) is the agent's fault and consumes an
+// attempt; a timeout (the iteration's budget) and an interruption do not;
+// a process that ended by itself is left to the backend.
+func TestProcessClass(t *testing.T) {
+	for _, c := range []struct {
+		r     proc.Result
+		class string
+	}{
+		{proc.Result{Canceled: true, Idle: true}, ClassInterrupted},
+		{proc.Result{TimedOut: true, Idle: true}, ClassTimeout},
+		{proc.Result{Idle: true}, ClassHang},
+		{proc.Result{ExitCode: 1}, ""},
+	} {
+		if got, _ := ProcessClass(c.r); got != c.class {
+			t.Errorf("%+v: class %q, want %q", c.r, got, c.class)
+		}
+	}
+}
 
 // TestHTTPErrorClass: a provider's HTTP status decides the class, the
 // whole 5xx range an outage and nothing past it; with no status, a
