@@ -100,6 +100,7 @@ func TestAddAllMoving(t *testing.T) {
 func TestSubmoduleAt(t *testing.T) {
 	lib := newRepo(t)
 	write(t, lib, "mod.py", "mod")
+	write(t, lib, "a", "one letter")
 	write(t, lib, ".gitignore", "build/\n")
 	commitAll(t, lib, "lib")
 	r := newRepo(t)
@@ -111,13 +112,14 @@ func TestSubmoduleAt(t *testing.T) {
 		t.Fatalf("submodules %v, %v", paths, err)
 	}
 	write(t, r, "sub/lib/mod.py", "patched")
+	write(t, r, "sub/lib/a", "patched") // a name of one letter is a change as any other
 	write(t, r, "sub/lib/new.py", "new")
 	write(t, r, "sub/lib/build/x", "x")
 	s, ok, err := r.SubmoduleAt("sub/lib")
 	if err != nil || !ok {
 		t.Fatalf("SubmoduleAt: %v, %v", ok, err)
 	}
-	if !slices.Equal(s.Modified, []string{"mod.py"}) || !slices.Equal(s.Others, []string{"build/", "new.py"}) {
+	if !slices.Equal(s.Modified, []string{"a", "mod.py"}) || !slices.Equal(s.Others, []string{"build/", "new.py"}) {
 		t.Errorf("submodule %+v", s)
 	}
 	if head := strings.TrimSpace(string(mustRun(t, lib, "rev-parse", "HEAD"))); s.Head != head {
