@@ -134,7 +134,8 @@ func TestDeployedSchemaCopy(t *testing.T) {
 
 // --staged checks the index's tree against HEAD's: nothing staged is
 // nothing to check; a passed node's edit staged is refused; a new run's
-// bootstrap (another run id staged, no passed node) is judged alone.
+// bootstrap (another run id staged, no passed node) is judged alone,
+// and one with a passed node against HEAD's.
 func TestStaged(t *testing.T) {
 	dir := t.TempDir()
 	gittest.Setenv(t, dir)
@@ -172,6 +173,15 @@ func TestStaged(t *testing.T) {
 	gittest.Run(t, dir, "add", "-A")
 	if code, _, errs := run(dir, "", "--staged"); code != exit.Negative || !strings.Contains(errs, "root/a") {
 		t.Fatalf("the same run's tree with a reopened: exit %d %q", code, errs)
+	}
+	// A tree with a passed node is judged against HEAD's whatever run id
+	// is staged with it: a new run id does not launder a passed node's
+	// edit.
+	writeFile(t, dir, layout.Tree, tree.Encode(edited))
+	writeFile(t, dir, layout.RunState, []byte(`{"run_id": "r3"}`+"\n"))
+	gittest.Run(t, dir, "add", "-A")
+	if code, _, errs := run(dir, "", "--staged"); code != exit.Negative || !strings.Contains(errs, "root/a") {
+		t.Fatalf("a passed node's edit staged under a new run id: exit %d %q", code, errs)
 	}
 }
 
