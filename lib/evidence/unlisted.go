@@ -31,16 +31,26 @@ func RemoveUnlisted(root string, since time.Time) []string {
 	var removed []string
 	var walk func(dir, rel string) bool
 	walk = func(dir, rel string) bool {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
+		ents, ok := readDir(dir)
+		if !ok {
 			return false
 		}
 		empty := true
 		for _, e := range ents {
-			name, p := e.Name(), filepath.Join(dir, e.Name())
-			r := strings.TrimPrefix(rel+"/"+name, "/")
-			switch t := e.Type(); {
-			case t.IsDir():
+			// A file or a link, most of a work tree: the directory holds
+			// something, and neither path is made (the walk's cost grows
+			// with the files, not only the directories).
+			t := e.Type()
+			if t&(fs.ModeDir|unlistable) == 0 {
+				empty = false
+				continue
+			}
+			name := e.Name()
+			p, r := filepath.Join(dir, name), name
+			if rel != "" {
+				r = rel + "/" + name
+			}
+			if t.IsDir() {
 				if name == ".git" || rel == "" && name == ".runner" || slices.Contains([]string{"node_modules", "__pypackages__", ".venv", "venv"}, name) {
 					empty = false
 					continue
@@ -50,19 +60,34 @@ func RemoveUnlisted(root string, since time.Time) []string {
 					continue
 				}
 				empty = false
-			case t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0:
-				if (strings.HasPrefix(name, ".git") || fsutil.MadeSince(p, since)) && os.Remove(p) == nil {
-					removed = append(removed, r)
-					continue
-				}
-				empty = false
-			default:
-				empty = false
+				continue
 			}
+			if (strings.HasPrefix(name, ".git") || fsutil.MadeSince(p, since)) && os.Remove(p) == nil {
+				removed = append(removed, r)
+				continue
+			}
+			empty = false
 		}
 		return empty
 	}
 	walk(root, "")
 	slices.Sort(removed)
 	return removed
+}
+
+// unlistable are the file types git lists nowhere and no commit can hold
+// (RemoveUnlisted).
+const unlistable = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice
+
+// readDir is dir's entries in the order the filesystem gives them (the
+// walk sorts what it removes, not what it reads); ok is false when dir
+// cannot be read whole.
+func readDir(dir string) ([]fs.DirEntry, bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	return ents, err == nil
 }
