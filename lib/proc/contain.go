@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -267,7 +268,7 @@ func initStatus(r *os.File) initReport {
 func LiveSessions(root string) []string {
 	var live, tagged []string
 	root = strings.TrimSuffix(root, "/")
-	eachProcess(func(pid int, _ []byte) {
+	eachPID(func(pid int) {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if err != nil {
 			return
@@ -297,7 +298,7 @@ func LiveSessions(root string) []string {
 // (their namespaces die with them) and returns how many.
 func KillSessions(tag string) int {
 	n := 0
-	eachProcess(func(pid int, _ []byte) {
+	eachPID(func(pid int) {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if err != nil {
 			return
@@ -383,10 +384,14 @@ func iterTag(pid int) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	for _, kv := range strings.Split(string(env), "\x00") {
-		if v, ok := strings.CutPrefix(kv, "RUNNER_ITER_DIR="); ok {
-			return v, true
+	// The first entry so named, as a split at each NUL would find it.
+	const key = "RUNNER_ITER_DIR="
+	for rest := env; len(rest) > 0; {
+		entry, after, _ := bytes.Cut(rest, []byte{0})
+		if v, ok := bytes.CutPrefix(entry, []byte(key)); ok {
+			return string(v), true
 		}
+		rest = after
 	}
 	return "", false
 }

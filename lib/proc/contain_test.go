@@ -362,3 +362,14 @@ func TestKillSessionsOnlyInits(t *testing.T) {
 		t.Errorf("sh %s ended by %v, want SIGTERM", script, sig)
 	}
 }
+
+// BenchmarkLiveSessions: step-begin's look for a session still alive, over
+// every process of this machine, none of them a session of the root.
+func BenchmarkLiveSessions(b *testing.B) {
+	root := b.TempDir()
+	for b.Loop() {
+		if live := LiveSessions(root); live != nil {
+			b.Fatalf("live: %q", live)
+		}
+	}
+}

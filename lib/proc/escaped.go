@@ -142,6 +142,18 @@ func childrenOf(ppid int) []child {
 // eachProcess calls fn with the pid and the /proc/<pid>/stat text of every
 // process it can read.
 func eachProcess(fn func(pid int, stat []byte)) {
+	eachPID(func(pid int) {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return // exited meanwhile
+		}
+		fn(pid, data)
+	})
+}
+
+// eachPID calls fn with the pid of every process /proc lists, for the
+// callers that read other files of it than its stat.
+func eachPID(fn func(pid int)) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return
@@ -152,15 +164,9 @@ func eachProcess(fn func(pid int, stat []byte)) {
 		return
 	}
 	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
+		if pid, err := strconv.Atoi(name); err == nil {
+			fn(pid)
 		}
-		data, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue // exited meanwhile
-		}
-		fn(pid, data)
 	}
 }
 
@@ -178,7 +184,7 @@ func KillTagged(tag string) int {
 	want := []byte(tag)
 	self := os.Getpid()
 	n := 0
-	eachProcess(func(pid int, _ []byte) {
+	eachPID(func(pid int) {
 		if pid == self {
 			return
 		}
