@@ -19,7 +19,6 @@ import (
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/schema"
-	"github.com/treeloop/treeloop/lib/schema/full"
 )
 
 // Tools is tools.json.
@@ -30,15 +29,20 @@ type Tools struct {
 	AllowedTools []string          `json:"allowed_tools,omitempty"`
 }
 
-// Parse decodes and validates tools.json's bytes (the schema needs
-// lib/schema/full linked); name is the file's name in errors.
+// Parse decodes and validates tools.json's bytes by the schema's plain
+// check (check_gen.go); name is the file's name in errors, which give the
+// schema's first problem: in the full validator's words where the program
+// can have them (schema.Words), else the plain check's.
 func Parse(name string, data []byte) (Tools, error) {
 	v, err := jsonstrict.Decode(data)
 	if err != nil {
 		return Tools{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if vs := full.Validate(schema.NodeTools, v); len(vs) > 0 {
-		return Tools{}, fmt.Errorf("%s: %s: %s", name, vs[0].Pointer, vs[0].Message)
+	if why := plainCheck(v); why != "" {
+		if vs, _ := schema.Words(schema.NodeTools, v); len(vs) > 0 {
+			return Tools{}, fmt.Errorf("%s: %s: %s", name, vs[0].Pointer, vs[0].Message)
+		}
+		return Tools{}, fmt.Errorf("%s: %s", name, why)
 	}
 	m, _ := v.(map[string]any)
 	var t Tools
@@ -55,6 +59,11 @@ func Parse(name string, data []byte) (Tools, error) {
 	}
 	return t, nil
 }
+
+// plainCheck is the schema's check (TestPlainCheckAgreesWithSchema holds
+// it to the full validator).
+//
+//go:generate go run ../schema/internal/schemagen -schema node_tools.v1 -check plainCheck -o check_gen.go
 
 func strs(v any) []string {
 	a, _ := v.([]any)

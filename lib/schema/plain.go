@@ -3,6 +3,7 @@ package schema
 import (
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -56,6 +57,36 @@ func Object(x any, ptr string, required []string, props []Prop, closed bool) str
 	}
 	if closed && known != len(m) {
 		return unknown(m, ptr, props)
+	}
+	return ""
+}
+
+// Entries checks the object x at ptr name by name, in sorted order: each
+// name by names (propertyNames; the name is the value it checks, at
+// ptr/<name>), then the value of each name listed does not hold by extra
+// (additionalProperties as a schema). A nil check checks nothing; x that
+// is not an object passes (Object has judged it).
+func Entries(x any, ptr string, listed []string, names, extra func(any, string) string) string {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first problem is the same every time
+	for _, k := range keys {
+		if names != nil {
+			if why := names(k, ptr+"/"+k); why != "" {
+				return why
+			}
+		}
+		if extra != nil && !slices.Contains(listed, k) {
+			if why := extra(m[k], ptr+"/"+k); why != "" {
+				return why
+			}
+		}
 	}
 	return ""
 }

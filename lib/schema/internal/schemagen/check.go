@@ -75,6 +75,7 @@ func (g *checkGen) newName(loc string) string {
 		if part == "*" {
 			part = "item"
 		}
+		part = strings.TrimPrefix(part, "~") // a name's, a not's schema
 		name += goName(part)
 	}
 	if loc == "" {
@@ -119,6 +120,21 @@ func (g *checkGen) value(b *strings.Builder, n *node, loc string) error {
 	case "array":
 		return g.array(b, n, loc, lenient)
 	case "":
+		if !n.stringKeywords() {
+			return nil
+		}
+		// Keywords of strings, for string values alone.
+		typed := *n
+		typed.Type = typeList{"string"}
+		_, cond, err := scalar(&typed)
+		if err != nil {
+			return fmt.Errorf("%s: %w", at(loc), err)
+		}
+		cond = strings.TrimPrefix(cond, "!ok || ")
+		if strings.Contains(cond, " || ") {
+			cond = "(" + cond + ")"
+		}
+		fmt.Fprintf(b, "\tif s, ok := x.(string); ok && %s {\n\t\treturn schema.Fail(ptr, %q)\n\t}\n", cond, g.whatOf(&typed, loc))
 		return nil
 	}
 	decl, cond, err := scalar(n)
@@ -141,9 +157,33 @@ func (g *checkGen) object(b *strings.Builder, n *node, loc string, lenient bool)
 	if lenient {
 		b.WriteString("\tif _, ok := x.(map[string]any); !ok {\n\t\treturn \"\"\n\t}\n")
 	}
-	closed := n.Additional != nil && !*n.Additional
 	fmt.Fprintf(b, "\tif why := schema.Object(x, ptr, %s, []schema.Prop{\n%s\t}, %v); why != \"\" {\n\t\treturn why\n\t}\n",
-		goStrings(n.Required), strings.Join(props, ""), closed)
+		goStrings(n.Required), strings.Join(props, ""), n.closed())
+	if n.Names == nil && n.extra() == nil {
+		return nil
+	}
+	// Every name by propertyNames; the value of each name "properties"
+	// does not list by additionalProperties.
+	names, extra := "nil", "nil"
+	if n.Names != nil {
+		f, err := g.fn(n.Names, loc+"/~name")
+		if err != nil {
+			return err
+		}
+		names = f
+	}
+	if n.extra() != nil {
+		f, err := g.fn(n.extra(), loc+"/*")
+		if err != nil {
+			return err
+		}
+		extra = f
+	}
+	var listed []string
+	for _, p := range n.Properties {
+		listed = append(listed, p.name)
+	}
+	fmt.Fprintf(b, "\tif why := schema.Entries(x, ptr, %s, %s, %s); why != \"\" {\n\t\treturn why\n\t}\n", goStrings(listed), names, extra)
 	return nil
 }
 
@@ -165,8 +205,15 @@ func (g *checkGen) array(b *strings.Builder, n *node, loc string, lenient bool) 
 	return nil
 }
 
-// combined writes allOf and if/then/else.
+// combined writes not, allOf and if/then/else.
 func (g *checkGen) combined(b *strings.Builder, n *node, loc string) error {
+	if n.Not != nil {
+		f, err := g.fn(n.Not, loc+"/~not")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "\tif %s(x, ptr) == \"\" {\n\t\treturn schema.Fail(ptr, %q)\n\t}\n", f, "must not be "+describe(n.Not))
+	}
 	for _, sub := range n.AllOf {
 		f, err := g.fn(sub, loc)
 		if err != nil {

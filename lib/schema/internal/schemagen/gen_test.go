@@ -112,6 +112,27 @@ func TestUnsupportedKeywordFails(t *testing.T) {
 	}
 }
 
+// TestStreamRefusesObjectKeywords: the streaming parser's tables are not
+// written for a definition with propertyNames, not or additionalProperties
+// as a schema, at any depth (the plain check supports them; the stream
+// would check them loosely).
+func TestStreamRefusesObjectKeywords(t *testing.T) {
+	for _, prop := range []string{
+		`"env": {"type": "object", "propertyNames": {"pattern": "^[A-Z]+$"}}`,
+		`"env": {"type": "object", "additionalProperties": {"type": "string"}}`,
+		`"list": {"type": "array", "items": {"type": "string", "not": {"pattern": "^x"}}}`,
+	} {
+		var root node
+		if err := parseNode([]byte(`{"$defs": {"node": {"type": "object", "additionalProperties": false, "properties": {`+prop+`}}}}`), &root); err != nil {
+			t.Fatal(err)
+		}
+		g := &streamGen{def: "node", typ: "Node", obj: root.Defs["node"]}
+		if _, err := g.emit(); err == nil || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("%s: err = %v, want not supported", prop, err)
+		}
+	}
+}
+
 // TestReadOnlyFields: the field table marks the schema's readOnly
 // properties runner-owned and restores them; a readOnly list of nodes has
 // no restore and fails generation.

@@ -31,13 +31,78 @@ type node struct {
 	MaxItems    *int             `json:"maxItems"`
 	Items       *node            `json:"items"`
 	Required    []string         `json:"required"`
-	Additional  *bool            `json:"additionalProperties"`
+	Additional  *additional      `json:"additionalProperties"`
 	Properties  properties       `json:"properties"`
+	Names       *node            `json:"propertyNames"`
+	Not         *node            `json:"not"`
 	OneOf       []*node          `json:"oneOf"`
 	AllOf       []*node          `json:"allOf"`
 	If          *node            `json:"if"`
 	Then        *node            `json:"then"`
 	Else        *node            `json:"else"`
+}
+
+// additional is "additionalProperties": false, true, or the schema of
+// the values of the names "properties" does not list.
+type additional struct {
+	allowed bool
+	schema  *node
+}
+
+func (a *additional) UnmarshalJSON(b []byte) error {
+	if !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		return json.Unmarshal(b, &a.allowed)
+	}
+	a.allowed, a.schema = true, &node{}
+	return parseNode(b, a.schema)
+}
+
+// closed reports "additionalProperties": false.
+func (n *node) closed() bool { return n.Additional != nil && !n.Additional.allowed }
+
+// extra is the schema of the values of names "properties" does not list
+// ("additionalProperties" as a schema), nil when there is none.
+func (n *node) extra() *node {
+	if n.Additional == nil {
+		return nil
+	}
+	return n.Additional.schema
+}
+
+// objectKeywords is the first of "propertyNames", "not" and
+// "additionalProperties" as a schema that n or a subschema of it (but
+// those its $ref names) has, "" for none: the plain check supports them,
+// the streaming parser does not.
+func (n *node) objectKeywords() string {
+	if n == nil {
+		return ""
+	}
+	switch {
+	case n.Names != nil:
+		return "propertyNames"
+	case n.Not != nil:
+		return "not"
+	case n.extra() != nil:
+		return "additionalProperties as a schema"
+	}
+	subs := []*node{n.Items, n.If, n.Then, n.Else}
+	for _, p := range n.Properties {
+		subs = append(subs, p.schema)
+	}
+	subs = append(append(subs, n.OneOf...), n.AllOf...)
+	for _, sub := range subs {
+		if k := sub.objectKeywords(); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// stringKeywords reports whether n has a keyword of strings (pattern,
+// minLength, maxLength), which apply to string values only when n names
+// no type.
+func (n *node) stringKeywords() bool {
+	return n.Pattern != "" || n.MinLength != nil || n.MaxLength != nil
 }
 
 // typeList is "type": one name or a list of them.

@@ -30,8 +30,11 @@ type streamGen struct {
 }
 
 func (g *streamGen) emit() (string, error) {
-	if g.obj == nil || g.obj.kind() != "object" || g.obj.Additional == nil || *g.obj.Additional {
+	if g.obj == nil || g.obj.kind() != "object" || !g.obj.closed() {
 		return "", fmt.Errorf("stream: $defs/%s is not a closed object schema", g.def)
+	}
+	if k := g.obj.objectKeywords(); k != "" {
+		return "", fmt.Errorf("stream: $defs/%s: %s is not supported", g.def, k)
 	}
 	required := map[string]bool{}
 	for _, r := range g.obj.Required {
@@ -171,7 +174,7 @@ func (g *streamGen) arrayField(p property, f, bit string) (kind string, err erro
 		fmt.Fprintf(&g.cases, "\t\tn.%s, ok = p.strings(%s, %s)\n\t\treturn %s, ok\n", f, max, itemMax, bit)
 		g.bounds = append(g.bounds, fmt.Sprintf("len(n.%s) <= %s && allRunes(n.%s, %s)", f, max, f, itemMax))
 		return "strings", nil
-	case items.kind() == "object" && items.Additional != nil && !*items.Additional:
+	case items.kind() == "object" && items.closed():
 		return "objects", g.objectsField(p, f, bit, max)
 	}
 	return "", fmt.Errorf("these items have no reader: add one to lib/tree/fast.go and to schemagen's stream.go")
