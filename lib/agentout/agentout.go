@@ -37,7 +37,8 @@ func Allowed(mode string) []string { return tree.AgentStatuses(mode) }
 // decompose: decomposed, retry or blocked). The error is one line. The
 // schema's verdict is the plain check's (check_gen.go, which agrees with
 // the schema); a program that links the full validator (lib/schema/full:
-// agent-exec, tree-update, step-end) words every problem, any other the
+// tree-update) words every problem, and so does one that finds its helper
+// beside it (agent-exec, step-end: schema.WordsOrHelper); any other the
 // first one.
 func Parse(data []byte, mode string) (Output, error) {
 	if len(data) > MaxBytes {
@@ -80,9 +81,10 @@ func Parse(data []byte, mode string) (Output, error) {
 
 // schemaWords words what the schema refuses in v, which the plain check
 // refused with why ("<pointer>: <what>"): every problem, by the full
-// validator, where the program links it, else why.
+// validator, where the program links it or has its helper beside it
+// (schema.WordsOrHelper), else why.
 func schemaWords(v any, why string) string {
-	vs, linked := schema.Words(schema.AgentOutput, v)
+	vs, linked := schema.WordsOrHelper(schema.AgentOutput, v)
 	if !linked || len(vs) == 0 {
 		loc, what, _ := strings.Cut(why, ": ")
 		if loc = strings.TrimPrefix(loc, "/"); loc == "" {

@@ -18,7 +18,6 @@ import (
 	"github.com/treeloop/treeloop/lib/git"
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/layout"
-	"github.com/treeloop/treeloop/lib/schema"
 )
 
 // Tools is tools.json.
@@ -31,17 +30,15 @@ type Tools struct {
 
 // Parse decodes and validates tools.json's bytes by the schema's plain
 // check (check_gen.go); name is the file's name in errors, which give the
-// schema's first problem: in the full validator's words where the program
-// can have them (schema.Words), else the plain check's.
+// schema's first problem as the check words it ("tools.json:
+// /env/RUNNER_MODE: must not be a string matching ^(RUNNER_|TREELOOP_|GIT_)",
+// where the full validator says "not failed").
 func Parse(name string, data []byte) (Tools, error) {
 	v, err := jsonstrict.Decode(data)
 	if err != nil {
 		return Tools{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if why := plainCheck(v); why != "" {
-		if vs, _ := schema.Words(schema.NodeTools, v); len(vs) > 0 {
-			return Tools{}, fmt.Errorf("%s: %s: %s", name, vs[0].Pointer, vs[0].Message)
-		}
 		return Tools{}, fmt.Errorf("%s: %s", name, why)
 	}
 	m, _ := v.(map[string]any)

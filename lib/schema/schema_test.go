@@ -3,8 +3,10 @@ package schema_test
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +49,28 @@ func TestSource(t *testing.T) {
 		}
 		if doc.Schema != "https://json-schema.org/draft/2020-12/schema" || doc.ID != tt.id {
 			t.Errorf("Source(%s): $schema %q $id %q, want draft 2020-12 and %q", tt.kind, doc.Schema, doc.ID, tt.id)
+		}
+	}
+}
+
+// TestKinds: Kinds names every schema the repository embeds
+// (schemas/*.schema.json), each once, each with its Source.
+func TestKinds(t *testing.T) {
+	files, err := filepath.Glob("../../schemas/*.schema.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("schemas: %v, %d files", err, len(files))
+	}
+	var want []schema.Kind
+	for _, f := range files {
+		want = append(want, schema.Kind(strings.TrimSuffix(filepath.Base(f), ".schema.json")))
+	}
+	got := slices.Sorted(slices.Values(schema.Kinds))
+	if !slices.Equal(got, want) {
+		t.Errorf("Kinds = %v, want %v", got, want)
+	}
+	for _, k := range schema.Kinds {
+		if len(schema.Source(k)) == 0 {
+			t.Errorf("Source(%s) is empty", k)
 		}
 	}
 }

@@ -44,7 +44,6 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/nodetools"
 	"github.com/treeloop/treeloop/lib/proc"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // agent-exec words the schema problems of the agent's output (agentout.Parse)
 	"github.com/treeloop/treeloop/lib/session"
 	"github.com/treeloop/treeloop/lib/stepctx"
 	"github.com/treeloop/treeloop/lib/vocab"

@@ -19,7 +19,6 @@ import (
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/plumbing"
 	"github.com/treeloop/treeloop/lib/runrecord"
-	_ "github.com/treeloop/treeloop/lib/schema/full" // tree-update, in process, words the schema problems of an agent's output and tree edits
 	"github.com/treeloop/treeloop/lib/tree"
 	"github.com/treeloop/treeloop/lib/vocab"
 )

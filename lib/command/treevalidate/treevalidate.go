@@ -11,12 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/treeloop/treeloop/lib/cli"
 	"github.com/treeloop/treeloop/lib/exit"
 	"github.com/treeloop/treeloop/lib/fsutil"
 	"github.com/treeloop/treeloop/lib/git"
+	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/layout"
 	"github.com/treeloop/treeloop/lib/provenance"
 	"github.com/treeloop/treeloop/lib/schema"
@@ -38,6 +40,9 @@ type Options struct {
 	KeepAudit bool   `name:"keep-audit" help:"With --audit, keep what the audit read (the commit it read the history up to, the run's pass commits, the logs that confirmed them) in .runner/iterations/<run>/audit-cache.json, so the next audit reads only what changed since: runner-step's start, between sessions. Without it the cache is only read."`
 	JSON      bool   `name:"json" help:"Print the result as JSON on stdout."`
 	cli.Get
+	// SchemaWords is schema.WordsFlag: the helper of the programs that do
+	// not link the full validator (schema.WordsOrHelper).
+	SchemaWords string `name:"schema-words" hidden:"" placeholder:"KIND" help:"Print the violations of the JSON document on standard input against the embedded schema KIND (schema.WordsOrHelper), as a JSON array."`
 }
 
 // Validate checks flag combinations.
@@ -79,6 +84,9 @@ type Report struct {
 
 // Run executes the command.
 func (o *Options) Run(env *cli.Env) error {
+	if o.SchemaWords != "" {
+		return schemaWords(env, schema.Kind(o.SchemaWords))
+	}
 	in, err := o.read(env)
 	defer in.close()
 	if err != nil || in.unstaged {
@@ -420,4 +428,30 @@ func reopened(env *cli.Env, prev, next *tree.Node) (*tree.Node, error) {
 		return nil, exit.Errorf(exit.RunnerError, "audit the previous tree's passed nodes: %v", err)
 	}
 	return provenance.Reopen(prev, next, rep.Unbacked), nil
+}
+
+// schemaWords prints the violations of the document on stdin against k
+// (--schema-words), as schema.WordsOrHelper reads them: usage for a kind
+// the program does not embed, 1 for stdin that is not one JSON document.
+func schemaWords(env *cli.Env, k schema.Kind) error {
+	if !slices.Contains(schema.Kinds, k) {
+		return exit.Errorf(exit.Usage, "--schema-words: no embedded schema %q", k)
+	}
+	data, err := io.ReadAll(env.Stdin)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "read standard input: %v", err)
+	}
+	v, err := jsonstrict.Decode(data)
+	if err != nil {
+		return exit.Errorf(exit.Negative, "standard input: %v", err)
+	}
+	vs, linked := schema.Words(k, v)
+	if !linked {
+		return exit.Errorf(exit.RunnerError, "--schema-words: this program does not link the full validator (lib/schema/full)")
+	}
+	out := []schema.HelperViolation{}
+	for _, x := range vs {
+		out = append(out, schema.HelperViolation{Pointer: x.Pointer, Message: x.Message})
+	}
+	return env.PrintJSON(out)
 }

@@ -2,6 +2,7 @@ package treevalidate
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,5 +209,29 @@ func TestRunWithoutFullValidator(t *testing.T) {
 	code, _, stderr = run(dir, "", inv)
 	if code != exit.Negative || strings.Contains(stderr, "first schema problem") {
 		t.Fatalf("an invariant's problem: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSchemaWords: --schema-words prints a document's violations of an
+// embedded schema as the full validator words them, [] for none (what
+// schema.WordsOrHelper reads); a kind no schema has is a usage error and
+// standard input that is not JSON a negative answer, each with nothing
+// on stdout.
+func TestSchemaWords(t *testing.T) {
+	dir := t.TempDir()
+	code, out, _ := run(dir, `{"status":"done","summary":"s","children":[],"extra":1}`, "--schema-words", "agent_output.v1")
+	var vs []schema.HelperViolation
+	if err := json.Unmarshal([]byte(out), &vs); code != exit.OK || err != nil || len(vs) != 1 || vs[0] != (schema.HelperViolation{Pointer: "", Message: "additionalProperties 'extra' not allowed"}) {
+		t.Errorf("invalid output: %d %q", code, out)
+	}
+	code, out, _ = run(dir, `{"status":"done","summary":"s","children":[]}`, "--schema-words", "agent_output.v1")
+	if err := json.Unmarshal([]byte(out), &vs); code != exit.OK || err != nil || vs == nil || len(vs) != 0 {
+		t.Errorf("valid output: %d %q", code, out)
+	}
+	if code, out, errs := run(dir, `{}`, "--schema-words", "no_such.v1"); code != exit.Usage || out != "" || !strings.Contains(errs, `no embedded schema "no_such.v1"`) {
+		t.Errorf("unknown kind: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := run(dir, `{"a":`, "--schema-words", "node_tools.v1"); code != exit.Negative || out != "" {
+		t.Errorf("not JSON: %d %q", code, out)
 	}
 }

@@ -1,9 +1,10 @@
 // Package full is the full JSON Schema validator of lib/schema, through
 // santhosh-tekuri/jsonschema/v5. A package that validates against a
 // schema calls Validate, so every program that may validate links it
-// (agentout, lib/eval); a program that links it also gets schema.Words,
-// which the fast paths use to word what they refuse (tree-validate,
-// runner-status, runner-ui import it for that). A program compiles a
+// (lib/eval); a program that links it also gets schema.Words, which the
+// fast paths use to word what they refuse (tree-validate, runner-status,
+// runner-ui import it for that; the step's commands do not, and word
+// through tree-validate instead, schema.WordsOrHelper). A program compiles a
 // schema only when it validates against it. Its cost is v5's package
 // init, paid at every start of a program that links it, whether it
 // validates or not (bench/fastpaths.md).
