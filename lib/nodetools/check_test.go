@@ -18,7 +18,7 @@ func checkSeeds() []string {
 	return []string{
 		`{}`, `{"model":"m"}`, `{"model":""}`, `{"model":1}`, `{"model":null}`,
 		`{"extra_args":[]}`, `{"extra_args":["-x",""]}`, `{"extra_args":[1]}`, `{"extra_args":"-x"}`,
-		`{"allowed_tools":["Bash(go test:*)"]}`, `{"allowed_tools":[""]}`, `{"allowed_tools":[true]}`, `{"allowed_tools":{}}`,
+		`{"allowed_tools":["Bash(go test:*)"]}`, `{"allowed_tools":["Read","Bash(go test:*)"]}`, `{"allowed_tools":[""]}`, `{"allowed_tools":[true]}`, `{"allowed_tools":{}}`,
 		`{"env":{}}`, `{"env":{"A":"1","_b9":""}}`, `{"env":{"A":1}}`, `{"env":{"A":null}}`, `{"env":[]}`,
 		`{"env":{"9A":"x"}}`, `{"env":{"A-B":"x"}}`, `{"env":{"":"x"}}`, `{"env":{"A B":"x"}}`,
 		`{"env":{"RUNNER_MODE":"x"}}`, `{"env":{"TREELOOP_X":"x"}}`, `{"env":{"GIT_DIR":"x"}}`,
