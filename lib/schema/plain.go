@@ -1,11 +1,13 @@
 package schema
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -77,18 +79,40 @@ func Entries(x any, ptr string, listed []string, names, extra func(any, string) 
 	}
 	sort.Strings(keys) // the first problem is the same every time
 	for _, k := range keys {
+		at := ptr + "/" + Token(k)
 		if names != nil {
-			if why := names(k, ptr+"/"+k); why != "" {
+			if why := names(k, at); why != "" {
 				return why
 			}
 		}
 		if extra != nil && !slices.Contains(listed, k) {
-			if why := extra(m[k], ptr+"/"+k); why != "" {
+			if why := extra(m[k], at); why != "" {
 				return why
 			}
 		}
 	}
 	return ""
+}
+
+// Token is an object's member name as a JSON Pointer's reference token
+// (RFC 6901: "~" as "~0", "/" as "~1"), with the bytes that would break a
+// one-line problem (controls, DEL) percent-encoded as the full validator
+// encodes them ("%0A"): a name a document chose, in a problem's pointer.
+func Token(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '~':
+			b.WriteString("~0")
+		case c == '/':
+			b.WriteString("~1")
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // unknown is the problem of the first name of m, in sorted order, that
@@ -105,7 +129,7 @@ func unknown(m map[string]any, ptr string, props []Prop) string {
 			found = found || p.Name == k
 		}
 		if !found {
-			return ptr + "/" + k + ": unknown property"
+			return ptr + "/" + Token(k) + ": unknown property"
 		}
 	}
 	return ""

@@ -47,9 +47,22 @@ func TestEntries(t *testing.T) {
 		{"no name check", m("a", "1"), nil, nil, str, ""},
 		{"no value check", m("A", 1), nil, upper, nil, ""},
 		{"not an object", []any{1}, nil, upper, str, ""},
+		{"a name's pointer escaped", m("a/b~\n", "1"), nil, upper, str, "/o/a~1b~0%0A: not upper"},
 	} {
 		if got := schema.Entries(tt.x, "/o", tt.listed, tt.names, tt.extra); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestToken: "~" and "/" as RFC 6901 escapes them, controls and DEL
+// percent-encoded, the rest (UTF-8 included) as it is.
+func TestToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "env": "env", "a/b": "a~1b", "~1": "~01", "a\nb": "a%0Ab", "\x7f\x00": "%7F%00", "Ä %": "Ä %",
+	} {
+		if got := schema.Token(in); got != want {
+			t.Errorf("Token(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -38,7 +38,19 @@ func (g *checkGen) emit() (string, error) {
 // and returns its name.
 func (g *checkGen) fn(n *node, loc string) (string, error) {
 	if n.Ref != "" {
+		if n.constrains() {
+			return "", fmt.Errorf("%s: keywords beside $ref are not supported", at(loc))
+		}
 		return g.def(n.Ref)
+	}
+	if len(n.Type) == 1 && n.Type[0] == "null" {
+		return "", fmt.Errorf("%s: a null-only schema outside a oneOf with null is not supported", at(loc))
+	}
+	if n.Not != nil && (n.nullable() || n.Not.nullable()) {
+		return "", fmt.Errorf("%s: not with null is not supported", at(loc))
+	}
+	if len(n.Type) == 0 && n.stringKeywords() && (n.kind() == "object" || n.kind() == "array") {
+		return "", fmt.Errorf("%s: string keywords beside %s keywords without a type are not supported", at(loc), n.kind())
 	}
 	if other, ok := n.nullBranch(); ok {
 		inner, err := g.fn(other, loc)

@@ -110,6 +110,41 @@ func TestUnsupportedKeywordFails(t *testing.T) {
 	if _, err := g.emit(); err == nil {
 		t.Fatal("a oneOf of two types accepted")
 	}
+	// What the plain check would check loosely or wrongly fails instead.
+	for _, doc := range []string{
+		`{"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "not": {"pattern": "^x"}}`,
+		`{"type": "null"}`,
+		`{"type": ["string", "null"], "not": {"pattern": "^x"}}`,
+		`{"type": "string", "not": {"type": ["string", "null"]}}`,
+		`{"properties": {"a": {"type": "string"}}, "pattern": "^x"}`,
+	} {
+		var root node
+		if err := parseNode([]byte(doc), &root); err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		g := &checkGen{name: "c", root: &root, what: map[string]string{}, defs: map[string]string{}, names: map[string]bool{}}
+		if _, err := g.emit(); err == nil {
+			t.Errorf("%s: generated", doc)
+		}
+	}
+}
+
+// TestUntypedObjectKeywords: propertyNames and additionalProperties as a
+// schema make a node without a type an object's (checked when the value
+// is an object, as JSON Schema applies them).
+func TestUntypedObjectKeywords(t *testing.T) {
+	var root node
+	if err := parseNode([]byte(`{"propertyNames": {"pattern": "^[A-Z]+$"}, "additionalProperties": {"type": "string"}}`), &root); err != nil {
+		t.Fatal(err)
+	}
+	g := &checkGen{name: "c", root: &root, what: map[string]string{}, defs: map[string]string{}, names: map[string]bool{}}
+	src, err := g.emit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, "schema.Entries(x, ptr, nil, cName, cItem)") || !strings.Contains(src, "if _, ok := x.(map[string]any); !ok {") {
+		t.Errorf("no lenient object check:\n%s", src)
+	}
 }
 
 // TestStreamRefusesObjectKeywords: the streaming parser's tables are not

@@ -98,6 +98,15 @@ func (n *node) objectKeywords() string {
 	return ""
 }
 
+// constrains reports whether n has a keyword that constrains values
+// (any but the annotations, $schema, $id, $defs and $ref).
+func (n *node) constrains() bool {
+	return len(n.Type) > 0 || len(n.Enum) > 0 || n.Const != nil || n.stringKeywords() ||
+		n.Minimum != nil || n.Maximum != nil || n.MinItems != nil || n.MaxItems != nil || n.Items != nil ||
+		n.Required != nil || n.Additional != nil || n.Properties != nil || n.Names != nil || n.Not != nil ||
+		n.OneOf != nil || n.AllOf != nil || n.If != nil || n.Then != nil || n.Else != nil
+}
+
 // stringKeywords reports whether n has a keyword of strings (pattern,
 // minLength, maxLength), which apply to string values only when n names
 // no type.
@@ -196,7 +205,7 @@ func (n *node) kind() string {
 	switch {
 	case len(n.Enum) > 0 || n.Const != nil:
 		return "value"
-	case n.Properties != nil || n.Required != nil:
+	case n.Properties != nil || n.Required != nil || n.Names != nil || n.extra() != nil:
 		return "object"
 	case n.MinItems != nil || n.MaxItems != nil || n.Items != nil:
 		return "array"
