@@ -61,6 +61,7 @@ func WordsOrHelper(k Kind, v any) (vs []Violation, ok bool) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(exe), WordsHelper), WordsFlag, string(k))
 	cmd.Stdin = bytes.NewReader(doc)
+	cmd.WaitDelay = time.Second // a child it left holding stdout does not hold this
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, false

@@ -39,18 +39,45 @@ func parseFull(data []byte) (*Node, Problems) {
 		return nil, Problems{{Layer: LayerJSON, Message: err.Error()}}
 	}
 	if vs, _ := schema.Words(schema.TaskTree, v); len(vs) > 0 {
-		ps := make(Problems, 0, len(vs))
-		for _, x := range vs {
-			path, field := locate(v, x.Pointer)
-			msg := x.Message
-			if field != "" {
-				msg = field + ": " + msg
-			}
-			ps = append(ps, Problem{Layer: LayerSchema, Path: path, Message: msg})
-		}
-		return nil, ps.Sorted()
+		return nil, schemaProblems(v, vs)
 	}
 	return build(v.(map[string]any)), nil
+}
+
+// schemaProblems are the validator's violations vs of the document v, each
+// at its node's path.
+func schemaProblems(v any, vs []schema.Violation) Problems {
+	ps := make(Problems, 0, len(vs))
+	for _, x := range vs {
+		path, field := locate(v, x.Pointer)
+		msg := x.Message
+		if field != "" {
+			msg = field + ": " + msg
+		}
+		ps = append(ps, Problem{Layer: LayerSchema, Path: path, Message: msg})
+	}
+	return ps.Sorted()
+}
+
+// LoadEdited is Load for a tree a session edited, whose problems the next
+// session reads: in a program that does not link the full validator, a
+// document the fast path refuses as JSON that the schema rejects gets
+// every schema problem as the validator words them, by its helper
+// (schema.WordsOrHelper), where Load gives the first the fast path met.
+// Otherwise, and when the helper cannot word it, it is Load.
+func LoadEdited(data []byte) (*Node, Problems) {
+	root, ps := Load(data)
+	if root != nil || schema.Linked() || len(ps) != 1 || ps[0].Layer != LayerSchema {
+		return root, ps
+	}
+	v, err := jsonstrict.Decode(data)
+	if err != nil {
+		return nil, ps
+	}
+	if vs, ok := schema.WordsOrHelper(schema.TaskTree, v); ok && len(vs) > 0 {
+		return nil, schemaProblems(v, vs)
+	}
+	return nil, ps
 }
 
 // Load is Parse followed by Check: the tree and all problems, sorted. The

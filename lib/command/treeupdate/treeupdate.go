@@ -372,7 +372,7 @@ func (o *Options) judge(env *cli.Env, snap, sel *tree.Node, snapData []byte, tre
 			// with no edit there is nothing for CheckAgentEdits to find
 			// (the selected node is an open leaf of the snapshot).
 			edited = snap.Clone()
-		} else if edited, ps = tree.Load(editedData); len(ps) == 0 {
+		} else if edited, ps = tree.LoadEdited(editedData); len(ps) == 0 {
 			ps = tree.CheckAgentEdits(snap, edited, o.Selected)
 		}
 		for _, p := range ps {

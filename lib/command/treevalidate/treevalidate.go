@@ -47,6 +47,9 @@ type Options struct {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
+	if o.SchemaWords != "" && (o.File != "" || o.Prev != "" || o.PrevRev != "" || o.Selected != "" || o.Staged || o.By != "" || o.Canonical || o.Audit || o.KeepAudit || o.JSON || o.Get.Wanted()) {
+		return errors.New("--schema-words reads one document on standard input and takes no other option")
+	}
 	if (o.Selected == "") != (o.Status == "") {
 		return errors.New("--selected and --status go together")
 	}

@@ -234,4 +234,9 @@ func TestSchemaWords(t *testing.T) {
 	if code, out, _ := run(dir, `{"a":`, "--schema-words", "node_tools.v1"); code != exit.Negative || out != "" {
 		t.Errorf("not JSON: %d %q", code, out)
 	}
+	for _, more := range [][]string{{"tree.json"}, {"--json"}, {"--canonical"}, {"--staged"}} {
+		if code, out, errs := run(dir, `{}`, append([]string{"--schema-words", "node_tools.v1"}, more...)...); code != exit.Usage || out != "" || !strings.Contains(errs, "takes no other option") {
+			t.Errorf("with %v: %d %q %q", more, code, out, errs)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/treeloop/treeloop/lib/jsonstrict"
 	"github.com/treeloop/treeloop/lib/schema"
+	"github.com/treeloop/treeloop/lib/tree"
 )
 
 // TestWordsOrHelper: a program without the full validator words a
@@ -45,6 +46,36 @@ func TestWordsOrHelper(t *testing.T) {
 	}
 	if !ok || !slices.Equal(vs, want) {
 		t.Errorf("WordsOrHelper = %q, %v; want %q", vs, ok, want)
+	}
+}
+
+// TestLoadEdited: without the full validator, a tree a session edited
+// that the schema refuses gets every schema problem at its node, as the
+// validator words them, through the helper; with no helper, the one
+// problem Load gives.
+func TestLoadEdited(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := filepath.Join(filepath.Dir(exe), schema.WordsHelper)
+	doc := []byte(`{"id":"root","order":0,"title":"T","goal":"","acceptance":[],"next":"decompose","passes":false,"attempts":0,"max_attempts":3,"children":[` +
+		`{"id":"a","order":1,"title":"","goal":"","acceptance":[],"next":"execute","passes":false,"attempts":0,"max_attempts":3,"children":[],"color":"red"}]}`)
+	os.Remove(helper)
+	_, plain := tree.Load(doc)
+	if root, ps := tree.LoadEdited(doc); root != nil || len(ps) != 1 || ps.Error() != plain.Error() {
+		t.Errorf("no helper: %v, %q; want Load's %q", root, ps, plain)
+	}
+	build(t, helper)
+	defer os.Remove(helper)
+	root, ps := tree.LoadEdited(doc)
+	want := "root/a: additionalProperties 'color' not allowed; root/a: title: length must be >= 1, but got 0"
+	if root != nil || ps.Error() != want {
+		t.Errorf("LoadEdited = %v, %q; want %q", root, ps.Error(), want)
+	}
+	valid := []byte(`{"id":"root","order":0,"title":"T","goal":"","acceptance":[],"next":"execute","passes":false,"attempts":0,"max_attempts":3,"children":[]}`)
+	if root, ps := tree.LoadEdited(valid); root == nil || len(ps) != 0 {
+		t.Errorf("a valid tree: %v, %q", root, ps)
 	}
 }
 
