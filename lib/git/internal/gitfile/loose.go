@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -101,8 +102,10 @@ func writeLoose(objects, id string, content func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())                      // gone once linked or renamed; a no-op then
-	z, _ := zlib.NewWriterLevel(tmp, zlib.BestSpeed) // core.looseCompression's default
+	defer os.Remove(tmp.Name()) // gone once linked or renamed; a no-op then
+	z := deflaters.Get().(*zlib.Writer)
+	defer deflaters.Put(z)
+	z.Reset(tmp)
 	err = content(z)
 	if err == nil {
 		err = z.Close()
@@ -119,6 +122,34 @@ func writeLoose(objects, id string, content func(io.Writer) error) error {
 	return nil
 }
 
+// deflaters keeps the zlib writers of loose objects for the next object
+// of the process: each holds the compressor's tables, which a fresh one
+// allocates anew (a step's seal writes several objects). Reset makes one
+// write the stream a new writer of the same level would.
+var deflaters = sync.Pool{New: func() any {
+	z, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // core.looseCompression's default
+	return z
+}}
+
+// inflaters keeps the zlib readers of loose objects (each a
+// zlib.Resetter) for the next read of the process, as deflaters keeps
+// the writers: a fresh one allocates its decompressor's window and tables.
+var inflaters sync.Pool
+
+// inflater is a zlib reader of r, from inflaters when one is there: the
+// stream's header read, as zlib.NewReader reads it. The caller puts it
+// back into inflaters once done.
+func inflater(r io.Reader) (io.ReadCloser, error) {
+	if z, ok := inflaters.Get().(io.ReadCloser); ok {
+		if err := z.(zlib.Resetter).Reset(r, nil); err != nil {
+			inflaters.Put(z) // Reset sets it up anew next time
+			return nil, err
+		}
+		return z, nil
+	}
+	return zlib.NewReader(r)
+}
+
 // LooseType is the type ("blob", "tree", "commit", "tag") a loose object
 // of id under objects declares in its header; ok is false when there is
 // no such file or its header cannot be read (a packed object is not
@@ -132,10 +163,11 @@ func LooseType(objects, id string) (typ string, ok bool) {
 		return "", false
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(f)
+	z, err := inflater(f)
 	if err != nil {
 		return "", false
 	}
+	defer inflaters.Put(z)
 	var head [32]byte
 	n, _ := io.ReadFull(z, head[:])
 	h, _, found := strings.Cut(string(head[:n]), "\x00")
@@ -222,10 +254,11 @@ func ReadLoose(objects, id string, newHash func() hash.Hash) (typ string, body [
 		return "", nil, false
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(f)
+	z, err := inflater(f)
 	if err != nil {
 		return "", nil, false
 	}
+	defer inflaters.Put(z)
 	r := bufio.NewReader(z)
 	head, err := r.ReadSlice(0)
 	if err != nil {
