@@ -33,7 +33,7 @@ vet:
 # shellcheck the porcelain scripts, hooks and CI scripts; a missing shellcheck fails (CI must not skip it).
 lint-shell:
     @command -v shellcheck >/dev/null || { echo "lint-shell: shellcheck is not installed (apt-get install shellcheck)" >&2; exit 1; }
-    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop tools/test-scratch hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh bench/script-cpu.sh
+    shellcheck -x tools/runner-step tools/runner-loop tools/treeloop-sh-setup tools/bootstrap tools/install-completions tools/docker-loop tools/test-scratch hooks/pre-commit .ci/run bench/crash-harness.sh bench/soak.sh bench/mutate.sh bench/signal-harness.sh bench/step-growth.sh bench/runner-growth.sh bench/step-compare.sh bench/evidence-bench.sh bench/script-cpu.sh bench/suite-cpu.sh
 
 # go test -short (four packages at once: their tests wait on processes as
 # much as they compute): testscripts/tier_test.go names the core scripts, the random
@@ -76,6 +76,11 @@ test-profile: vet
 # What each testscript costs in CPU seconds, the most first.
 script-cpu pattern=".":
     bash bench/script-cpu.sh {{pattern}}
+
+# Where the whole suite's CPU goes by program (root, Debian's acct): the real tools the
+# tests drive (Go's toolchain, the agent CLIs, chromium, python, cargo) beside treeloop's own.
+suite-cpu:
+    bash bench/suite-cpu.sh
 
 # A long run: STEPS no-op steps on a 1,000-file repository with a 6,000-node tree
 # and git's default settings; prints step failures, false guard failures, the
