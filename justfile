@@ -77,8 +77,9 @@ test-profile: vet
 script-cpu pattern=".":
     bash bench/script-cpu.sh {{pattern}}
 
-# Where the whole suite's CPU goes by program (root, Debian's acct): the real tools the
-# tests drive (Go's toolchain, the agent CLIs, chromium, python, cargo) beside treeloop's own.
+# Needs root and Debian's acct: the real tools the tests drive (Go's toolchain, the agent
+# CLIs, chromium, python, cargo) beside treeloop's own commands, git and the shell.
+# Where the whole suite's CPU goes, by program.
 suite-cpu:
     bash bench/suite-cpu.sh
 
