@@ -183,16 +183,24 @@ func (x *execution) run(in *cli.Interrupt, _ stepctx.Iteration) error {
 	// earlier.
 	x.start = time.Now().Add(-10 * time.Millisecond)
 	// The directories the sweep after the session leaves whole, as they
-	// stand now; under a sandbox the dependency directories among them
-	// are read-only.
-	var err error
-	if x.kept, err = evidence.Kept(x.repo); err != nil {
+	// stand now (under a sandbox the dependency directories among them
+	// are read-only), and the repositories inside the work tree the
+	// session may keep: those there now (unembedMade moves any other
+	// away). Two listings of the same untouched work tree, a git process
+	// each, read side by side.
+	var err, nestedErr error
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		x.nested, nestedErr = x.repo.NestedRepos()
+	}()
+	x.kept, err = evidence.Kept(x.repo)
+	<-listed
+	if err != nil {
 		return exit.Errorf(exit.RunnerError, "%v", err)
 	}
-	// The repositories inside the work tree the session may keep: those
-	// there now (unembedMade moves any other away).
-	if x.nested, err = x.repo.NestedRepos(); err != nil {
-		return exit.Errorf(exit.RunnerError, "list the git repositories inside the work tree: %v", err)
+	if nestedErr != nil {
+		return exit.Errorf(exit.RunnerError, "list the git repositories inside the work tree: %v", nestedErr)
 	}
 	release, err := confine(x.env, &x.req, x.cfg, x.env.Dir, x.outPath, dependencies(x.cfg, x.kept), &x.rec)
 	if err != nil {
@@ -383,11 +391,25 @@ func (x *execution) listMade() (untracked, ignored []string, err error) {
 	if x.start.IsZero() {
 		return nil, nil, nil
 	}
-	if untracked, err = unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.nested, x.start, x.logNote); err != nil {
+	// The ignored paths are listed beside the untracked ones, a git
+	// process each, and again after them when a repository was moved
+	// away (its files are then the work tree's).
+	var ignoredErr error
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		ignored, ignoredErr = x.repo.Ignored()
+	}()
+	untracked, moved, err := unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.nested, x.start, x.logNote)
+	<-listed
+	if err != nil {
 		return nil, nil, err
 	}
-	if ignored, err = x.repo.Ignored(); err != nil {
-		return nil, nil, fmt.Errorf("list the work tree's ignored files: %v", err)
+	if moved {
+		ignored, ignoredErr = x.repo.Ignored()
+	}
+	if ignoredErr != nil {
+		return nil, nil, fmt.Errorf("list the work tree's ignored files: %v", ignoredErr)
 	}
 	return untracked, ignored, nil
 }
@@ -448,23 +470,25 @@ func (x *execution) logNote(note string) {
 // .git/treeloop/embedded/<run>/<iteration> as the step's staging keeps
 // them, before the sweep and the guard: git looks into no repository but
 // its own, so the files of one whose .gitignore ignores everything in it
-// were in no listing. Each is said on stderr and through note.
-func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, before []git.Nested, since time.Time, note func(string)) ([]string, error) {
+// were in no listing. Each is said on stderr and through note. It
+// returns the untracked paths once none is left to move, and whether it
+// moved any.
+func unembedMade(env *cli.Env, repo *git.Repo, run string, iter int, before []git.Nested, since time.Time, note func(string)) (untracked []string, moved bool, err error) {
 	dirs, err := repo.Dirs()
 	if err != nil {
-		return nil, fmt.Errorf("find the git directory: %v", err)
+		return nil, false, fmt.Errorf("find the git directory: %v", err)
 	}
 	keep := filepath.Join(dirs.Git, "treeloop", "embedded", run, layout.IterName(iter))
-	moved, untracked, err := repo.UnembedMadeListing(keep, before, since)
-	for _, e := range moved {
+	gone, untracked, err := repo.UnembedMadeListing(keep, before, since)
+	for _, e := range gone {
 		line := fmt.Sprintf("%s/ is a git repository the session made inside the work tree: its .git is kept in %s, and its files are the work tree's", e.Path, e.Kept)
 		env.Warnf("%s", line)
 		note(line)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("git repositories the session made: %v", err)
+		return nil, len(gone) > 0, fmt.Errorf("git repositories the session made: %v", err)
 	}
-	return untracked, nil
+	return untracked, len(gone) > 0, nil
 }
 
 // firstFew is the first n of ps, joined, with how many more.
@@ -766,7 +790,7 @@ func (o *Options) restore(env *cli.Env, repo *git.Repo, it stepctx.Iteration) er
 	// A repository made inside the work tree first: its files,
 	// .gitattributes among them, are then the work tree's.
 	since := begin.StartedAt.Add(-10 * time.Millisecond)
-	if _, err := unembedMade(env, repo, begin.RunID, begin.Iteration, nil, since, func(line string) { reasons = append(reasons, line) }); err != nil {
+	if _, _, err := unembedMade(env, repo, begin.RunID, begin.Iteration, nil, since, func(line string) { reasons = append(reasons, line) }); err != nil {
 		return exit.Errorf(exit.RunnerError, "restore: %v", err)
 	}
 	back, err := repo.RestoreAttributes(cmp.Or(it.Base, "HEAD"))
