@@ -97,7 +97,18 @@ done
 if command -v strace >/dev/null; then
   for i in $(seq 1 "$n"); do
     (cd "$work/repo-$i" && PATH="$work/bin-$i:$PATH" strace -f -qq -e trace=execve -e signal=none -o "$work/exec-$i" runner-step >/dev/null)
-    grep -E '^[0-9]+ +execve\(' "$work/exec-$i" | grep -E '= 0$' | sed -E 's/^[0-9]+ +execve\("([^"]*)".*/\1/' > "$work/progs-$i"
+    # An execve that overlapped another process's call is split in two
+    # lines: "PID execve(PATH, … <unfinished ...>", then "PID <... execve
+    # resumed>…) = 0".
+    awk '
+      /^[0-9]+ +execve\(/ {
+        match($0, /execve\("[^"]*"/); path = substr($0, RSTART + 8, RLENGTH - 9)
+        if ($0 ~ /<unfinished \.\.\.>$/) pend[$1] = path
+        else if ($0 ~ /= 0$/) print path
+        next
+      }
+      /^[0-9]+ +<\.\.\. execve resumed>/ { if ($0 ~ /= 0$/ && ($1 in pend)) print pend[$1]; delete pend[$1] }
+    ' "$work/exec-$i" > "$work/progs-$i"
     {
       grep -c "^$work/bin-$i/" "$work/progs-$i" || true
       grep -c '/git$' "$work/progs-$i" || true
