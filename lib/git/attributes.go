@@ -36,24 +36,33 @@ func (r *Repo) RestoreAttributes(rev string) ([]string, error) {
 	return r.restoreAttributes(rev, splitZ(tracked), append(splitZ(others), splitZ(ignored)...))
 }
 
-// RestoreAttributesAmong is RestoreAttributes for an index that holds
-// rev's entries (as a session leaves it: session.Run resets an index the
-// session wrote), from listings of the work tree already taken: the
-// untracked paths (UnembedMade's) and the ignored ones (Ignored's). Only
-// the tracked .gitattributes files are read again (`git diff-files`, which
-// looks at no other file). Errors: as RestoreAttributes'.
-func (r *Repo) RestoreAttributesAmong(rev string, untracked, ignored []string) ([]string, error) {
-	tracked, err := r.Run("diff-files", "-z", "--name-only", "--", attributesGlob, modulesFile)
+// ChangedAttributes lists the tracked .gitattributes files, at any
+// depth, and .gitmodules that differ in the work tree from the index
+// (`git diff-files`, which looks at no other file), slash paths as git
+// lists them: RestoreAttributesListed's tracked. Errors: git's.
+func (r *Repo) ChangedAttributes() ([]string, error) {
+	out, err := r.Run("diff-files", "-z", "--name-only", "--", attributesGlob, modulesFile)
 	if err != nil {
 		return nil, err
 	}
+	return splitZ(out), nil
+}
+
+// RestoreAttributesListed is RestoreAttributes from listings of the work
+// tree already taken: tracked, the tracked files changed
+// (ChangedAttributes, for an index that holds rev's entries, as a
+// session leaves it: session.Run resets an index the session wrote), and
+// among untracked and ignored (UnembedMade's, Ignored's, or ChangesSince's
+// two lists, whose changed paths hold the tracked ones too) the attributes
+// files by name. Errors: as RestoreAttributes'.
+func (r *Repo) RestoreAttributesListed(rev string, tracked, untracked, ignored []string) ([]string, error) {
 	var others []string
 	for _, p := range append(slices.Clone(untracked), ignored...) {
 		if path.Base(p) == ".gitattributes" || p == modulesFile {
 			others = append(others, p)
 		}
 	}
-	return r.restoreAttributes(rev, splitZ(tracked), others)
+	return r.restoreAttributes(rev, tracked, others)
 }
 
 // attributesGlob is the pathspec of every .gitattributes file;

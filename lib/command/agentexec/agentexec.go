@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/treeloop/treeloop/lib/agent"
@@ -109,18 +110,18 @@ func (o *Options) run(env *cli.Env) error {
 			// git's attributes at any depth put back (the seal's checks
 			// cover those that govern a protected path), then what the
 			// session made that git ignores removed.
-			untracked, ignored, err := x.listMade()
+			made, err := x.listMade()
 			if err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "%v", err)
 			}
-			back, err := x.restoreAttributes(untracked, ignored)
+			back, err := x.restoreAttributes(made)
 			if err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
 			}
 			for _, p := range back {
 				over = append(over, fmt.Sprintf("the agent changed %s: %s; the runner put it back", p, git.WhyRestored(p)))
 			}
-			if err := x.dropMade(ignored); err != nil {
+			if err := x.dropMade(made.ignored); err != nil {
 				return nil, exit.Errorf(exit.RunnerError, "%v", err)
 			}
 			return over, nil
@@ -383,46 +384,67 @@ func (x *execution) runSessions(in *cli.Interrupt) {
 	x.in = interruption{code: in.Code(), cause: in.Cause(), at: in.At()}
 }
 
+// listing is what listMade read of the work tree after the session.
+type listing struct {
+	untracked, ignored []string
+	// attributes are the tracked attributes files the work tree
+	// changed (git.Repo.ChangedAttributes).
+	attributes []string
+}
+
 // listMade moves away the .git of each repository the session made
 // inside the work tree (unembedMade) and lists, after that, the untracked
-// and the ignored paths (git.Repo.Ignored), for the checks that follow;
-// both nil when the session never began.
-func (x *execution) listMade() (untracked, ignored []string, err error) {
+// and the ignored paths (git.Repo.Ignored) and the tracked attributes
+// files changed, for the checks that follow; nothing when the session
+// never began.
+func (x *execution) listMade() (listing, error) {
+	var l listing
 	if x.start.IsZero() {
-		return nil, nil, nil
+		return l, nil
 	}
-	// The ignored paths are listed beside the untracked ones, a git
-	// process each, and again after them when a repository was moved
-	// away (its files are then the work tree's).
-	var ignoredErr error
-	listed := make(chan struct{})
+	// The ignored paths and the tracked attributes files changed are
+	// listed beside the untracked paths, a git process each; the
+	// ignored paths again after them when a repository was moved away
+	// (its files are then the work tree's; it held no tracked file: git
+	// lists as one only a directory that has none).
+	var ignoredErr, attrErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(listed)
-		ignored, ignoredErr = x.repo.Ignored()
+		defer wg.Done()
+		l.attributes, attrErr = x.repo.ChangedAttributes()
+	}()
+	go func() {
+		defer wg.Done()
+		l.ignored, ignoredErr = x.repo.Ignored()
 	}()
 	untracked, moved, err := unembedMade(x.env, x.repo, x.it.Begin.RunID, x.it.Begin.Iteration, x.nested, x.start, x.logNote)
-	<-listed
+	wg.Wait()
 	if err != nil {
-		return nil, nil, err
+		return l, err
 	}
-	if moved {
-		ignored, ignoredErr = x.repo.Ignored()
+	if moved && ignoredErr == nil {
+		l.ignored, ignoredErr = x.repo.Ignored()
 	}
 	if ignoredErr != nil {
-		return nil, nil, fmt.Errorf("list the work tree's ignored files: %v", ignoredErr)
+		return l, fmt.Errorf("list the work tree's ignored files: %v", ignoredErr)
 	}
-	return untracked, ignored, nil
+	if attrErr != nil {
+		return l, fmt.Errorf("check git's attributes files: %v", attrErr)
+	}
+	l.untracked = untracked
+	return l, nil
 }
 
 // restoreAttributes puts back git's attributes files at any depth
-// (git.Repo.RestoreAttributesAmong, from listMade's listings; read
+// (git.Repo.RestoreAttributesListed, from listMade's listings; read
 // afresh, git.Repo.RestoreAttributes, when the session never began).
-func (x *execution) restoreAttributes(untracked, ignored []string) ([]string, error) {
+func (x *execution) restoreAttributes(l listing) ([]string, error) {
 	base := cmp.Or(x.it.Base, "HEAD")
 	if x.start.IsZero() {
 		return x.repo.RestoreAttributes(base)
 	}
-	return x.repo.RestoreAttributesAmong(base, untracked, ignored)
+	return x.repo.RestoreAttributesListed(base, l.attributes, l.untracked, l.ignored)
 }
 
 // dropMade removes what the session made that git ignores

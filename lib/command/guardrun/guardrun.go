@@ -299,8 +299,10 @@ func settle(env *cli.Env, it stepctx.Iteration, nested []git.Nested, submodules 
 		}
 	}
 	// git's attributes, put back after the agent's session, decide what
-	// the commit holds of the files the guard ran on.
-	back, err := repo.RestoreAttributesAmong(it.Base, changed, ignored)
+	// the commit holds of the files the guard ran on. changed lists
+	// every tracked path that differs from the base, staged or not: the
+	// attributes files git diff-files would list are among them.
+	back, err := repo.RestoreAttributesListed(it.Base, nil, changed, ignored)
 	if err != nil {
 		return nil, nil, exit.Errorf(exit.RunnerError, "check git's attributes files: %v", err)
 	}
