@@ -11,8 +11,8 @@
 # 10 ms, so a short process (a git, a bash, most of treeloop's commands)
 # is counted as nothing: the rest of the total is theirs, printed as
 # "short processes". Only COMMAND's descendants are counted (by the
-# parent each process had when it ended); a process that outlived its
-# parent is not.
+# parent each process had when it ended: COMMAND runs under
+# bench/subreaper, which takes in what outlives its parent).
 # Usage: bench/suite-cpu.sh [COMMAND...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,12 +23,15 @@ done
 [ $# -gt 0 ] || set -- just test-all
 work=$(mktemp -d)
 trap 'accton off >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+go build -o "$work/subreaper" ./bench/subreaper
 : > "$work/pacct"
 echo "suite-cpu: $*; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 accton "$work/pacct" >/dev/null
 start=$SECONDS
 rc=0
-"$@" > "$work/out.txt" 2>&1 &
+# COMMAND under bench/subreaper: what outlives its parent (a browser's
+# helpers) is still COMMAND's, to the accounting and to getrusage.
+"$work/subreaper" "$@" > "$work/out.txt" 2>&1 &
 pid=$!
 wait "$pid" || rc=$?
 wall=$((SECONDS - start))
