@@ -595,6 +595,9 @@ func (r *Repo) ChangesSince(rev string, scope ...string) (changed, ignored []str
 		slices.Sort(paths)
 		return slices.Compact(paths), st.Ignored, nil
 	}
+	// HEAD is not rev: rev against the work tree, by content. Unlike the
+	// status above, this lists no path whose only change is in the index
+	// (staged, the work tree back to rev's bytes).
 	env, ps := literal(scope), pathspec(scope)
 	out, err := runEnv(r.root, env, nil, append([]string{"diff", "--name-only", "-z", "--no-renames", rev}, ps...)...)
 	if err != nil {
